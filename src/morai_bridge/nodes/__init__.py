@@ -1,0 +1,1 @@
+"""One small ``main()`` per node."""

@@ -1,0 +1,1 @@
+"""Conversions between wire objects and morai_msgs / standard ROS messages."""

@@ -1,0 +1,1 @@
+"""Pure codecs: bytes <-> plain typed objects.  No ROS imports here."""
