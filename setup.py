@@ -1,0 +1,14 @@
+# Used by catkin_python_setup(); do not call directly.
+from setuptools import setup
+from catkin_pkg.python_setup import generate_distutils_setup
+
+setup(**generate_distutils_setup(
+    packages=[
+        'morai_bridge',
+        'morai_bridge.wire',
+        'morai_bridge.ros',
+        'morai_bridge.nodes',
+        'morai_bridge.emu',
+    ],
+    package_dir={'': 'src'},
+))

@@ -1,0 +1,50 @@
+"""An EgoVehicleStatus class written independently of our generated code.
+
+It stands in for a node built against someone else's morai_msgs: it declares
+the type name and md5 from the public catalogue (test/data) and serialises the
+ROS wire format by hand with struct, field by field as the catalogue lists
+them.  If our .msg files differed from the public ones in md5 or layout, the
+peers would refuse to connect or decode garbage.
+"""
+import json
+import os
+import struct
+
+import genpy
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_TABLE = json.load(open(os.path.join(_HERE, '..', 'data', 'morai_msgs_md5.json')))['types']
+
+_HEAD = struct.Struct('<3I')          # header.seq, stamp.secs, stamp.nsecs
+_BODY = struct.Struct('<i9dd3f')      # unique_id, accel xyz, position xyz, velocity xyz, heading, accel, brake, wheel_angle
+
+
+class ForeignEgoVehicleStatus(genpy.Message):
+    _type = 'morai_msgs/EgoVehicleStatus'
+    _md5sum = _TABLE[_type]['md5']
+    _has_header = False   # we write header.seq ourselves
+    _full_text = 'hand-written peer; see test/ros/foreign_ego.py'
+    __slots__ = ['seq', 'secs', 'nsecs', 'frame_id', 'unique_id', 'values']
+    _slot_types = ['uint32', 'uint32', 'uint32', 'string', 'int32', 'float64[]']
+
+    def __init__(self, secs=0, nsecs=0, frame_id='', unique_id=0, values=None):
+        self.seq = 0
+        self.secs, self.nsecs, self.frame_id = secs, nsecs, frame_id
+        self.unique_id = unique_id
+        self.values = list(values) if values is not None else [0.0] * 13
+
+    def serialize(self, buff):
+        fid = self.frame_id.encode('utf-8')
+        buff.write(_HEAD.pack(self.seq, self.secs, self.nsecs))
+        buff.write(struct.pack('<I', len(fid)) + fid)
+        buff.write(_BODY.pack(self.unique_id, *self.values))
+
+    def deserialize(self, data):
+        self.seq, self.secs, self.nsecs = _HEAD.unpack_from(data, 0)
+        (n,) = struct.unpack_from('<I', data, 12)
+        self.frame_id = data[16:16 + n].decode('utf-8')
+        body = _BODY.unpack_from(data, 16 + n)
+        if 16 + n + _BODY.size != len(data):
+            raise genpy.DeserializationError('unexpected length %d' % len(data))
+        self.unique_id, self.values = body[0], list(body[1:])
+        return self

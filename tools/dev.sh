@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# One entry point for setting up, building, demoing and testing the package.
+#
+#   bash tools/dev.sh demo     set up (if needed), build, run the live demo
+#   bash tools/dev.sh test     set up (if needed), build, run every test layer
+#   bash tools/dev.sh setup    install missing system packages only
+#   bash tools/dev.sh build    setup + catkin build of the workspace in .ws/
+#   bash tools/dev.sh env      print the lines to source in a shell to use the build
+#
+# Works on Debian 12 (ROS 1 from Debian's own packages) and on Ubuntu 20.04 with
+# ROS Noetic in /opt/ros/noetic.  All ROS work runs on /usr/bin/python3, whatever
+# python3 comes first on the caller's PATH.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+WS="$ROOT/.ws"
+PY=/usr/bin/python3
+# A pyenv/conda python3 first on PATH cannot import Debian's ROS modules.
+export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
+export PYTHONDONTWRITEBYTECODE=1
+unset PYTHONPATH PYTHONHOME || true
+
+log() { printf '[dev.sh] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"
+  elif command -v sudo >/dev/null 2>&1; then sudo "$@"
+  else die "need root to run: $* (install sudo or run as root)"; fi
+}
+
+noetic() { [ -f /opt/ros/noetic/setup.bash ]; }
+
+# Noetic names for what tools/deb-packages.txt lists for Debian.
+NOETIC_PKGS="ros-noetic-ros-base ros-noetic-rostest ros-noetic-rosbag ros-noetic-geometry-msgs
+ros-noetic-sensor-msgs ros-noetic-nav-msgs ros-noetic-diagnostic-msgs ros-noetic-diagnostic-updater
+ros-noetic-tf2-ros ros-noetic-tf2-msgs ros-noetic-rosgraph-msgs python3-catkin-lint
+python3-serial python3-dpkt python3-nmea2 python3-psutil python3-pytest python3-hypothesis"
+
+cmd_setup() {
+  local wanted missing=()
+  if noetic; then
+    wanted="$NOETIC_PKGS"
+  else
+    wanted="$(sed -e 's/#.*//' "$ROOT/tools/deb-packages.txt" | xargs)"
+  fi
+  for p in $wanted; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${#missing[@]} missing packages: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  [ -x "$PY" ] || die "$PY not found"
+}
+
+source_ros() {
+  # ROS setup scripts read unset variables; relax nounset while sourcing.
+  set +u
+  if noetic; then source /opt/ros/noetic/setup.bash; fi
+  if [ -f "$WS/devel/setup.bash" ]; then source "$WS/devel/setup.bash"; fi
+  set -u
+}
+
+cmd_build() {
+  cmd_setup
+  mkdir -p "$WS/src"
+  [ -L "$WS/src/morai_msgs" ] || ln -sfn ../.. "$WS/src/morai_msgs"
+  source_ros
+  log "building the catkin workspace in .ws/ (log: .ws/build.log)"
+  if ! (cd "$WS" && catkin_make -DPYTHON_EXECUTABLE="$PY" -DCATKIN_ENABLE_TESTING=ON >"$WS/build.log" 2>&1); then
+    tail -n 40 "$WS/build.log" >&2
+    die "catkin_make failed (full log: .ws/build.log)"
+  fi
+  source_ros
+}
+
+cmd_env() {
+  echo "export PATH=/usr/bin:\$PATH"
+  if noetic; then echo "source /opt/ros/noetic/setup.bash"; fi
+  echo "source $WS/devel/setup.bash"
+}
+
+cmd_demo() {
+  cmd_build
+  exec bash "$ROOT/tools/demo.sh" "$@"
+}
+
+cmd_test() {
+  cmd_build
+  exec "$PY" "$ROOT/tools/run_tests.py" "$@"
+}
+
+case "${1:-}" in
+  setup) cmd_setup ;;
+  build) cmd_build ;;
+  env)   cmd_env ;;
+  demo)  shift; cmd_demo "$@" ;;
+  test)  shift; cmd_test "$@" ;;
+  *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac
