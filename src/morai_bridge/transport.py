@@ -1,0 +1,166 @@
+"""UDP transport shared by the bridge and the simulator emulator (no ROS).
+
+* :func:`resolve_host` turns a host parameter into an IPv4 address, with an
+  error that names the parameter when it cannot be resolved.
+* :func:`bind_udp` binds one receive socket, with an error that names the
+  parameter when the port is taken.
+* :class:`StreamStats` counts what one stream received, dropped and why.
+* :class:`UdpReceiver` waits on many sockets in one thread and hands each
+  datagram to a callback, after dropping datagrams from unexpected senders.
+"""
+import errno
+import selectors
+import socket
+import threading
+import time
+
+MAX_DATAGRAM = 65535
+
+
+class TransportError(RuntimeError):
+    """A configuration problem with a socket: the message says which parameter."""
+
+
+def resolve_host(host, param):
+    """Return the IPv4 address of ``host``; '' and '0.0.0.0' stay as they are."""
+    if host in ('', '0.0.0.0'):
+        return host
+    try:
+        infos = socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_DGRAM)
+    except (socket.gaierror, UnicodeError) as e:
+        raise TransportError('cannot resolve %s=%r: %s' % (param, host, e)) from None
+    return infos[0][4][0]
+
+
+def bind_udp(ip, port, param, rcvbuf=1 << 20):
+    """Bind a UDP socket to (ip, port); ``param`` names the port parameter."""
+    if not 0 <= int(port) <= 65535:
+        raise TransportError('%s=%r is not a UDP port (0..65535)' % (param, port))
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        s.bind((ip, int(port)))
+    except OSError as e:
+        s.close()
+        if e.errno == errno.EADDRINUSE:
+            raise TransportError('%s=%d: UDP port %s:%d is already in use (another bridge, emulator or '
+                                 'simulator receiver?); choose another port' % (param, port, ip, port)) from None
+        if e.errno == errno.EADDRNOTAVAIL:
+            raise TransportError('%s: address %s is not on this machine (check the bind address parameter)'
+                                 % (param, ip)) from None
+        raise TransportError('%s: cannot bind %s:%d: %s' % (param, ip, port, e.strerror)) from None
+    s.setblocking(False)
+    return s
+
+
+class StreamStats(object):
+    """Counters of one receive stream.  Plain ints: updated by one thread."""
+
+    __slots__ = ('name', 'received', 'published', 'decode_errors', 'wrong_type', 'foreign',
+                 'last_rx', 'last_error', 'last_foreign')
+
+    def __init__(self, name):
+        self.name = name
+        self.received = 0        # datagrams from the expected sender
+        self.published = 0       # turned into a ROS message
+        self.decode_errors = 0   # malformed datagrams
+        self.wrong_type = 0      # well-formed but not the message this port carries
+        self.foreign = 0         # from a host other than the simulator
+        self.last_rx = None      # monotonic time of the last datagram from the simulator
+        self.last_error = ''
+        self.last_foreign = ''
+
+    def age(self, now=None):
+        if self.last_rx is None:
+            return None
+        return (time.monotonic() if now is None else now) - self.last_rx
+
+
+class UdpReceiver(object):
+    """Receive on several bound sockets in one thread.
+
+    ``streams`` maps a name to a bound socket; ``handler(name, data, addr, t)``
+    is called for each datagram from ``allowed_ip`` (all senders when it is ''
+    or '0.0.0.0'); others are counted in ``stats[name].foreign`` and dropped.
+    """
+
+    def __init__(self, streams, allowed_ip, handler):
+        self.sockets = dict(streams)
+        self.allowed_ip = allowed_ip
+        self.handler = handler
+        self.stats = {name: StreamStats(name) for name in self.sockets}
+        self._sel = selectors.DefaultSelector()
+        for name, s in self.sockets.items():
+            self._sel.register(s, selectors.EVENT_READ, name)
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self):
+        self._thread = threading.Thread(target=self._run, name='udp_receiver', daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(2.0)
+        self._sel.close()
+        for s in self.sockets.values():
+            s.close()
+
+    def poll(self, timeout):
+        """Handle whatever arrives within ``timeout`` seconds (one select round)."""
+        any_ip = self.allowed_ip in ('', '0.0.0.0')
+        for key, _ in self._sel.select(timeout):
+            name = key.data
+            sock = key.fileobj
+            st = self.stats[name]
+            while True:
+                try:
+                    data, addr = sock.recvfrom(MAX_DATAGRAM)
+                except (BlockingIOError, InterruptedError):
+                    break
+                except OSError:
+                    # e.g. ECONNREFUSED reported for an earlier send on some stacks
+                    break
+                now = time.monotonic()
+                if not any_ip and addr[0] != self.allowed_ip:
+                    st.foreign += 1
+                    st.last_foreign = '%s:%d' % addr
+                    continue
+                st.received += 1
+                st.last_rx = now
+                self.handler(name, data, addr, now)
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                self.poll(0.2)
+            except (ValueError, OSError):
+                if self._stop.is_set():
+                    return
+                raise
+
+
+class UdpSender(object):
+    """One socket for every outgoing message type, sent to ``host``:port."""
+
+    def __init__(self, bind_ip, host):
+        self.host = host
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind((bind_ip, 0))
+        self.sent = 0
+        self.errors = 0
+        self.last_error = ''
+
+    def send(self, port, data):
+        try:
+            self.sock.sendto(data, (self.host, port))
+        except OSError as e:
+            self.errors += 1
+            self.last_error = '%s:%d: %s' % (self.host, port, e.strerror or e)
+            return False
+        self.sent += 1
+        return True
+
+    def close(self):
+        self.sock.close()
