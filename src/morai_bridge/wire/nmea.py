@@ -1,0 +1,216 @@
+"""GPS NMEA sentences as MORAI sends them: one ASCII sentence per UDP datagram.
+
+Parsing is delegated to pynmea2; this module only checks its results and wraps
+the fields a bridge needs into an immutable :class:`NmeaSentence`.  Encoding a
+sentence gives back its raw text followed by CR LF.
+
+Captured example (MORAI SIM, port 9090 -> 9091)::
+
+    $GPGGA,223047.5,3714.4040,N,12646.4377,E,1,09,1.0,29.1,M,0.0,M,,*5A
+    $GPRMC,223047.5,A,3714.4040,N,12646.4377,E,000.0,116.5,120924,000.0,E,A,*22
+
+No ROS imports.
+"""
+
+import datetime
+from typing import NamedTuple, Optional, Sequence, Union
+
+import pynmea2
+
+__all__ = ["NmeaError", "NmeaSentence", "parse", "encode", "build", "make_gga", "make_rmc"]
+
+
+class NmeaError(ValueError):
+    """A datagram is not one valid, checksummed NMEA 0183 sentence."""
+
+
+class NmeaSentence(NamedTuple):
+    """One NMEA sentence.
+
+    Fields (None when the sentence type does not carry the value or it is empty):
+        raw: sentence text, ``$`` through the checksum, without CR LF.
+        talker: talker id, e.g. ``'GP'`` ('' for proprietary sentences).
+        sentence_type: e.g. ``'GGA'``, ``'RMC'``.
+        utc_time: datetime.time, UTC time of the fix (GGA, RMC, ...).
+        date: datetime.date, UTC date (RMC).
+        latitude: decimal degrees, north positive.
+        longitude: decimal degrees, east positive.
+        altitude: m, antenna altitude above mean sea level (GGA).
+        geoid_separation: m, geoid above the WGS-84 ellipsoid (GGA); ellipsoid
+            height = altitude + geoid_separation.
+        fix_quality: int, GGA quality: 0 invalid, 1 GPS, 2 DGPS, 4 RTK fixed, 5 RTK float.
+        num_satellites: int, satellites in use (GGA).
+        hdop: horizontal dilution of precision (GGA).
+        status: str, RMC status: 'A' valid, 'V' void.
+        speed_knots: knots, speed over ground (RMC).
+        course_deg: deg, true course over ground (RMC).
+    """
+
+    raw: str
+    talker: str = ""
+    sentence_type: str = ""
+    utc_time: Optional[datetime.time] = None
+    date: Optional[datetime.date] = None
+    latitude: Optional[float] = None
+    longitude: Optional[float] = None
+    altitude: Optional[float] = None
+    geoid_separation: Optional[float] = None
+    fix_quality: Optional[int] = None
+    num_satellites: Optional[int] = None
+    hdop: Optional[float] = None
+    status: Optional[str] = None
+    speed_knots: Optional[float] = None
+    course_deg: Optional[float] = None
+
+    TYPE_NAME = "gps_nmea"
+
+
+def _get(msg, attr: str):
+    """A field of a parsed pynmea2 sentence; None when absent or empty."""
+    try:
+        value = getattr(msg, attr)
+    except AttributeError:
+        return None
+    if value == "":
+        return None
+    return value
+
+
+def _number(msg, attr: str, kind):
+    value = _get(msg, attr)
+    if value is None:
+        return None
+    if isinstance(value, str):  # pynmea2 leaves unconvertible or untyped fields as text
+        try:
+            value = kind(value)
+        except ValueError:
+            raise NmeaError(f"field {attr} = {value!r} is not a number") from None
+    if kind is int and not isinstance(value, int):
+        raise NmeaError(f"field {attr} = {value!r} is not an integer")
+    return kind(value)
+
+
+def _typed(msg, attr: str, kind):
+    value = _get(msg, attr)
+    if value is not None and not isinstance(value, kind):
+        raise NmeaError(f"field {attr} = {value!r} is malformed")
+    return value
+
+
+def _coordinate(msg, value_attr: str, dir_attr: str, prop: str, dirs: str):
+    if _get(msg, value_attr) is None:
+        return None
+    if _get(msg, dir_attr) not in tuple(dirs):
+        raise NmeaError(f"field {dir_attr} = {_get(msg, dir_attr)!r}, expected one of {dirs}")
+    try:
+        return float(getattr(msg, prop))
+    except (AttributeError, ValueError):
+        raise NmeaError(f"field {value_attr} = {_get(msg, value_attr)!r} is malformed") from None
+
+
+def _from_pynmea(text: str, msg) -> NmeaSentence:
+    return NmeaSentence(
+        raw=text,
+        talker=getattr(msg, "talker", "") or "",
+        sentence_type=getattr(msg, "sentence_type", "") or "",
+        utc_time=_typed(msg, "timestamp", datetime.time),
+        date=_typed(msg, "datestamp", datetime.date),
+        latitude=_coordinate(msg, "lat", "lat_dir", "latitude", "NS"),
+        longitude=_coordinate(msg, "lon", "lon_dir", "longitude", "EW"),
+        altitude=_number(msg, "altitude", float),
+        geoid_separation=_number(msg, "geo_sep", float),
+        fix_quality=_number(msg, "gps_qual", int),
+        num_satellites=_number(msg, "num_sats", int),
+        hdop=_number(msg, "horizontal_dil", float),
+        status=_typed(msg, "status", str),
+        speed_knots=_number(msg, "spd_over_grnd", float),
+        course_deg=_number(msg, "true_course", float),
+    )
+
+
+def parse(data: Union[bytes, str]) -> NmeaSentence:
+    """Parse one sentence (bytes or str, optional trailing CR LF).
+
+    The checksum is required and verified.  Raises :class:`NmeaError` for
+    anything that is not exactly one valid sentence; no other exception escapes.
+    """
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        try:
+            text = bytes(data).decode("ascii")
+        except UnicodeDecodeError:
+            raise NmeaError("NMEA sentence contains non-ASCII bytes") from None
+    elif isinstance(data, str):
+        text = data
+    else:
+        raise TypeError(f"expected bytes or str, got {type(data).__name__}")
+    if text.endswith("\r\n"):
+        text = text[:-2]
+    if not text.startswith("$"):
+        raise NmeaError("NMEA sentence must start with '$'")
+    if "\r" in text or "\n" in text:
+        raise NmeaError("one NMEA sentence per datagram expected (found a line break inside)")
+    if "*" not in text:
+        raise NmeaError("NMEA checksum missing")
+    try:
+        msg = pynmea2.parse(text, check=True)
+        return _from_pynmea(text, msg)
+    except NmeaError:
+        raise
+    except Exception as exc:  # pynmea2 signals problems with many exception types
+        raise NmeaError(f"invalid NMEA sentence: {exc}") from None
+
+
+def encode(sentence: NmeaSentence) -> bytes:
+    """The datagram for ``sentence``: its raw text plus CR LF."""
+    try:
+        return sentence.raw.encode("ascii") + b"\r\n"
+    except UnicodeEncodeError:
+        raise NmeaError("NMEA sentence text must be ASCII") from None
+
+
+def build(talker: str, sentence_type: str, fields: Sequence[str]) -> NmeaSentence:
+    """Render a sentence from its comma fields with pynmea2 (checksum added)."""
+    try:
+        cls = pynmea2.TalkerSentence.sentence_types[sentence_type]
+        text = cls(talker, sentence_type, tuple(fields)).render(checksum=True, dollar=True)
+    except Exception as exc:
+        raise NmeaError(f"cannot build {talker}{sentence_type}: {exc}") from None
+    return parse(text)
+
+
+def _dm(value: float, width: int, hemispheres: str):
+    """Decimal degrees -> ('ddmm.mmmm', 'N'/'S') as NMEA writes coordinates."""
+    hemi = hemispheres[0] if value >= 0 else hemispheres[1]
+    value = abs(value)
+    degrees = int(value)
+    minutes = round((value - degrees) * 60.0, 4)
+    if minutes >= 60.0:
+        degrees, minutes = degrees + 1, 0.0
+    return f"{degrees:0{width}d}{minutes:07.4f}", hemi
+
+
+def _hms(t: datetime.time) -> str:
+    return f"{t.hour:02d}{t.minute:02d}{t.second:02d}.{t.microsecond // 10000:02d}"
+
+
+def make_gga(utc_time: datetime.time, latitude: float, longitude: float, altitude: float,
+             fix_quality: int = 1, num_satellites: int = 9, hdop: float = 1.0,
+             geoid_separation: float = 0.0, talker: str = "GP") -> NmeaSentence:
+    """A GGA sentence in the style MORAI emits (4 decimals of arc-minutes, ~0.2 m)."""
+    lat, ns = _dm(latitude, 2, "NS")
+    lon, ew = _dm(longitude, 3, "EW")
+    return build(talker, "GGA", (_hms(utc_time), lat, ns, lon, ew, str(int(fix_quality)),
+                                 f"{int(num_satellites):02d}", f"{hdop:.1f}",
+                                 f"{altitude:.1f}", "M", f"{geoid_separation:.1f}", "M",
+                                 "", ""))
+
+
+def make_rmc(utc_time: datetime.time, date: datetime.date, latitude: float, longitude: float,
+             speed_knots: float = 0.0, course_deg: float = 0.0, status: str = "A",
+             talker: str = "GP") -> NmeaSentence:
+    """An RMC sentence in the style MORAI emits."""
+    lat, ns = _dm(latitude, 2, "NS")
+    lon, ew = _dm(longitude, 3, "EW")
+    return build(talker, "RMC", (_hms(utc_time), status, lat, ns, lon, ew,
+                                 f"{speed_knots:05.1f}", f"{course_deg:05.1f}",
+                                 date.strftime("%d%m%y"), "000.0", "E", "A"))

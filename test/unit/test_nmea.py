@@ -1,0 +1,108 @@
+"""GPS NMEA sentences (morai_bridge.wire.nmea, and through udp.decode)."""
+
+import datetime
+
+import pytest
+
+from morai_bridge.wire import nmea, udp
+
+# Verbatim from the captured MORAI traffic (9090 -> 9091).
+GGA = b"$GPGGA,223047.5,3714.4040,N,12646.4377,E,1,09,1.0,29.1,M,0.0,M,,*5A\r\n"
+RMC = b"$GPRMC,223047.5,A,3714.4040,N,12646.4377,E,000.0,116.5,120924,000.0,E,A,*22\r\n"
+
+
+def checksum(body: str) -> str:
+    value = 0
+    for ch in body:
+        value ^= ord(ch)
+    return f"{value:02X}"
+
+
+def sentence(body: str) -> bytes:
+    return f"${body}*{checksum(body)}\r\n".encode()
+
+
+def test_gga_fields():
+    fix = udp.decode(GGA)
+    assert isinstance(fix, nmea.NmeaSentence)
+    assert (fix.talker, fix.sentence_type) == ("GP", "GGA")
+    assert fix.raw == GGA[:-2].decode()
+    assert fix.utc_time.replace(tzinfo=None) == datetime.time(22, 30, 47, 500000)
+    assert fix.latitude == pytest.approx(37 + 14.4040 / 60, abs=1e-12)
+    assert fix.longitude == pytest.approx(126 + 46.4377 / 60, abs=1e-12)
+    assert fix.altitude == 29.1 and fix.geoid_separation == 0.0
+    assert fix.fix_quality == 1 and fix.num_satellites == 9 and fix.hdop == 1.0
+    assert fix.status is None and fix.date is None and fix.speed_knots is None
+
+
+def test_rmc_fields():
+    fix = udp.decode(RMC)
+    assert fix.sentence_type == "RMC" and fix.status == "A"
+    assert fix.date == datetime.date(2024, 9, 12)
+    assert fix.speed_knots == 0.0 and fix.course_deg == 116.5
+    assert fix.altitude is None and fix.fix_quality is None
+    assert fix.latitude == pytest.approx(37.240066666, abs=1e-8)
+
+
+def test_southern_western_hemispheres_are_negative():
+    fix = nmea.parse(sentence("GPGGA,120000.0,3351.0000,S,15112.0000,W,1,08,0.9,10.0,M,0.0,M,,"))
+    assert fix.latitude == pytest.approx(-(33 + 51 / 60))
+    assert fix.longitude == pytest.approx(-(151 + 12 / 60))
+
+
+def test_empty_position_is_none():
+    fix = nmea.parse(sentence("GPGGA,120000.0,,,,,0,00,,,M,,M,,"))
+    assert fix.latitude is None and fix.longitude is None and fix.altitude is None
+    assert fix.fix_quality == 0
+
+
+def test_encode_is_raw_plus_crlf():
+    assert udp.encode(udp.decode(GGA)) == GGA
+    assert udp.encode(udp.decode(RMC)) == RMC
+    assert nmea.encode(nmea.parse(GGA.decode())) == GGA
+    # without a line ending on the wire, encode still adds CR LF
+    assert udp.encode(udp.decode(GGA[:-2])) == GGA
+
+
+@pytest.mark.parametrize("data, message", [
+    (GGA.replace(b"*5A", b"*5B"), "checksum"),
+    (GGA.replace(b"*5A", b""), "checksum"),
+    (b"$GPGGA,\xe9*00\r\n", "ASCII"),
+    (GGA + RMC, "one NMEA sentence"),
+    (sentence("GPXYZ,1,2,3"), "invalid"),
+    (sentence("GPGGA,120000.0,37x4.40,N,12646.4377,E,1,09,1.0,29.1,M,0.0,M,,"), "lat"),
+    (sentence("GPGGA,120000.0,3714.4040,Q,12646.4377,E,1,09,1.0,29.1,M,0.0,M,,"), "lat_dir"),
+    (sentence("GPGGA,120000.0,3714.4040,N,12646.4377,E,1,09,1.0,high,M,0.0,M,,"), "altitude"),
+    (sentence("GPGGA,noon,3714.4040,N,12646.4377,E,1,09,1.0,29.1,M,0.0,M,,"), "timestamp"),
+    (sentence("GPGGA,120000.0,3714.4040,N,12646.4377,E,x,09,1.0,29.1,M,0.0,M,,"), "gps_qual"),
+    (b"GPGGA,1*00", "start with"),
+])
+def test_malformed(data, message):
+    with pytest.raises(nmea.NmeaError, match=message):
+        nmea.parse(data)
+    with pytest.raises(udp.DecodeError, match="NMEA") if data[:1] == b"$" else \
+            pytest.raises(udp.DecodeError):
+        udp.decode(data)
+
+
+def test_parse_accepts_text_and_rejects_other_types():
+    assert nmea.parse(GGA.decode()) == nmea.parse(GGA)
+    with pytest.raises(TypeError):
+        nmea.parse(42)
+
+
+def test_builders_match_the_captured_style():
+    t = datetime.time(22, 30, 47, 500000)
+    gga = nmea.make_gga(t, 37 + 14.4040 / 60, 126 + 46.4377 / 60, 29.1)
+    assert gga.raw.startswith("$GPGGA,223047.50,3714.4040,N,12646.4377,E,1,09,1.0,29.1,M,0.0,M,")
+    captured = udp.decode(GGA)
+    for field in ("latitude", "longitude", "altitude", "fix_quality", "num_satellites"):
+        assert getattr(gga, field) == pytest.approx(getattr(captured, field))
+    rmc = nmea.make_rmc(t, datetime.date(2024, 9, 12), 37.24, 126.77, course_deg=116.5)
+    assert rmc.status == "A" and rmc.course_deg == 116.5
+    assert rmc.date == datetime.date(2024, 9, 12)
+
+
+def test_build_errors_are_nmea_errors():
+    with pytest.raises(nmea.NmeaError):
+        nmea.build("GP", "NOPE", ())
