@@ -425,17 +425,23 @@ class _Codec:
         elif len(derived) == 1 and len(texts) == 1 and self.records is None:
             ((k, conv),) = texts
 
-            def decode(buf, off=off, unpack=unpack, getter=getter, consts=consts, cls=cls,
-                       k=k, conv=conv):
+            def decode(buf, off=off, unpack=unpack, getter=getter, cls=cls, k=k, conv=conv,
+                       dl=v.data_length):
                 t = unpack(buf, off)
-                return _new(cls, getter(t + (conv(t[k]),) + consts))
+                return _new(cls, getter(t + (conv(t[k]), None, dl)))
+        elif not derived:  # fixed prefix (maybe empty) + record block
+            read_records = self.records.read
+
+            def decode(buf, off=off, unpack=unpack, getter=getter, consts=consts, cls=cls,
+                       read_records=read_records):
+                return _new(cls, getter(unpack(buf, off) + (read_records(buf),) + consts))
         else:
             read_records = self.records.read if self.records is not None else None
             derived_t = tuple(derived)
 
             def decode(buf, off=off, unpack=unpack, getter=getter, consts=consts, cls=cls):
                 t = unpack(buf, off)
-                d = tuple(fn(t) for fn in derived_t)
+                d = tuple([fn(t) for fn in derived_t])
                 if read_records is not None:
                     d += (read_records(buf),)
                 return _new(cls, getter(t + d + consts))
@@ -456,7 +462,10 @@ class _Codec:
                               for i, f in enumerate(fixed_fields) if f.is_text]
         else:
             self.enc_getter = None
+            # (field, class index or None for a wire constant, array length or 0,
+            #  text encoder or None), precomputed so encode() does no parsing
             self.enc_plan = [(f, None if f.const is not None else index[f.name],
+                              f.count if f.is_array else 0,
                               _text_encoder(owner, f) if f.is_text else None)
                              for f in fixed_fields]
         self.rec_index = index[v.records.attr] if v.records is not None else None
@@ -477,13 +486,13 @@ class _Codec:
             flat = values
         else:
             flat = []
-            for f, i, conv in self.enc_plan:
+            for f, i, count, conv in self.enc_plan:
                 if i is None:
                     flat.append(f.const)
-                elif f.is_array:
+                elif count:
                     value = m[i]
-                    if not isinstance(value, (tuple, list)) or len(value) != f.count:
-                        raise EncodeError(f"{self.owner}.{f.name}: expected {f.count} values, "
+                    if not isinstance(value, (tuple, list)) or len(value) != count:
+                        raise EncodeError(f"{self.owner}.{f.name}: expected {count} values, "
                                           f"got {value!r}", field=f.name)
                     flat.extend(value)
                 elif conv is not None:
@@ -656,25 +665,11 @@ def _decode_nmea(d: bytes, n: int):
         raise DecodeError(f"NMEA: {exc}; received {n} bytes", length=n) from None
 
 
-def decode(datagram):
-    """Decode one UDP datagram; raises DecodeError for anything malformed."""
-    if datagram.__class__ is not bytes:
-        if not isinstance(datagram, (bytes, bytearray, memoryview)):
-            raise TypeError(f"decode() needs bytes, got {type(datagram).__name__}")
-        datagram = bytes(datagram)
-    n = len(datagram)
-    if not n:
-        raise DecodeError("empty datagram; received 0 bytes", length=0)
+def _decode_slow(datagram, n: int):
+    """Everything but the common case: odd variants, NMEA, binary, errors."""
     first = datagram[0]
-    if first == 0x23:  # '#': fast path of section 1.4, inlined
-        end = datagram.find(b"$", 1, 32)
-        if end > 0 and n >= end + 5:
-            codec = _BY_KEY.get((datagram[:end + 1], _U32(datagram, end + 1)[0]))
-            if codec is not None:
-                has_tail = codec.totals.get(n)
-                if has_tail is not None and (not has_tail or datagram.endswith(TAIL)):
-                    return codec.decode(datagram)
-        decoder = _decode_framed  # slow path: precise error (or odd success)
+    if first == 0x23:  # '#'
+        decoder = _decode_framed
     elif first == 0x24:  # '$'
         decoder = _decode_nmea
     else:
@@ -687,6 +682,37 @@ def decode(datagram):
         if codec is None:
             raise
         return codec.decode(datagram)
+
+
+def _make_decode():
+    # Hot path of section 1.4: '#', header + data_length bytes looked up at once,
+    # exact length and CR LF checked, then the variant's precompiled decoder.
+    fast = {c.head[:len(c.header) + 4]: (c.total_lengths[0], c.decode)
+            for c in _BY_KEY.values() if c.variant.tail}
+    slow = _decode_slow
+
+    def decode(datagram):
+        """Decode one UDP datagram; raises DecodeError for anything malformed.
+
+        bytes, bytearray and memoryview are accepted; other types raise TypeError.
+        """
+        if datagram.__class__ is not bytes:
+            if not isinstance(datagram, (bytes, bytearray, memoryview)):
+                raise TypeError(f"decode() needs bytes, got {type(datagram).__name__}")
+            datagram = bytes(datagram)
+        if datagram[:1] == b"#":
+            entry = fast.get(datagram[:datagram.find(b"$", 1, 32) + 5])
+            if entry is not None and len(datagram) == entry[0] and \
+                    datagram[-2:] == b"\r\n":
+                return entry[1](datagram)
+        elif not datagram:
+            raise DecodeError("empty datagram; received 0 bytes", length=0)
+        return slow(datagram, len(datagram))
+
+    return decode
+
+
+decode = _make_decode()
 
 
 def classify(datagram) -> Optional[str]:
