@@ -12,6 +12,7 @@ LAUNCH = sorted(glob.glob(os.path.join(ROOT, 'launch', '*.launch')))
 # launch file -> module whose PARAMS it must expose
 NODE_LAUNCH = {
     'erp42_serial.launch': 'morai_bridge.nodes.erp42_serial',
+    'udp_bridge.launch': 'morai_bridge.nodes.udp_bridge',
 }
 
 

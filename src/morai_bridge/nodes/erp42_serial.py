@@ -48,7 +48,7 @@ PARAMS = [
     Param('throttle_mode', True, 'accept longlCmdType 1 as a speed of accel x max_speed_kmh'),
     Param('frame_id', 'base_link', 'frame of ego_status and twist'),
     Param('odom_frame_id', 'odom', 'parent frame of the wheel odometry'),
-    Param('ctrl_cmd_topic', '/ctrl_cmd', 'morai_msgs/CtrlCmd input'),
+    Param('ctrl_cmd_topic', 'ctrl_cmd', 'morai_msgs/CtrlCmd input'),
     Param('estop_topic', '~estop', 'std_msgs/Bool: true holds E-STOP'),
     Param('erp42_info_topic', '~erp42_info', 'morai_msgs/ERP42Info output'),
     Param('ego_status_topic', '~ego_status', 'morai_msgs/EgoVehicleStatus output'),

@@ -1,0 +1,412 @@
+"""UDP wire objects <-> morai_msgs / standard ROS messages.
+
+Units follow docs/units.md: morai_msgs fields keep MORAI's units (deg, km/h
+where the message says so); EgoVehicleStatus.velocity is m/s (the wire
+carries km/h); the standard messages added here (Odometry, Imu, NavSatFix,
+TF) are SI and ENU (REP-103/REP-105).
+
+Command conversions raise :class:`CommandError` (a ValueError) instead of
+producing a packet when a value is NaN/inf or does not fit its wire field.
+"""
+import math
+
+import rospy
+from geometry_msgs.msg import Quaternion, TransformStamped, Vector3
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
+
+from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStatus, GPSMessage,
+                            IntersectionStatus, MoraiSimProcStatus, ObjectStatus, ObjectStatusList,
+                            VehicleCollision, VehicleCollisionData)
+
+from morai_bridge.wire import udp
+
+KMH = 1.0 / 3.6
+DEG = math.pi / 180.0
+
+# MoraiSimProcHandle.sim_process_status / MoraiSimProcStatus.current_status values
+PROC_PLAY = 0x01
+PROC_PAUSE = 0x10
+PROC_STOP_REPLAY = 0x20
+# SimControl commands (simulator platform)
+PLATFORM_SIMULATOR = 0x02
+SIM_PAUSE = 0x0002
+SIM_PLAY = 0x0003
+STATUS_PLAYING = 0x0001
+STATUS_PAUSE = 0x0002
+
+
+class CommandError(ValueError):
+    """A ROS command that must not become a packet; the text says why."""
+
+
+def _finite(what, **values):
+    for name, v in values.items():
+        if not math.isfinite(v):
+            raise CommandError('%s.%s is %r: refused, nothing sent' % (what, name, v))
+
+
+def _int_range(what, name, v, lo, hi):
+    if not lo <= v <= hi:
+        raise CommandError('%s.%s = %r does not fit the packet (%d..%d): refused' % (what, name, v, lo, hi))
+    return v
+
+
+def _text(what, name, v, limit):
+    if len(v) > limit:
+        raise CommandError('%s.%s is %d characters, the packet holds %d: refused' % (what, name, len(v), limit))
+    try:
+        v.encode('ascii')
+    except UnicodeEncodeError:
+        raise CommandError('%s.%s must be ASCII: refused' % (what, name)) from None
+    return v
+
+
+def quaternion_from_rpy(roll, pitch, yaw):
+    """Quaternion (x, y, z, w) of intrinsic roll-pitch-yaw angles in radians."""
+    cr, sr = math.cos(roll / 2), math.sin(roll / 2)
+    cp, sp = math.cos(pitch / 2), math.sin(pitch / 2)
+    cy, sy = math.cos(yaw / 2), math.sin(yaw / 2)
+    return (sr * cp * cy - cr * sp * sy,
+            cr * sp * cy + sr * cp * sy,
+            cr * cp * sy - sr * sp * cy,
+            cr * cp * cy + sr * sp * sy)
+
+
+def sim_stamp(sec, nsec):
+    """rospy.Time from a packet's int32 pair, or None when it cannot be a time."""
+    if sec < 0 or not 0 <= nsec < 1000000000:
+        return None
+    return rospy.Time(sec, nsec)
+
+
+# --------------------------------------------------------------------------
+# simulator -> ROS
+# --------------------------------------------------------------------------
+
+def ego_status(w, stamp, frame_id):
+    m = EgoVehicleStatus()
+    h = m.header
+    h.stamp = stamp
+    h.frame_id = frame_id
+    m.acceleration = Vector3(w.acc_x, w.acc_y, w.acc_z)
+    m.position = Vector3(w.pos_x, w.pos_y, w.pos_z)
+    m.velocity = Vector3(w.vel_x * KMH, w.vel_y * KMH, w.vel_z * KMH)
+    m.heading = w.yaw
+    m.accel = w.accel
+    m.brake = w.brake
+    m.wheel_angle = w.steer
+    return m
+
+
+def _object(r):
+    return ObjectStatus(r.obj_id, r.obj_type, '', r.heading,
+                        Vector3(r.vel_x, r.vel_y, r.vel_z), Vector3(r.acc_x, r.acc_y, r.acc_z),
+                        Vector3(r.size_x, r.size_y, r.size_z), Vector3(r.pos_x, r.pos_y, r.pos_z))
+
+
+def object_list(w, stamp, frame_id):
+    m = ObjectStatusList()
+    m.header.stamp = stamp
+    m.header.frame_id = frame_id
+    npcs, peds, obst = m.npc_list, m.pedestrian_list, m.obstacle_list
+    for r in w.objects:
+        t = r.obj_type
+        if t == 1:
+            npcs.append(_object(r))
+        elif t == 0:
+            peds.append(_object(r))
+        elif t == 2:
+            obst.append(_object(r))
+        # type -1 (the ego itself) and unknown types have no list
+    m.num_of_npcs, m.num_of_pedestrian, m.num_of_obstacle = len(npcs), len(peds), len(obst)
+    return m
+
+
+def collision(w, stamp, frame_id):
+    m = CollisionData()
+    m.header.stamp = stamp
+    m.header.frame_id = frame_id
+    if w.records:
+        first = w.records[0]
+        m.global_offset_x, m.global_offset_y, m.global_offset_z = (
+            first.global_offset_x, first.global_offset_y, first.global_offset_z)
+    for r in w.records:
+        o = ObjectStatus()
+        o.unique_id, o.type = r.obj_id, r.obj_type
+        o.position = Vector3(r.pos_x, r.pos_y, r.pos_z)
+        m.collision_object.append(o)
+    return m
+
+
+def traffic_light(w, stamp, frame_id):
+    m = GetTrafficLightStatus()
+    m.header.stamp = stamp
+    m.header.frame_id = frame_id
+    m.trafficLightIndex = w.traffic_light_index
+    m.trafficLightType = w.traffic_light_type
+    m.trafficLightStatus = w.traffic_light_status
+    return m
+
+
+def intersection(w, stamp, frame_id):
+    m = IntersectionStatus()
+    m.header.stamp = stamp
+    m.header.frame_id = frame_id
+    m.intersection_index = w.intersection_index
+    m.intersection_status = w.intersection_status
+    m.intersection_status_time = w.intersection_status_time
+    return m
+
+
+def npc_collision(w, stamp, frame_id):
+    m = VehicleCollisionData()
+    m.header.stamp = stamp
+    m.header.frame_id = frame_id
+    for pair in w.pairs:
+        vc = VehicleCollision()
+        for r in pair:
+            if r is None:
+                continue
+            vc.crashed_vehicles.append(ObjectStatus(
+                r.obj_id, r.obj_type, '', r.heading, Vector3(r.vel_x, r.vel_y, r.vel_z),
+                Vector3(r.acc_x, r.acc_y, r.acc_z), Vector3(r.size_x, r.size_y, r.size_z),
+                Vector3(r.pos_x, r.pos_y, r.pos_z)))
+        m.collisions.append(vc)
+    return m
+
+
+def sim_proc_status(w, stamp, last_command_time):
+    m = MoraiSimProcStatus()
+    m.header.stamp = stamp
+    m.latest_command_time = last_command_time
+    m.command_result = 0 if w.result == 0 else (0x01 if w.result == 0x01 else 0x10)
+    m.current_mode = 0x01
+    if w.platform == PLATFORM_SIMULATOR and w.status & 0x0FFF == STATUS_PAUSE:
+        m.current_status = PROC_PAUSE
+    elif w.platform == PLATFORM_SIMULATOR and w.status & 0x0FFF == STATUS_PLAYING:
+        m.current_status = PROC_PLAY
+    else:
+        m.current_status = 0
+    return m
+
+
+def gps(w, stamp, frame_id, east_offset=0.0, north_offset=0.0, altitude=None):
+    """GPSMessage and NavSatFix from an NMEA sentence with a position, else (None, None).
+
+    ``altitude`` is used when the sentence has none (RMC): the last GGA's.
+    """
+    if w.latitude is None or w.longitude is None:
+        return None, None
+    alt = w.altitude if w.altitude is not None else (altitude if altitude is not None else 0.0)
+    if w.fix_quality is not None:
+        fix = w.fix_quality
+    else:
+        fix = 1 if w.status == 'A' else 0
+    g = GPSMessage()
+    g.header.stamp = stamp
+    g.header.frame_id = frame_id
+    g.latitude, g.longitude, g.altitude = w.latitude, w.longitude, alt
+    g.eastOffset, g.northOffset = east_offset, north_offset
+    g.status = fix
+    n = NavSatFix()
+    n.header = g.header
+    n.latitude, n.longitude, n.altitude = w.latitude, w.longitude, alt
+    n.status.status = NavSatStatus.STATUS_FIX if fix > 0 else NavSatStatus.STATUS_NO_FIX
+    n.status.service = NavSatStatus.SERVICE_GPS
+    n.position_covariance_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
+    return g, n
+
+
+def imu(w, stamp, frame_id):
+    m = Imu()
+    m.header.stamp = stamp
+    m.header.frame_id = frame_id
+    m.orientation = Quaternion(w.ori_x, w.ori_y, w.ori_z, w.ori_w)
+    m.angular_velocity = Vector3(w.ang_vel_x, w.ang_vel_y, w.ang_vel_z)
+    m.linear_acceleration = Vector3(w.lin_acc_x, w.lin_acc_y, w.lin_acc_z)
+    return m
+
+
+def odometry(w, stamp, frame_id, child_frame_id):
+    """nav_msgs/Odometry (SI, ENU) and the matching TF from an ego status.
+
+    Pose: map position, orientation from roll/pitch/yaw.  Twist in the
+    child (body) frame: forward speed = signed_vel, yaw rate etc. from the
+    angular velocity (deg/s -> rad/s) when the variant carries it.
+    """
+    q = quaternion_from_rpy(w.roll * DEG, w.pitch * DEG, w.yaw * DEG)
+    o = Odometry()
+    o.header.stamp = stamp
+    o.header.frame_id = frame_id
+    o.child_frame_id = child_frame_id
+    p = o.pose.pose
+    p.position.x, p.position.y, p.position.z = w.pos_x, w.pos_y, w.pos_z
+    p.orientation = Quaternion(*q)
+    o.twist.twist.linear.x = w.signed_vel * KMH
+    if w.ang_vel_z is not None:
+        o.twist.twist.angular = Vector3(w.ang_vel_x * DEG, w.ang_vel_y * DEG, w.ang_vel_z * DEG)
+    t = TransformStamped()
+    t.header = o.header
+    t.child_frame_id = child_frame_id
+    t.transform.translation = Vector3(w.pos_x, w.pos_y, w.pos_z)
+    t.transform.rotation = p.orientation
+    return o, t
+
+
+# --------------------------------------------------------------------------
+# ROS -> simulator
+# --------------------------------------------------------------------------
+
+def ctrl_cmd(m, gear, ctrl_mode, max_steering_deg, steering_sign, data_length=23):
+    """EgoCtrlCmd from a CtrlCmd: steering rad -> deg / max -> clamp [-1, 1] x sign."""
+    _finite('CtrlCmd', accel=m.accel, brake=m.brake, steering=m.steering, velocity=m.velocity,
+            acceleration=m.acceleration)
+    _int_range('CtrlCmd', 'longlCmdType', m.longlCmdType, 1, 3)
+    steer = steering_sign * math.degrees(m.steering) / max_steering_deg
+    steer = -1.0 if steer < -1.0 else 1.0 if steer > 1.0 else steer
+    return udp.make(udp.EgoCtrlCmd, data_length=data_length, ctrl_mode=ctrl_mode, gear=gear,
+                    cmd_type=m.longlCmdType, velocity=m.velocity, acceleration=m.acceleration,
+                    accel=min(1.0, max(0.0, m.accel)), brake=min(1.0, max(0.0, m.brake)), steer=steer,
+                    rear_steer=0.0 if data_length == 27 else None)
+
+
+def brake_cmd(gear, ctrl_mode, data_length=23):
+    """The safe command: pedal mode, no throttle, full brake."""
+    return udp.make(udp.EgoCtrlCmd, data_length=data_length, ctrl_mode=ctrl_mode, gear=gear, cmd_type=1,
+                    accel=0.0, brake=1.0, steer=0.0, rear_steer=0.0 if data_length == 27 else None)
+
+
+def set_traffic_light(m, data_length=14):
+    _int_range('SetTrafficLight', 'trafficLightStatus', m.trafficLightStatus, -32768, 32767)
+    return udp.make(udp.SetTrafficLight, data_length=data_length,
+                    traffic_light_index=_text('SetTrafficLight', 'trafficLightIndex', m.trafficLightIndex, 12),
+                    traffic_light_status=m.trafficLightStatus, flag=True if data_length == 15 else None)
+
+
+def set_intersection(m):
+    _finite('IntersectionControl', intersection_status_time=m.intersection_status_time)
+    return udp.make(udp.SetIntersectionStatus,
+                    intersection_index=_int_range('IntersectionControl', 'intersection_index',
+                                                  m.intersection_index, -32768, 32767),
+                    intersection_status=m.intersection_status,
+                    intersection_status_time=m.intersection_status_time)
+
+
+def scenario_load(m):
+    """ScenarioLoad (ROS field order differs from the packet's: mapped by name)."""
+    name = m.file_name[:-5] if m.file_name.lower().endswith('.json') else m.file_name
+    return udp.make(udp.ScenarioLoad, file_name=_text('ScenarioLoad', 'file_name', name, 30),
+                    delete_all=m.delete_all, load_network=m.load_network_connection_data,
+                    load_ego=m.load_ego_vehicle_data, load_npc=m.load_surrounding_vehicle_data,
+                    load_pedestrian=m.load_pedestrian_data, load_object=m.load_obstacle_data,
+                    set_pause=m.set_pause)
+
+
+def save_sensor_data(m):
+    return udp.make(udp.SaveSensorData, is_custom_file_name=m.is_custom_file_name,
+                    custom_file_name=_text('SaveSensorData', 'custom_file_name', m.custom_file_name, 30),
+                    file_dir=_text('SaveSensorData', 'file_dir', m.file_dir, 60))
+
+
+def sensor_control(m):
+    """One SensorControl packet per array entry; angles rad -> deg."""
+    n = len(m.sensor_index)
+    arrays = ('pose_x', 'pose_y', 'pose_z', 'roll', 'pitch', 'yaw')
+    for a in arrays:
+        if len(getattr(m, a)) != n:
+            raise CommandError('SensorPosControl.%s has %d entries, sensor_index has %d: refused'
+                               % (a, len(getattr(m, a)), n))
+    out = []
+    for k in range(n):
+        v = dict((a, getattr(m, a)[k]) for a in arrays)
+        _finite('SensorPosControl[%d]' % k, **v)
+        out.append(udp.make(udp.SensorControl,
+                            sensor_index=_int_range('SensorPosControl', 'sensor_index', m.sensor_index[k],
+                                                    -32768, 32767),
+                            pos_x=v['pose_x'], pos_y=v['pose_y'], pos_z=v['pose_z'],
+                            roll=math.degrees(v['roll']), pitch=math.degrees(v['pitch']),
+                            yaw=math.degrees(v['yaw'])))
+    return out
+
+
+def lamps(m):
+    return udp.make(udp.LampControl,
+                    turn_signal=_int_range('Lamps', 'turnSignal', m.turnSignal, 0, 2),
+                    emergency_signal=_int_range('Lamps', 'emergencySignal', m.emergencySignal, 0, 1))
+
+
+def ego_ghost(m):
+    v = dict(x=m.position.x, y=m.position.y, z=m.position.z, roll=m.rotation.x, pitch=m.rotation.y,
+             yaw=m.rotation.z, velocity=m.velocity, steering_angle=m.steering_angle)
+    _finite('GhostMessage', **v)
+    return udp.make(udp.EgoGhostCmd, position_x=v['x'], position_y=v['y'], position_z=v['z'],
+                    rotation_x=v['roll'], rotation_y=v['pitch'], rotation_z=v['yaw'],
+                    speed=m.velocity, steer_angle=m.steering_angle)
+
+
+def multi_ego(m):
+    n = m.number_of_ego_vehicle
+    _int_range('MultiEgoSetting', 'number_of_ego_vehicle', n, 0, 20)
+    arrays = ('ego_index', 'global_position_x', 'global_position_y', 'global_position_z', 'global_roll',
+              'global_pitch', 'global_yaw', 'velocity', 'gear', 'ctrl_mode')
+    for a in arrays:
+        if len(getattr(m, a)) < n:
+            raise CommandError('MultiEgoSetting.%s has %d entries for %d vehicles: refused'
+                               % (a, len(getattr(m, a)), n))
+    egos = []
+    for k in range(n):
+        v = dict((a, getattr(m, a)[k]) for a in arrays)
+        _finite('MultiEgoSetting[%d]' % k, **dict((a, v[a]) for a in arrays[1:8]))
+        egos.append(udp.MultiEgoRecord(
+            _int_range('MultiEgoSetting', 'ego_index', v['ego_index'], -32768, 32767),
+            v['global_position_x'], v['global_position_y'], v['global_position_z'],
+            v['global_roll'], v['global_pitch'], v['global_yaw'], v['velocity'],
+            _int_range('MultiEgoSetting', 'gear', v['gear'], 0, 5),
+            _int_range('MultiEgoSetting', 'ctrl_mode', v['ctrl_mode'], 1, 2)))
+    return udp.make(udp.MultiEgoSetting, num_of_ego=n, camera_index=m.camera_index, egos=tuple(egos))
+
+
+def npc_ghost(m):
+    if len(m.npc_list) > 20:
+        raise CommandError('NpcGhostCmd has %d NPCs, the packet holds 20: refused' % len(m.npc_list))
+    recs = []
+    for k, n in enumerate(m.npc_list):
+        _finite('NpcGhostCmd.npc_list[%d]' % k, x=n.position.x, y=n.position.y, z=n.position.z,
+                roll=n.rpy.x, pitch=n.rpy.y, yaw=n.rpy.z)
+        recs.append(udp.NpcGhostRecord(
+            _int_range('NpcGhostInfo', 'unique_id', n.unique_id, -128, 127),
+            _text('NpcGhostInfo', 'name', n.name, 25),
+            n.position.x, n.position.y, n.position.z, n.rpy.x, n.rpy.y, n.rpy.z))
+    return udp.make(udp.NpcGhostCmd, npcs=tuple(recs))
+
+
+def gv_direct(m):
+    _finite('GVDirectCmd', throttle=m.throttle, skidSteering=m.skidSteering)
+    for k, a in enumerate(m.steerAngle):
+        _finite('GVDirectCmd', **{'steerAngle[%d]' % k: a})
+    clip = lambda v: -1.0 if v < -1.0 else 1.0 if v > 1.0 else v  # noqa: E731
+    return udp.make(udp.GVDirectCmd, steer_type=_int_range('GVDirectCmd', 'steerType', m.steerType, 0, 2 ** 32 - 1),
+                    throttle=clip(m.throttle), skid_steering=clip(m.skidSteering),
+                    steer_angle=tuple(clip(a) for a in m.steerAngle))
+
+
+def gv_state(m):
+    _finite('GVStateCmd', targetLongitudinalVelocity=m.targetLongitudinalVelocity,
+            targetAngularVelocity=m.targetAngularVelocity)
+    return udp.make(udp.GVStateCmd, target_longitudinal_velocity=m.targetLongitudinalVelocity,
+                    target_angular_velocity=m.targetAngularVelocity)
+
+
+def sim_control(command, option=''):
+    return udp.make(udp.SimControl, platform=PLATFORM_SIMULATOR, command=command, option=option)
+
+
+def sim_proc_handle(h):
+    """SimControl for a MoraiSimProcHandle, or CommandError for what UDP cannot do."""
+    if h.sim_process_status == PROC_PLAY:
+        return sim_control(SIM_PLAY)
+    if h.sim_process_status == PROC_PAUSE:
+        return sim_control(SIM_PAUSE)
+    raise CommandError('sim_process_status 0x%02x (replay control) has no UDP equivalent; only 0x01 play '
+                       'and 0x10 pause can be sent' % h.sim_process_status)

@@ -1,0 +1,517 @@
+#!/usr/bin/env python3
+"""rostest: udp_bridge black-box, started by its launch file on ports chosen at run time.
+
+The test plays the simulator with plain sockets on 127.0.0.1: it sends packets
+built with the codec to the bridge's receive ports and receives the bridge's
+commands on sockets it bound itself.  Two bridge instances run side by side
+in the namespaces /sim_a and /sim_b.
+"""
+import math
+import os
+import random
+import socket
+import threading
+import time
+import unittest
+
+import roslaunch
+import rospy
+import rostest
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import Vector3
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Imu, NavSatFix
+
+from morai_msgs.msg import (CollisionData, CtrlCmd, EgoVehicleStatus, EventInfo, GetTrafficLightStatus,
+                            GhostMessage, GPSMessage, GVDirectCmd, GVStateCmd, IntersectionControl,
+                            IntersectionStatus, Lamps, MoraiSimProcHandle, MoraiSimProcStatus,
+                            MultiEgoSetting, NpcGhostCmd, NpcGhostInfo, ObjectStatusList, SaveSensorData,
+                            ScenarioLoad, SensorPosControl, SetTrafficLight, VehicleCollisionData)
+from morai_msgs.srv import MoraiEventCmdSrv, MoraiScenarioLoadSrv, MoraiSimProcSrv
+
+from morai_bridge.wire import udp
+
+RX = ['ego_status', 'object_info', 'traffic_light', 'collision', 'intersection', 'vehicle_collision',
+      'sim_status', 'gps', 'imu']
+TX = ['ctrl_cmd', 'set_traffic_light', 'set_intersection', 'lamps', 'scenario_load', 'save_sensor_data',
+      'sensor_control', 'npc_ghost', 'multi_ego', 'ego_ghost', 'gv_direct', 'gv_state', 'sim_control']
+LAUNCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'launch', 'udp_bridge.launch')
+TIMEOUT = 10.0
+
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class FakeSim(object):
+    """The simulator side: one sender socket, one bound socket per command port."""
+
+    def __init__(self):
+        self.tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.tx.bind(('127.0.0.1', 0))
+        self.rx_ports = dict((n, free_port()) for n in RX)      # the bridge binds these
+        self.cmd = {}
+        for n in TX:
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(('127.0.0.1', 0))
+            s.settimeout(TIMEOUT)
+            self.cmd[n] = s
+
+    def args(self):
+        a = ['%s_port:=%d' % (n, p) for n, p in self.rx_ports.items()]
+        a += ['%s_port:=%d' % (n, s.getsockname()[1]) for n, s in self.cmd.items()]
+        return a
+
+    def send(self, stream, message_or_bytes):
+        data = message_or_bytes if isinstance(message_or_bytes, bytes) else udp.encode(message_or_bytes)
+        self.tx.sendto(data, ('127.0.0.1', self.rx_ports[stream]))
+
+    def drain(self, stream):
+        s = self.cmd[stream]
+        s.setblocking(False)
+        try:
+            while True:
+                s.recv(65535)
+        except BlockingIOError:
+            pass
+        finally:
+            s.settimeout(TIMEOUT)
+
+    def recv(self, stream, timeout=TIMEOUT):
+        s = self.cmd[stream]
+        s.settimeout(timeout)
+        data, addr = s.recvfrom(65535)
+        return udp.decode(data)
+
+
+class Waiter(object):
+    """Subscribe and wait for a message satisfying a predicate."""
+
+    def __init__(self, topic, cls):
+        self.cond = threading.Condition()
+        self.msgs = []
+        self.sub = rospy.Subscriber(topic, cls, self._cb, queue_size=100)
+        end = time.monotonic() + TIMEOUT
+        while self.sub.get_num_connections() < 1 and time.monotonic() < end:
+            time.sleep(0.02)
+
+    def _cb(self, m):
+        with self.cond:
+            self.msgs.append(m)
+            self.cond.notify_all()
+
+    def until(self, send, pred=lambda m: True, timeout=TIMEOUT, every=0.3):
+        """Call send() every `every` seconds until a message satisfying pred arrives.
+
+        A subscriber can count a connection a moment before the publisher side
+        has registered it; resending makes one-shot checks independent of that."""
+        end = time.monotonic() + timeout
+        while True:
+            send()
+            m = self.wait(pred, timeout=min(every, max(0.0, end - time.monotonic())))
+            if m is not None or time.monotonic() >= end:
+                return m
+
+    def wait(self, pred=lambda m: True, timeout=TIMEOUT, start=0):
+        end = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                for m in self.msgs[start:]:
+                    if pred(m):
+                        return m
+                left = end - time.monotonic()
+                if left <= 0:
+                    return None
+                self.cond.wait(left)
+
+
+def wait_for_subscribers(topic_pub, n=1, timeout=TIMEOUT):
+    end = time.monotonic() + timeout
+    while topic_pub.get_num_connections() < n and time.monotonic() < end:
+        time.sleep(0.05)
+
+
+class UdpBridgeTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sim = FakeSim()
+        cls.sim_b = FakeSim()
+        uuid = roslaunch.rlutil.get_or_generate_uuid(None, False)
+        roslaunch.configure_logging(uuid)
+        cls.launch_a = roslaunch.parent.ROSLaunchParent(
+            uuid, [(LAUNCH, cls.sim.args() + ['node_name:=udp_bridge', 'output:=log', 'publish_odom:=true',
+                                              'publish_tf:=true', 'publish_clock:=false'])])
+        cls.launch_a.start()
+        # second instance, in the namespace /sim_b, started by a roslaunch of its own
+        cls.launch_b = roslaunch.parent.ROSLaunchParent(
+            uuid, [(LAUNCH, cls.sim_b.args() + ['ns:=sim_b', 'output:=log'])])
+        cls.launch_b.start()
+        cls.diag = {}
+        rospy.Subscriber('/diagnostics', DiagnosticArray, cls._on_diag, queue_size=50)
+        cls.pubs = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.launch_a.shutdown()
+
+    @classmethod
+    def _on_diag(cls, m):
+        for s in m.status:
+            d = dict((kv.key, kv.value) for kv in s.values)
+            d['_level'], d['_message'] = s.level, s.message
+            cls.diag[s.name] = d
+
+    def diag_value(self, name_part, key, pred, timeout=TIMEOUT):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            for name, d in list(self.diag.items()):
+                if name.startswith('udp_bridge:') and name_part in name and key in d and pred(d[key]):
+                    return d
+            time.sleep(0.1)
+        self.fail('diagnostics %r/%r never satisfied the check; last: %r'
+                  % (name_part, key, [d for n, d in self.diag.items() if name_part in n]))
+
+    def pub(self, topic, cls):
+        if topic not in self.pubs:
+            p = rospy.Publisher(topic, cls, queue_size=10)
+            wait_for_subscribers(p)
+            self.pubs[topic] = p
+        return self.pubs[topic]
+
+    # --------------------------------------------------------------- publications
+
+    def ego_packet(self, **kw):
+        v = dict(sec=1726146361, nsec=579000000, ctrl_mode=2, gear=4, signed_vel=36.0, map_data_id=7,
+                 accel=0.25, brake=0.0, size_x=4.845, size_y=1.835, size_z=1.455, overhang=0.9,
+                 wheelbase=2.795, rear_overhang=1.1, pos_x=90.5, pos_y=1188.875, pos_z=-0.375,
+                 roll=0.5, pitch=-1.0, yaw=154.84, vel_x=36.0, vel_y=-18.0, vel_z=0.0,
+                 ang_vel_x=0.0, ang_vel_y=0.0, ang_vel_z=10.0, acc_x=1.5, acc_y=-0.5, acc_z=0.0,
+                 steer=-5.5, link_id='A219BS010391')
+        v.update(kw)
+        return udp.make(udp.EgoVehicleStatus, data_length=kw.pop('data_length', 200), **v)
+
+    def test_ego_status_fields_units_stamp(self):
+        w = Waiter('/Ego_topic', EgoVehicleStatus)
+        odom = Waiter('/odom', Odometry)
+        pkt = self.ego_packet()
+        m = w.until(lambda: self.sim.send('ego_status', pkt), lambda m: m.header.stamp.secs == 1726146361)
+        self.assertIsNotNone(m, 'no EgoVehicleStatus')
+        f = udp.to_wire_precision(pkt)
+        self.assertEqual((m.header.stamp.secs, m.header.stamp.nsecs), (1726146361, 579000000))
+        self.assertEqual(m.header.frame_id, 'map')
+        self.assertEqual((m.position.x, m.position.y, m.position.z), (f.pos_x, f.pos_y, f.pos_z))
+        self.assertAlmostEqual(m.velocity.x, 10.0, places=5)      # 36 km/h
+        self.assertAlmostEqual(m.velocity.y, -5.0, places=5)      # -18 km/h
+        self.assertEqual((m.acceleration.x, m.acceleration.y), (1.5, -0.5))
+        self.assertAlmostEqual(m.heading, f.yaw, places=4)
+        self.assertEqual((m.accel, m.brake), (0.25, 0.0))
+        self.assertAlmostEqual(m.wheel_angle, -5.5, places=5)
+        o = odom.until(lambda: self.sim.send('ego_status', pkt))
+        self.assertIsNotNone(o, 'no Odometry although publish_odom is true')
+        self.assertAlmostEqual(o.twist.twist.linear.x, 10.0, places=5)
+        q = o.pose.pose.orientation
+        yaw = math.degrees(math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z)))
+        self.assertAlmostEqual(yaw, f.yaw, places=3)
+        self.assertAlmostEqual(o.twist.twist.angular.z, math.radians(10.0), places=5)
+
+    def test_ego_status_181_variant_and_ros_stamp_never_negative(self):
+        w = Waiter('/Ego_topic', EgoVehicleStatus)
+        pkt = self.ego_packet(sec=1000, nsec=5, pos_x=1.0)
+        pkt = udp.make(udp.EgoVehicleStatus, data_length=152,
+                       **dict((k, getattr(pkt, k)) for k in pkt._fields
+                              if k != 'data_length' and getattr(pkt, k) is not None
+                              and not k.startswith(('tire_', 'side_slip'))))
+        self.assertEqual(len(udp.encode(pkt)), 181)
+        m = w.until(lambda: self.sim.send('ego_status', pkt), lambda m: m.header.stamp.secs == 1000)
+        self.assertIsNotNone(m)
+        self.assertEqual(m.header.stamp.nsecs, 5)
+        self.assertEqual(m.position.x, 1.0)
+        # an impossible stamp (negative seconds) falls back to receive time
+        bad = self.ego_packet(sec=-5, nsec=0, pos_x=2.0)
+        self.sim.send('ego_status', bad)
+        m = w.wait(lambda m: m.position.x == 2.0)
+        self.assertIsNotNone(m)
+        self.assertGreater(m.header.stamp.secs, 1000000)
+
+    def test_object_info_split_by_type(self):
+        w = Waiter('/Object_topic', ObjectStatusList)
+        rec = lambda i, t, x: udp.ObjectRecord(i, t, x, 2.0, 0.0, 90.0, 4.5, 1.8, 1.5, 1.0, 2.7, 0.8,  # noqa
+                                                36.0, 0.0, 0.0, 0.5, 0.0, 0.0, 'L1' if t == 1 else '')
+        pkt = udp.make(udp.ObjectInfo, sec=50, nsec=20000000,
+                       objects=(rec(11, 1, 10.0), rec(12, 0, 12.0), rec(13, 2, 14.0), rec(14, -1, 1.0),
+                                rec(15, 1, 16.0)))
+        data = bytearray(udp.encode(pkt))
+        # move record #2 (id 13) to slot 7, leaving an empty slot in the middle
+        start = 30 + 8
+        slot = lambda k: slice(start + 106 * k, start + 106 * (k + 1))  # noqa
+        data[slot(7)] = data[slot(2)]
+        data[slot(2)] = bytes(106)
+        m = w.until(lambda: self.sim.send('object_info', bytes(data)), lambda m: m.header.stamp.secs == 50)
+        self.assertIsNotNone(m)
+        self.assertEqual(m.header.stamp.nsecs, 20000000)
+        self.assertEqual((m.num_of_npcs, m.num_of_pedestrian, m.num_of_obstacle), (2, 1, 1))
+        self.assertEqual([o.unique_id for o in m.npc_list], [11, 15])
+        self.assertEqual([o.unique_id for o in m.pedestrian_list], [12])
+        self.assertEqual([o.unique_id for o in m.obstacle_list], [13])
+        o = m.npc_list[0]
+        self.assertEqual((o.type, o.heading, o.velocity.x), (1, 90.0, 36.0))   # km/h, not converted
+        self.assertEqual((o.position.x, o.position.y), (10.0, 2.0))
+        self.assertAlmostEqual(o.size.y, 1.8, places=5)
+        self.assertEqual(o.acceleration.x, 0.5)
+
+    def test_collision_events_never_dropped(self):
+        w = Waiter('/CollisionData', CollisionData)
+        recs = (udp.CollisionRecord(1, 21, 5.0, 6.0, 0.0, 100.0, 200.0, 0.0),
+                udp.CollisionRecord(2, 22, 7.0, 8.0, 0.0, 100.0, 200.0, 0.0))
+        prime = udp.make(udp.CollisionData, sec=59, nsec=0, records=recs)
+        self.assertIsNotNone(w.until(lambda: self.sim.send('collision', prime), lambda m: m.header.stamp.secs == 59))
+        for k in range(30):   # a burst: every one must arrive
+            self.sim.send('collision', udp.make(udp.CollisionData, sec=60 + k, nsec=0, records=recs))
+        m = w.wait(lambda m: m.header.stamp.secs == 89)
+        self.assertIsNotNone(m, 'received stamps: %r' % [x.header.stamp.secs for x in w.msgs])
+        got = sorted(set(x.header.stamp.secs for x in w.msgs if 60 <= x.header.stamp.secs < 90))
+        self.assertEqual(got, list(range(60, 90)))
+        self.assertEqual([(o.unique_id, o.type) for o in m.collision_object], [(21, 1), (22, 2)])
+        self.assertEqual((m.global_offset_x, m.global_offset_y), (100.0, 200.0))
+        self.assertEqual(m.collision_object[1].position.x, 7.0)
+
+    def test_traffic_light_intersection_npc_collision(self):
+        tl = Waiter('/GetTrafficLightStatus', GetTrafficLightStatus)
+        ins = Waiter('/InsnStatus', IntersectionStatus)
+        vc = Waiter('/VehicleCollisionData', VehicleCollisionData)
+        m = tl.until(lambda: self.sim.send('traffic_light', udp.make(
+            udp.GetTrafficLightStatus, traffic_light_index='C119BS010007', traffic_light_type=2,
+            traffic_light_status=33)))
+        self.assertIsNotNone(m)
+        self.assertEqual((m.trafficLightIndex, m.trafficLightType, m.trafficLightStatus), ('C119BS010007', 2, 33))
+        self.assertGreater(m.header.stamp.to_sec(), 0)      # receive time: no stamp on the wire
+        m = ins.until(lambda: self.sim.send('intersection', udp.make(
+            udp.GetIntersectionStatus, intersection_index=7, intersection_status=5, intersection_status_time=3.75)))
+        self.assertEqual((m.intersection_index, m.intersection_status, m.intersection_status_time), (7, 5, 3.75))
+        r = lambda i: udp.NpcCollisionRecord(1, i, 1.0 * i, 2.0, 0.0, 90.0, 4.5, 1.8, 1.5, 18.0, 0, 0, 0, 0, 0)  # noqa
+        m = vc.until(lambda: self.sim.send('vehicle_collision', udp.make(udp.NpcVehicleCollision,
+                                                                         pairs=((r(31), r(32)),))))
+        self.assertEqual(len(m.collisions), 1)
+        self.assertEqual([o.unique_id for o in m.collisions[0].crashed_vehicles], [31, 32])
+        self.assertEqual(m.collisions[0].crashed_vehicles[0].velocity.x, 18.0)
+
+    def test_gps_and_imu(self):
+        g = Waiter('/gps', GPSMessage)
+        n = Waiter('/gps/fix', NavSatFix)
+        imu = Waiter('/imu', Imu)
+        gga = b'$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47\r\n'
+        m = g.until(lambda: self.sim.send('gps', gga))
+        self.assertIsNotNone(m)
+        self.assertAlmostEqual(m.latitude, 48.1173, places=6)
+        self.assertAlmostEqual(m.longitude, 11.0 + 31.0 / 60.0, places=6)
+        self.assertAlmostEqual(m.altitude, 545.4, places=6)
+        self.assertEqual(m.status, 1)
+        self.assertAlmostEqual(n.until(lambda: self.sim.send('gps', gga)).latitude, 48.1173, places=6)
+        m = imu.until(lambda: self.sim.send('imu', udp.make(udp.ImuData, sec=70, nsec=1, ori_w=1.0, ang_vel_z=0.5,
+                                                            lin_acc_x=9.0)))
+        self.assertIsNotNone(m)
+        self.assertEqual((m.header.stamp.secs, m.header.stamp.nsecs, m.header.frame_id), (70, 1, 'imu'))
+        self.assertEqual((m.orientation.w, m.angular_velocity.z, m.linear_acceleration.x), (1.0, 0.5, 9.0))
+
+    def test_sim_status_and_sim_proc_service(self):
+        st = Waiter('/sim/process/state/msg/MoraiSimProcStatus', MoraiSimProcStatus)
+        m = st.until(lambda: self.sim.send('sim_status', udp.make(
+            udp.SimStatus, platform=2, stage=2, status=2, command_platform=2, command=2, command_option='',
+            result=1)))
+        self.assertIsNotNone(m)
+        self.assertEqual((m.current_status, m.command_result, m.current_mode), (0x10, 0x01, 0x01))
+        rospy.wait_for_service('/Morai_SimProc', TIMEOUT)
+        call = rospy.ServiceProxy('/Morai_SimProc', MoraiSimProcSrv)
+        self.sim.drain('sim_control')
+        r = call(MoraiSimProcHandle(sim_process_status=0x01))
+        p = self.sim.recv('sim_control')
+        self.assertEqual((p.platform, p.command, p.option), (2, 0x0003, ''))
+        self.assertIsInstance(r.response.result, bool)
+        r = call(MoraiSimProcHandle(sim_process_status=0x20))
+        self.assertFalse(r.response.result)
+
+    def test_malformed_datagrams_counted_and_node_alive(self):
+        rng = random.Random(7)
+        sent = 0
+        valid = udp.encode(self.ego_packet(sec=4242))
+        for _ in range(50):
+            self.sim.send('ego_status', bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 300))))
+            self.sim.send('ego_status', valid[:rng.randint(0, len(valid) - 1)])
+            sent += 2
+        for stream in RX:
+            self.sim.send(stream, b'#garbage$' + bytes(20))
+        w = Waiter('/Ego_topic', EgoVehicleStatus)
+        self.assertIsNotNone(w.until(lambda: self.sim.send('ego_status', valid), lambda m: m.header.stamp.secs == 4242),
+                             'node stopped publishing')
+        self.diag_value('ego_status', 'decode errors', lambda v: int(v) >= sent + 1)
+        for stream in RX:
+            self.diag_value('UDP %s ' % stream, 'decode errors', lambda v: int(v) >= 1)
+
+    def test_foreign_sender_ignored_and_counted(self):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(('127.0.0.2', 0))
+        w = Waiter('/Ego_topic', EgoVehicleStatus)
+        for _ in range(5):
+            s.sendto(udp.encode(self.ego_packet(sec=777)), ('127.0.0.1', self.sim.rx_ports['ego_status']))
+        time.sleep(0.5)
+        self.assertIsNone(w.wait(lambda m: m.header.stamp.secs == 777, timeout=0.5))
+        self.diag_value('ego_status', 'from unexpected hosts', lambda v: int(v) >= 5)
+        s.close()
+
+    # -------------------------------------------------------------- subscriptions
+
+    def test_ctrl_cmd_packet(self):
+        p = self.pub('/ctrl_cmd', CtrlCmd)
+        self.sim.drain('ctrl_cmd')
+        p.publish(CtrlCmd(longlCmdType=2, accel=0.0, brake=0.0, steering=0.1, velocity=20.0, acceleration=0.0))
+        c = self.sim.recv('ctrl_cmd')
+        self.assertEqual(c.data_length, 23)
+        self.assertEqual((c.ctrl_mode, c.gear, c.cmd_type), (2, 4, 2))
+        self.assertEqual(c.velocity, 20.0)
+        self.assertAlmostEqual(c.steer, -math.degrees(0.1) / 36.25, places=6)   # + left -> wire + right
+        p.publish(CtrlCmd(longlCmdType=1, accel=0.5, brake=0.25, steering=-2.0))
+        c = self.sim.recv('ctrl_cmd')
+        self.assertEqual((c.cmd_type, c.accel, c.brake, c.steer), (1, 0.5, 0.25, 1.0))   # clamped
+        # NaN / inf: never on the wire, counted
+        for bad in (CtrlCmd(longlCmdType=2, velocity=float('nan')), CtrlCmd(longlCmdType=1, steering=float('inf')),
+                    CtrlCmd(longlCmdType=3, acceleration=-float('inf')), CtrlCmd(longlCmdType=9)):
+            p.publish(bad)
+            time.sleep(0.1)    # the bridge keeps only the latest ctrl command (queue 1)
+        with self.assertRaises(socket.timeout):
+            self.sim.recv('ctrl_cmd', timeout=0.7)
+        self.diag_value('UDP commands', 'ctrl_cmd refused', lambda v: int(v) >= 4)
+
+    def test_command_topics_to_packets(self):
+        cases = [
+            ('/SetTrafficLight', SetTrafficLight(trafficLightIndex='C119BS010007', trafficLightStatus=16),
+             'set_traffic_light', dict(traffic_light_index='C119BS010007', traffic_light_status=16, data_length=14)),
+            ('/InsnControl', IntersectionControl(intersection_index=7, intersection_status=2,
+                                                 intersection_status_time=10.0),
+             'set_intersection', dict(intersection_index=7, intersection_status=2, intersection_status_time=10.0)),
+            ('/lamps', Lamps(turnSignal=2, emergencySignal=1), 'lamps', dict(turn_signal=2, emergency_signal=1)),
+            ('/ScenarioLoad', ScenarioLoad(file_name='lattice.json', load_network_connection_data=True,
+                                           delete_all=False, load_ego_vehicle_data=False,
+                                           load_surrounding_vehicle_data=True, load_pedestrian_data=False,
+                                           load_obstacle_data=True, set_pause=True),
+             'scenario_load', dict(file_name='lattice', delete_all=False, load_network=True, load_ego=False,
+                                   load_npc=True, load_pedestrian=False, load_object=True, set_pause=True)),
+            ('/SaveSensorData', SaveSensorData(is_custom_file_name=True, custom_file_name='run1',
+                                               file_dir='D:/data'),
+             'save_sensor_data', dict(is_custom_file_name=True, custom_file_name='run1', file_dir='D:/data')),
+            ('/GhostCtrlCmd', GhostMessage(position=Vector3(1.0, 2.0, 3.0), rotation=Vector3(0.0, 0.0, 90.0),
+                                           velocity=20.0, steering_angle=-4.0),
+             'ego_ghost', dict(position_x=1.0, position_y=2.0, position_z=3.0, rotation_z=90.0, speed=20.0,
+                               steer_angle=-4.0)),
+            ('/gv_state_cmd', GVStateCmd(latCtrlType=1, targetLongitudinalVelocity=1.5, targetAngularVelocity=-0.25),
+             'gv_state', dict(target_longitudinal_velocity=1.5, target_angular_velocity=-0.25)),
+            ('/gv_direct_cmd', GVDirectCmd(steerType=2, throttle=0.5, brake=0.0, skidSteering=0.0,
+                                           steerAngle=[0.25, -0.5] + [0.0] * 8),
+             'gv_direct', dict(steer_type=2, throttle=0.5, steer_angle=(0.25, -0.5) + (0.0,) * 8)),
+        ]
+        for topic, msg, stream, fields in cases:
+            self.sim.drain(stream)
+            self.pub(topic, type(msg)).publish(msg)
+            p = self.sim.recv(stream)
+            for k, v in fields.items():
+                self.assertEqual(getattr(p, k), v, '%s.%s' % (stream, k))
+
+    def test_sensor_multi_ego_npc_ghost(self):
+        self.sim.drain('sensor_control')
+        self.pub('/SensorPosControl', SensorPosControl).publish(SensorPosControl(
+            sensor_index=[1, 3], pose_x=[1.0, 2.0], pose_y=[0.0, 0.5], pose_z=[1.5, 2.0], roll=[0.0, 0.0],
+            pitch=[0.0, math.pi / 4], yaw=[math.pi / 2, 0.0]))
+        a, b = self.sim.recv('sensor_control'), self.sim.recv('sensor_control')
+        self.assertEqual((a.sensor_index, a.pos_x, b.sensor_index, b.pos_y), (1, 1.0, 3, 0.5))
+        self.assertAlmostEqual(a.yaw, 90.0, places=4)      # rad -> deg
+        self.assertAlmostEqual(b.pitch, 45.0, places=4)
+        self.sim.drain('multi_ego')
+        self.pub('/ego_setting', MultiEgoSetting).publish(MultiEgoSetting(
+            number_of_ego_vehicle=2, camera_index=1, ego_index=[0, 1], global_position_x=[1.0, 2.0],
+            global_position_y=[3.0, 4.0], global_position_z=[0.0, 0.0], global_roll=[0.0, 0.0],
+            global_pitch=[0.0, 0.0], global_yaw=[90.0, 180.0], velocity=[10.0, 0.0], gear=[4, 1],
+            ctrl_mode=[2, 1]))
+        p = self.sim.recv('multi_ego')
+        self.assertEqual((p.num_of_ego, p.camera_index, len(p.egos)), (2, 1, 2))
+        self.assertEqual(tuple(p.egos[1]), (1, 2.0, 4.0, 0.0, 0.0, 0.0, 180.0, 0.0, 1, 1))
+        self.sim.drain('npc_ghost')
+        self.pub('/NpcGhostCmd', NpcGhostCmd).publish(NpcGhostCmd(npc_list=[
+            NpcGhostInfo(unique_id=5, name='2015_Kia_K5', position=Vector3(10.0, 20.0, 0.0),
+                         rpy=Vector3(0.0, 0.0, 45.0))]))
+        p = self.sim.recv('npc_ghost')
+        self.assertEqual(tuple(p.npcs[0]), (5, '2015_Kia_K5', 10.0, 20.0, 0.0, 0.0, 0.0, 45.0))
+        # out-of-range values are refused, not truncated onto the wire
+        self.pub('/NpcGhostCmd', NpcGhostCmd).publish(NpcGhostCmd(npc_list=[
+            NpcGhostInfo(unique_id=500, name='x', position=Vector3(float('nan'), 0.0, 0.0))]))
+        with self.assertRaises(socket.timeout):
+            self.sim.recv('npc_ghost', timeout=0.7)
+
+    # ------------------------------------------------------------------ services
+
+    def test_scenario_and_event_services(self):
+        rospy.wait_for_service('/Service_MoraiSL', TIMEOUT)
+        sl = rospy.ServiceProxy('/Service_MoraiSL', MoraiScenarioLoadSrv)
+        self.sim.drain('scenario_load')
+        r = sl(ScenarioLoad(file_name='sample', delete_all=True, set_pause=False))
+        self.assertTrue(r.response.result)
+        p = self.sim.recv('scenario_load')
+        self.assertEqual((p.file_name, p.delete_all, p.set_pause), ('sample', True, False))
+        r = sl(ScenarioLoad(file_name='x' * 31))
+        self.assertFalse(r.response.result)                 # too long for the packet
+        ev = rospy.ServiceProxy('/Service_MoraiEventCmd', MoraiEventCmdSrv)
+        self.sim.drain('lamps')
+        r = ev(EventInfo(option=4 | 2, gear=2, lamps=Lamps(turnSignal=1, emergencySignal=0)))
+        self.assertEqual((r.response.gear, r.response.lamps.turnSignal), (2, 1))
+        lp = self.sim.recv('lamps')
+        self.assertEqual((lp.turn_signal, lp.emergency_signal), (1, 0))
+        # the gear now travels with ctrl commands
+        self.sim.drain('ctrl_cmd')
+        self.pub('/ctrl_cmd', CtrlCmd).publish(CtrlCmd(longlCmdType=2, velocity=5.0))
+        c = self.sim.recv('ctrl_cmd')
+        while c.velocity != 5.0:
+            c = self.sim.recv('ctrl_cmd')
+        self.assertEqual(c.gear, 2)
+        r = ev(EventInfo(option=2, gear=4))
+        self.assertEqual(r.response.gear, 4)
+
+    def test_z_keyboard_mode_diagnosed(self):
+        self.pub('/ctrl_cmd', CtrlCmd).publish(CtrlCmd(longlCmdType=2, velocity=5.0))
+        for _ in range(3):
+            self.sim.send('ego_status', self.ego_packet(ctrl_mode=1))
+            time.sleep(0.1)
+        self.pub('/ctrl_cmd', CtrlCmd).publish(CtrlCmd(longlCmdType=2, velocity=5.0))
+        d = self.diag_value('Simulator control state', '_message', lambda v: 'keyboard' in v)
+        self.assertEqual(d['_level'], 1)
+
+    # ----------------------------------------------------------- second instance
+
+    def test_zz_second_instance_isolated_and_brakes_on_shutdown(self):
+        wa = Waiter('/Ego_topic', EgoVehicleStatus)
+        wb = Waiter('/sim_b/Ego_topic', EgoVehicleStatus)
+        pb = self.pub('/sim_b/ctrl_cmd', CtrlCmd)
+        m = wb.until(lambda: self.sim_b.send('ego_status', self.ego_packet(sec=9090)),
+                     lambda m: m.header.stamp.secs == 9090)
+        self.assertIsNotNone(m)
+        self.assertIsNone(wa.wait(lambda m: m.header.stamp.secs == 9090, timeout=0.5))
+        self.sim_b.drain('ctrl_cmd')
+        pb.publish(CtrlCmd(longlCmdType=2, velocity=12.0))
+        c = self.sim_b.recv('ctrl_cmd')
+        self.assertEqual(c.velocity, 12.0)
+        self.launch_b.shutdown()
+        last = None
+        try:
+            while True:
+                last = self.sim_b.recv('ctrl_cmd', timeout=2.0)
+        except socket.timeout:
+            pass
+        self.assertIsNotNone(last, 'no braking command on shutdown')
+        self.assertEqual((last.cmd_type, last.accel, last.brake), (1, 0.0, 1.0))
+
+
+if __name__ == '__main__':
+    rospy.init_node('test_udp_bridge')
+    rostest.rosrun('morai_msgs', 'test_udp_bridge', UdpBridgeTest)
