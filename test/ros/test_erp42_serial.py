@@ -134,6 +134,22 @@ class Erp42SerialTest(unittest.TestCase):
         self.drive(5.0, 0.0, 1.0)
         self.assertEqual(self.pcu.state.command.estop, 0)
 
+    def test_5b_noise_false_headers_split_frames(self):
+        self.drive(6.0, 0.0, 1.5)
+        before = dict(self.diag_link)
+        n = self.info.count
+        self.pcu.noise_bytes, self.pcu.false_headers, self.pcu.split_writes = 7, True, 4
+        try:
+            self.drive(6.0, 0.0, 2.0)
+        finally:
+            self.pcu.noise_bytes, self.pcu.false_headers, self.pcu.split_writes = 0, False, 0
+        got = self.info.count - n
+        self.assertGreater(got, 60, 'only %d feedback messages in 2 s of noisy stream' % got)
+        self.assertAlmostEqual(self.info.msg.velocity, 6.0, delta=0.5)
+        self.assertTrue(wait_for(lambda: int(self.diag_link.get('bytes discarded', 0))
+                                 > int(before.get('bytes discarded', 0)) + 100, 3.0), self.diag_link)
+        self.assertTrue(int(self.diag_link['candidates rejected']) > int(before.get('candidates rejected', 0)))
+
     def test_6_unplug_replug_ten_times(self):
         recover = []
         base_outages = int(self.diag_link.get('outages', 0)) if self.diag_link else 0
@@ -154,6 +170,12 @@ class Erp42SerialTest(unittest.TestCase):
         # feedback flows again to the topics
         n = self.info.count
         self.assertTrue(wait_for(lambda: self.info.count > n + 10, 3.0))
+
+    def test_7_alive_stepped_by_one_across_wraps(self):
+        self.drive(3.0, 0.0, 1.0)
+        st = self.pcu.state
+        self.assertGreater(st.frames_ok, 600, 'too few frames to have wrapped ALIVE twice')
+        self.assertEqual(st.alive_errors, 0)
 
 
 if __name__ == '__main__':
