@@ -84,11 +84,11 @@ class UdpReceiver(object):
     or '0.0.0.0'); others are counted in ``stats[name].foreign`` and dropped.
     """
 
-    def __init__(self, streams, allowed_ip, handler):
+    def __init__(self, streams, allowed_ip, handler, stats=None):
         self.sockets = dict(streams)
         self.allowed_ip = allowed_ip
         self.handler = handler
-        self.stats = {name: StreamStats(name) for name in self.sockets}
+        self.stats = stats if stats is not None else {name: StreamStats(name) for name in self.sockets}
         self._sel = selectors.DefaultSelector()
         for name, s in self.sockets.items():
             self._sel.register(s, selectors.EVENT_READ, name)

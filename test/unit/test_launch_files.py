@@ -13,6 +13,7 @@ LAUNCH = sorted(glob.glob(os.path.join(ROOT, 'launch', '*.launch')))
 NODE_LAUNCH = {
     'erp42_serial.launch': 'morai_bridge.nodes.erp42_serial',
     'udp_bridge.launch': 'morai_bridge.nodes.udp_bridge',
+    'capture_replay.launch': 'morai_bridge.nodes.capture_replay',
 }
 
 

@@ -103,9 +103,13 @@ MODE_TEXT = {1: 'keyboard', 2: 'automatic'}
 
 
 class UdpBridge(object):
+    """The bridge.  With ``live=False`` (capture replay) no socket is opened and
+    no command topic or service is offered: datagrams come in through
+    :meth:`feed` instead."""
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, live=True):
         self.cfg = cfg
+        self.live = live
         self.sim_ip = transport.resolve_host(cfg.sim_ip, '~sim_ip')
         self.bind_ip = transport.resolve_host(cfg.bind_ip, '~bind_ip')
         self.ctrl_bytes = {55: 23, 59: 27}[cfg.ctrl_cmd_bytes]
@@ -117,11 +121,10 @@ class UdpBridge(object):
 
         # receive side
         sockets = {}
+        enabled = [name for name, _, _, _, _ in RX_STREAMS if cfg[name + '_port']]
         try:
-            for name, _, _, _, _ in RX_STREAMS:
-                port = cfg[name + '_port']
-                if port:
-                    sockets[name] = transport.bind_udp(self.bind_ip, port, '~%s_port' % name)
+            for name in enabled if live else ():
+                sockets[name] = transport.bind_udp(self.bind_ip, cfg[name + '_port'], '~%s_port' % name)
         except transport.TransportError:
             for s in sockets.values():
                 s.close()
@@ -129,10 +132,10 @@ class UdpBridge(object):
         self.handlers = {}
         self.pubs = {}
         for name, _, _, rtype, wcls in RX_STREAMS:
-            if name in sockets:
+            if name in enabled:
                 self.pubs[name] = rospy.Publisher(cfg[name + '_topic'], rtype, queue_size=QUEUE.get(name, 1))
                 self.handlers[name] = (wcls, getattr(self, '_on_' + name))
-        if 'gps' in sockets:
+        if 'gps' in enabled:
             self.navsat_pub = rospy.Publisher(cfg.navsat_topic, NavSatFix, queue_size=1)
         self.odom_pub = rospy.Publisher(cfg.odom_topic, Odometry, queue_size=1) if cfg.publish_odom else None
         self.tf = tf2_ros.TransformBroadcaster() if cfg.publish_tf else None
@@ -146,7 +149,18 @@ class UdpBridge(object):
         self.bad_stamps = 0
         self.sim_status_t = 0.0
         self._cmd_sent_t = 0.0
-        self.receiver = transport.UdpReceiver(sockets, self.sim_ip, self._dispatch)
+        self.stats = dict((name, transport.StreamStats(name)) for name in enabled)
+        self.receiver = transport.UdpReceiver(sockets, self.sim_ip, self._dispatch, self.stats)
+        self.port_to_stream = dict((cfg[name + '_port'], name) for name in enabled)
+        self.updater = diagnostic_updater.Updater()
+        self.updater.setHardwareID('morai_sim@%s' % cfg.sim_ip)
+        self._rates = {}
+        for name in enabled:
+            self.updater.add('UDP %s (port %d)' % (name, cfg[name + '_port']), self._diag_stream(name))
+        self.diag_timer = rospy.Timer(rospy.Duration(1.0), lambda ev: self.updater.update())
+        if not live:
+            self.sender = None
+            return
 
         # send side
         self.sender = transport.UdpSender(self.bind_ip if self.bind_ip != '' else '0.0.0.0', self.sim_ip
@@ -166,22 +180,28 @@ class UdpBridge(object):
             rospy.Service(cfg.scenario_service, MoraiScenarioLoadSrv, self._srv_scenario)
         rospy.Service(cfg.event_service, MoraiEventCmdSrv, self._srv_event)
 
-        self.updater = diagnostic_updater.Updater()
-        self.updater.setHardwareID('morai_sim@%s' % cfg.sim_ip)
-        self._rates = {}
-        for name in sockets:
-            self.updater.add('UDP %s (port %d)' % (name, cfg[name + '_port']), self._diag_stream(name))
         self.updater.add('UDP commands', self._diag_commands)
         self.updater.add('Simulator control state', self._diag_control)
-        self.diag_timer = rospy.Timer(rospy.Duration(1.0), lambda ev: self.updater.update())
 
     def start(self):
         self.receiver.start()
 
+    def feed(self, dst_port, data, src=('0.0.0.0', 0)):
+        """Decode and publish one datagram as if it had arrived on dst_port.
+        Returns False when no enabled stream listens on that port."""
+        name = self.port_to_stream.get(dst_port)
+        if name is None:
+            return False
+        st = self.stats[name]
+        st.received += 1
+        st.last_rx = time.monotonic()
+        self._dispatch(name, data, src, st.last_rx)
+        return True
+
     # ------------------------------------------------------------------ receive
 
     def _dispatch(self, name, data, addr, t):
-        st = self.receiver.stats[name]
+        st = self.stats[name]
         try:
             msg = udp.decode(data)
         except udp.DecodeError as e:
@@ -303,7 +323,7 @@ class UdpBridge(object):
     def _wait_sim_status(self, pred, timeout):
         """True when a SimStatus satisfying pred arrives within timeout; None when
         the simulator is not reporting status at all (nothing to wait for)."""
-        st = self.receiver.stats.get('sim_status')
+        st = self.stats.get('sim_status')
         if st is None or st.age() is None or st.age() > 2.0 + timeout:
             return None
         end = time.monotonic() + timeout
@@ -386,7 +406,7 @@ class UdpBridge(object):
     # -------------------------------------------------------------- diagnostics
 
     def _diag_stream(self, name):
-        st = self.receiver.stats[name]
+        st = self.stats[name]
 
         def task(stat):
             now = time.monotonic()
@@ -470,6 +490,8 @@ class UdpBridge(object):
     # ----------------------------------------------------------------- shutdown
 
     def shutdown(self):
+        if not self.live:
+            return
         if self.any_ctrl_sent and self.cfg.ctrl_cmd_port:
             try:
                 self._send('ctrl_cmd', conv.brake_cmd(self.gear, self.ctrl_mode, self.ctrl_bytes))

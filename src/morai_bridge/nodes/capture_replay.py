@@ -1,0 +1,127 @@
+"""capture_replay: a pcap/pcapng of MORAI traffic becomes the bridge's ROS topics.
+
+Each UDP datagram of the file goes through the same decoding path as live
+traffic (``UdpBridge.feed``), routed by its destination port with the bridge's
+``~<stream>_port`` parameters (their defaults are the ports MORAI's example and
+the shared captures use).  Timing follows the capture at ``~rate`` (1 =
+recorded speed, 0 = as fast as possible); with ``~publish_clock`` the node
+publishes /clock from the capture's own timestamps, so ``use_sim_time``
+consumers see recorded time and the pacing never depends on ROS time.
+"""
+import time
+
+import rospy
+from rosgraph_msgs.msg import Clock
+
+from morai_bridge import transport
+from morai_bridge.nodes import udp_bridge
+from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.wire import capture
+
+# The bridge's receive-side parameters; commands and services make no sense here.
+_RX = set(n for n, _, _, _, _ in udp_bridge.RX_STREAMS)
+_KEEP = [p for p in udp_bridge.PARAMS
+         if (p.name[:-5] in _RX and p.name.endswith('_port')) or (p.name[:-6] in _RX and p.name.endswith('_topic'))
+         or p.name in ('navsat_topic', 'odom_topic', 'frame_id', 'child_frame_id', 'gps_frame_id', 'imu_frame_id',
+                       'stamp_source', 'publish_odom', 'publish_tf', 'gps_east_offset', 'gps_north_offset',
+                       'stale_timeout')]
+
+PARAMS = [
+    Param('file', '', 'pcap or pcapng file of MORAI UDP traffic (required)'),
+    Param('rate', 1.0, 'replay speed: 1 = as recorded, 2 = twice as fast, 0 = as fast as possible', minimum=0.0),
+    Param('loop', False, 'start again at the end of the file'),
+    Param('start_offset', 0.0, 'skip this many seconds at the start of the capture [s]', minimum=0.0),
+    Param('publish_clock', False, 'publish /clock from the capture timestamps'),
+    Param('sim_ip', '0.0.0.0', 'only replay datagrams from this source address (0.0.0.0: all)'),
+    Param('start_delay', 0.0, 'wait this long before replaying, e.g. for subscribers to connect [s]', minimum=0.0),
+    Param('progress_period', 5.0, 'seconds between progress lines (0: none)', minimum=0.0),
+] + _KEEP
+
+
+class Replay(object):
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        # the bridge in replay mode needs every parameter it reads: defaults for the rest
+        full = dict((p.name, p.default) for p in udp_bridge.PARAMS)
+        full.update((k, v) for k, v in cfg.items() if k in full)
+        full['publish_clock'] = False        # /clock comes from the capture here
+        self.bridge = udp_bridge.UdpBridge(load(udp_bridge.PARAMS, getter=lambda n, d: full[n]), live=False)
+        self.clock_pub = rospy.Publisher('/clock', Clock, queue_size=10) if cfg.publish_clock else None
+        self.sent = 0
+        self.skipped = 0      # datagrams to ports no stream listens on, or from other hosts
+        self.duration = None
+
+    def _packets(self):
+        reader = capture.read_capture(self.cfg.file)
+        first = None
+        for ts, src, dst, payload in reader:
+            if first is None:
+                first = ts
+            rel = ts - first
+            if rel < self.cfg.start_offset:
+                continue
+            yield ts, rel, src, dst, payload
+        self.reader_counts = reader.counts
+
+    def run_once(self):
+        t_wall0 = None
+        t_cap0 = None
+        last_progress = time.monotonic()
+        for ts, rel, src, dst, payload in self._packets():
+            if rospy.is_shutdown():
+                return False
+            if t_wall0 is None:
+                t_wall0, t_cap0 = time.monotonic(), ts
+            if self.cfg.rate > 0:
+                delay = (ts - t_cap0) / self.cfg.rate - (time.monotonic() - t_wall0)
+                if delay > 0:
+                    time.sleep(delay)
+            if self.clock_pub is not None:
+                self.clock_pub.publish(Clock(rospy.Time.from_sec(ts)))
+            if self.cfg.sim_ip not in ('', '0.0.0.0') and src[0] != self.cfg.sim_ip:
+                self.skipped += 1
+            elif self.bridge.feed(dst[1], payload, src):
+                self.sent += 1
+            else:
+                self.skipped += 1
+            now = time.monotonic()
+            if self.cfg.progress_period and now - last_progress >= self.cfg.progress_period:
+                last_progress = now
+                rospy.loginfo('capture_replay: %.1f s of capture replayed, %d datagrams published, %d skipped',
+                              rel, self.sent, self.skipped)
+        return True
+
+    def summary(self):
+        per = ', '.join('%s %d' % (n, s.published) for n, s in sorted(self.bridge.stats.items()) if s.received)
+        errors = sum(s.decode_errors + s.wrong_type for s in self.bridge.stats.values())
+        return ('capture_replay: done: %d datagrams fed (%s), %d decode errors, %d skipped (other ports/hosts)'
+                % (self.sent, per or 'none', errors, self.skipped))
+
+
+def main(argv=None):
+    rospy.init_node('capture_replay')
+    try:
+        cfg = load(PARAMS)
+        if not cfg.file:
+            raise ParamError('~file is required: the pcap/pcapng file to replay')
+        replay = Replay(cfg)
+        # open once now so a bad path fails fast with a clear message
+        next(iter(capture.read_capture(cfg.file)), None)
+    except (ParamError, transport.TransportError, capture.CaptureError, OSError) as e:
+        rospy.logfatal('capture_replay: %s', e)
+        raise SystemExit(2)
+    if cfg.start_delay:
+        time.sleep(cfg.start_delay)
+    while True:
+        if not replay.run_once():
+            break
+        rospy.loginfo(replay.summary())
+        if not cfg.loop:
+            break
+    rospy.loginfo('capture_replay: finished; staying up so latched state can be inspected (Ctrl-C to quit)')
+    rospy.spin()
+
+
+if __name__ == '__main__':
+    main()

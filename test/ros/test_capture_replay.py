@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""rostest: capture_replay turns a pcap into the bridge's topics.
+
+A capture written here (with traffic-light changes, an IP-fragmented object
+packet and foreign traffic) is replayed with /clock from its timestamps; the
+real shared capture is replayed too when ../shared/captures is present.
+"""
+import os
+import socket
+import tempfile
+import threading
+import time
+import unittest
+
+import dpkt
+import roslaunch
+import rospy
+import rostest
+from rosgraph_msgs.msg import Clock
+
+from morai_msgs.msg import EgoVehicleStatus, GetTrafficLightStatus, ObjectStatusList
+
+from morai_bridge.wire import udp
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+LAUNCH = os.path.join(HERE, '..', '..', 'launch', 'capture_replay.launch')
+SHARED = os.path.join(HERE, '..', '..', '..', 'shared', 'captures', 'MORAI.pcap')
+SIM, USER = '192.168.0.10', '192.168.0.20'
+T0 = 1726147850.0
+
+
+def ip_frames(ts, sport, dport, payload, ident):
+    """Ethernet frames of one UDP datagram, fragmented at 1480 bytes like a real link."""
+    u = dpkt.udp.UDP(sport=sport, dport=dport, data=payload)
+    u.ulen = len(bytes(u))
+    data = bytes(u)
+    out = []
+    for off in range(0, len(data), 1480):
+        chunk = data[off:off + 1480]
+        more = off + 1480 < len(data)
+        ip = dpkt.ip.IP(src=socket.inet_aton(SIM), dst=socket.inet_aton(USER), p=17, id=ident, ttl=64, data=chunk)
+        ip.mf = int(more)
+        ip.offset = off // 8
+        eth = dpkt.ethernet.Ethernet(src=b'\x02' * 6, dst=b'\x04' * 6, type=dpkt.ethernet.ETH_TYPE_IP, data=bytes(ip))
+        out.append((ts, bytes(eth)))
+    return out
+
+
+def write_capture(path):
+    frames = []
+    ident = 1
+    statuses = [16, 16, 4, 4, 1, 1, 1, 16]     # green, yellow, red, green again
+    for k in range(40):
+        ts = T0 + 0.05 * k
+        ego = udp.make(udp.EgoVehicleStatus, sec=1726147000 + k, nsec=500000000, ctrl_mode=2, gear=4,
+                       pos_x=10.0 + k, pos_y=20.0, yaw=90.0, vel_x=36.0)
+        frames += ip_frames(ts, 908, 909, udp.encode(ego), ident); ident += 1
+        obj = udp.make(udp.ObjectInfo, sec=1726147000 + k, nsec=500000000, objects=(
+            udp.ObjectRecord(5, 1, 30.0, 20.0, 0.0, 0.0, 4.5, 1.8, 1.5, 1.0, 2.7, 0.8, 18.0, 0, 0, 0, 0, 0, 'L'),))
+        frames += ip_frames(ts + 0.001, 7605, 7505, udp.encode(obj), ident); ident += 1
+        if k % 5 == 0:
+            tl = udp.make(udp.GetTrafficLightStatus, traffic_light_index='C119BS010007', traffic_light_type=2,
+                          traffic_light_status=statuses[k // 5])
+            frames += ip_frames(ts + 0.002, 7603, 7502, udp.encode(tl), ident); ident += 1
+        frames += ip_frames(ts + 0.003, 50000, 1900, b'NOTIFY * HTTP/1.1\r\n\r\n', ident); ident += 1
+    with open(path, 'wb') as f:
+        w = dpkt.pcapng.Writer(f, linktype=dpkt.pcap.DLT_EN10MB)
+        for ts, frame in frames:
+            w.writepkt(frame, ts=ts)
+
+
+class Collect(object):
+    def __init__(self, topic, cls):
+        self.msgs = []
+        self.lock = threading.Lock()
+        rospy.Subscriber(topic, cls, self.cb, queue_size=1000)
+
+    def cb(self, m):
+        with self.lock:
+            self.msgs.append(m)
+
+
+def wait_for(pred, timeout):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and not pred():
+        time.sleep(0.05)
+    return pred()
+
+
+class CaptureReplayTest(unittest.TestCase):
+
+    def replay(self, path, extra):
+        uuid = roslaunch.rlutil.get_or_generate_uuid(None, False)
+        roslaunch.configure_logging(uuid)
+        parent = roslaunch.parent.ROSLaunchParent(
+            uuid, [(LAUNCH, ['file:=%s' % path, 'output:=log', 'start_delay:=2.0'] + extra)])
+        parent.start()
+        return parent
+
+    def test_own_capture_light_changes_fragments_clock(self):
+        tmp = tempfile.mkdtemp()
+        path = os.path.join(tmp, 'drive.pcapng')
+        write_capture(path)
+        ego = Collect('/Ego_topic', EgoVehicleStatus)
+        objs = Collect('/Object_topic', ObjectStatusList)
+        tl = Collect('/GetTrafficLightStatus', GetTrafficLightStatus)
+        clock = Collect('/clock', Clock)
+        p = self.replay(path, ['rate:=2.0', 'publish_clock:=true', 'node_name:=replay_own'])
+        try:
+            self.assertTrue(wait_for(lambda: len(ego.msgs) >= 40 and len(tl.msgs) >= 8, 30.0),
+                            'ego %d, lights %d' % (len(ego.msgs), len(tl.msgs)))
+        finally:
+            p.shutdown()
+        self.assertEqual([m.header.stamp.secs for m in ego.msgs], [1726147000 + k for k in range(40)])
+        self.assertEqual([m.position.x for m in ego.msgs], [10.0 + k for k in range(40)])
+        self.assertAlmostEqual(ego.msgs[0].velocity.x, 10.0, places=5)
+        self.assertEqual(len(objs.msgs), 40)          # every fragmented 2160-byte packet reassembled
+        self.assertEqual([o.unique_id for o in objs.msgs[-1].npc_list], [5])
+        self.assertEqual([m.trafficLightStatus for m in tl.msgs], [16, 16, 4, 4, 1, 1, 1, 16])
+        secs = [c.clock.to_sec() for c in clock.msgs]
+        self.assertGreater(len(secs), 100)
+        self.assertAlmostEqual(secs[0], T0, places=3)
+        self.assertTrue(all(b >= a for a, b in zip(secs, secs[1:])), 'clock went backwards')
+        self.assertAlmostEqual(secs[-1] - secs[0], 0.05 * 39 + 0.003, places=3)
+
+    @unittest.skipUnless(os.path.exists(SHARED), 'shared capture %s not present' % SHARED)
+    def test_shared_capture(self):
+        ego = Collect('/Ego_topic', EgoVehicleStatus)
+        tl = Collect('/GetTrafficLightStatus', GetTrafficLightStatus)
+        p = self.replay(os.path.realpath(SHARED), ['rate:=0', 'node_name:=replay_shared'])
+        try:
+            self.assertTrue(wait_for(lambda: len(ego.msgs) >= 115 and len(tl.msgs) >= 115, 30.0),
+                            'ego %d, lights %d' % (len(ego.msgs), len(tl.msgs)))
+        finally:
+            p.shutdown()
+        self.assertEqual(len(ego.msgs), 115)
+        m = ego.msgs[0]
+        self.assertEqual(m.header.stamp.secs // 100000, 17261)      # September 2024, the simulator's clock
+        self.assertEqual(set(x.trafficLightIndex for x in tl.msgs), {'C119BS010007'})
+        self.assertEqual(set(x.trafficLightType for x in tl.msgs), {2})
+
+
+if __name__ == '__main__':
+    rospy.init_node('test_capture_replay')
+    rostest.rosrun('morai_msgs', 'test_capture_replay', CaptureReplayTest)
