@@ -133,7 +133,9 @@ class UdpBridge(object):
         self.pubs = {}
         for name, _, _, rtype, wcls in RX_STREAMS:
             if name in enabled:
-                self.pubs[name] = rospy.Publisher(cfg[name + '_topic'], rtype, queue_size=QUEUE.get(name, 1))
+                # live: state topics keep only the latest; replay as fast as possible must not drop
+                depth = QUEUE.get(name, 1) if live else 1000
+                self.pubs[name] = rospy.Publisher(cfg[name + '_topic'], rtype, queue_size=depth)
                 self.handlers[name] = (wcls, getattr(self, '_on_' + name))
         if 'gps' in enabled:
             self.navsat_pub = rospy.Publisher(cfg.navsat_topic, NavSatFix, queue_size=1)
