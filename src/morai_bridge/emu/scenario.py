@@ -1,0 +1,458 @@
+"""Scenarios of the simulator emulator: a JSON format of ours, and the moving actors.
+
+This is not MORAI's scenario format (which the simulator keeps to itself); it
+only describes what the emulator can show.  A scenario file
+``<scenario_dir>/<name>.json`` holds one object; every key is optional and
+unknown keys are errors (typos must not pass silently)::
+
+    {
+      "description": "free text",
+      "ego": {"position": [x, y, z], "yaw_deg": 0, "speed_kmh": 0, "gear": 4},
+      "vehicles": [
+        {"id": 1, "speed_kmh": 30, "path": {"type": "line", "from": [x, y], "to": [x, y]}},
+        {"id": 2, "speed_kmh": 20,
+         "path": {"type": "circle", "center": [x, y], "radius": 20,
+                  "direction": "ccw", "start_deg": 0}},
+        {"id": 3, "position": [x, y], "yaw_deg": 90}
+      ],
+      "pedestrians": [
+        {"id": 101, "from": [x, y], "to": [x, y], "speed_kmh": 4, "wander_m": 0.5}
+      ],
+      "obstacles": [{"id": 201, "position": [x, y], "yaw_deg": 0, "size": [1, 1, 1]}],
+      "traffic_lights": [{"id": "C119BS010007", "type": 2, "offset_s": 0,
+                          "plan": [[16, 17], [48, 5], [4, 3], [1, 25]]}],
+      "intersections": [{"index": 7, "plan": [[1, 25], [2, 25]], "offset_s": 0}]
+    }
+
+Rules (docs/emulator.md has the full table):
+
+* Positions are map-frame metres ``[x, y]`` or ``[x, y, z]``; headings degrees,
+  counter-clockwise, 0 = East; speeds km/h; sizes ``[length, width, height]`` m.
+* ``id`` is the Object Info obj_id: an integer 1..32767, unique across
+  vehicles, pedestrians and obstacles.
+* Vehicles without ``path`` are parked at ``position``/``yaw_deg``.  A ``line``
+  path is driven back and forth between ``from`` and ``to`` (the vehicle turns
+  on the spot at each end); a ``circle`` path goes round ``center`` at
+  ``radius``, counter-clockwise (``"ccw"``, default) or clockwise, starting at
+  ``start_deg`` on the circle.
+* Pedestrians walk back and forth between ``from`` and ``to``; ``wander_m`` > 0
+  adds a random sideways drift bounded to that many metres (seeded, so
+  deterministic with the emulator seed).
+* ``traffic_lights`` / ``intersections`` replace the emulator's default set
+  when present (see :mod:`morai_bridge.emu.sim_signals`).
+"""
+
+import json
+import math
+import os
+import random
+import re
+from typing import NamedTuple, Optional, Tuple
+
+from .sim_signals import IntersectionSpec, LightSpec, check_plan
+
+__all__ = ["ScenarioError", "EgoStart", "PathSpec", "ActorSpec", "Scenario", "Actor",
+           "OBJ_PEDESTRIAN", "OBJ_VEHICLE", "OBJ_OBSTACLE", "parse_scenario", "load_scenario",
+           "scenario_path", "boxes_overlap", "VALID_NAME"]
+
+OBJ_PEDESTRIAN, OBJ_VEHICLE, OBJ_OBSTACLE = 0, 1, 2
+KMH = 1.0 / 3.6
+VALID_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,30}$")
+
+DEFAULT_SIZES = {
+    OBJ_VEHICLE: (4.6, 1.9, 1.5),
+    OBJ_PEDESTRIAN: (0.5, 0.5, 1.75),
+    OBJ_OBSTACLE: (1.0, 1.0, 1.0),
+}
+
+
+class ScenarioError(ValueError):
+    """A scenario cannot be found or is invalid; the text says where."""
+
+
+class EgoStart(NamedTuple):
+    x: float = 0.0
+    y: float = 0.0
+    z: float = 0.0
+    yaw_deg: float = 0.0
+    speed_kmh: float = 0.0
+    gear: Optional[int] = None     # None = keep the current gear
+
+
+class PathSpec(NamedTuple):
+    kind: str                       # 'line' or 'circle'
+    a: Tuple[float, float]          # line: from; circle: center
+    b: Tuple[float, float] = (0.0, 0.0)   # line: to
+    radius: float = 0.0
+    clockwise: bool = False
+    start_deg: float = 0.0
+
+
+class ActorSpec(NamedTuple):
+    id: int
+    obj_type: int
+    size: Tuple[float, float, float]
+    x: float = 0.0
+    y: float = 0.0
+    z: float = 0.0
+    yaw_deg: float = 0.0
+    speed_kmh: float = 0.0
+    path: Optional[PathSpec] = None
+    wander_m: float = 0.0
+    name: str = ""
+    link_id: str = ""
+    wheelbase: float = 0.0
+
+
+class Scenario(NamedTuple):
+    name: str
+    description: str = ""
+    ego: Optional[EgoStart] = None
+    vehicles: Tuple[ActorSpec, ...] = ()
+    pedestrians: Tuple[ActorSpec, ...] = ()
+    obstacles: Tuple[ActorSpec, ...] = ()
+    traffic_lights: Optional[Tuple[LightSpec, ...]] = None
+    intersections: Optional[Tuple[IntersectionSpec, ...]] = None
+
+
+# ----------------------------------------------------------------------------- parsing
+
+class _Reader:
+    """Typed access to one JSON object, with error messages that give the path."""
+
+    def __init__(self, obj, where: str, allowed):
+        if not isinstance(obj, dict):
+            raise ScenarioError(f"{where}: expected an object, got {type(obj).__name__}")
+        unknown = sorted(set(obj) - set(allowed))
+        if unknown:
+            raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)} "
+                                f"(allowed: {', '.join(sorted(allowed))})")
+        self.obj, self.where = obj, where
+
+    def has(self, key):
+        return key in self.obj
+
+    def number(self, key, default=None, minimum=None, positive=False):
+        if key not in self.obj:
+            if default is None:
+                raise ScenarioError(f"{self.where}.{key}: required")
+            return default
+        v = self.obj[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ScenarioError(f"{self.where}.{key}: expected a number, got {v!r}")
+        if positive and not v > 0:
+            raise ScenarioError(f"{self.where}.{key}: must be > 0, got {v!r}")
+        if minimum is not None and v < minimum:
+            raise ScenarioError(f"{self.where}.{key}: must be >= {minimum}, got {v!r}")
+        return float(v)
+
+    def integer(self, key, default=None, lo=None, hi=None):
+        if key not in self.obj:
+            if default is None:
+                raise ScenarioError(f"{self.where}.{key}: required")
+            return default
+        v = self.obj[key]
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ScenarioError(f"{self.where}.{key}: expected an integer, got {v!r}")
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            raise ScenarioError(f"{self.where}.{key}: must be in {lo}..{hi}, got {v}")
+        return v
+
+    def text(self, key, default="", limit=None):
+        v = self.obj.get(key, default)
+        if not isinstance(v, str):
+            raise ScenarioError(f"{self.where}.{key}: expected a string, got {v!r}")
+        if limit is not None:
+            try:
+                v.encode("ascii")
+            except UnicodeEncodeError:
+                raise ScenarioError(f"{self.where}.{key}: must be ASCII") from None
+            if len(v) > limit:
+                raise ScenarioError(f"{self.where}.{key}: at most {limit} characters")
+        return v
+
+    def point(self, key, default=None, dims=(2, 3)):
+        if key not in self.obj:
+            if default is None:
+                raise ScenarioError(f"{self.where}.{key}: required")
+            return default
+        v = self.obj[key]
+        if (not isinstance(v, list) or len(v) not in dims or
+                any(isinstance(c, bool) or not isinstance(c, (int, float)) or
+                    not math.isfinite(c) for c in v)):
+            raise ScenarioError(f"{self.where}.{key}: expected a list of "
+                                f"{' or '.join(map(str, dims))} numbers, got {v!r}")
+        return tuple(float(c) for c in v)
+
+    def size(self, default):
+        s = self.point("size", default, dims=(3,))
+        if any(c <= 0 for c in s):
+            raise ScenarioError(f"{self.where}.size: every dimension must be > 0, got {list(s)}")
+        return s
+
+    def items(self, key):
+        v = self.obj.get(key, [])
+        if not isinstance(v, list):
+            raise ScenarioError(f"{self.where}.{key}: expected a list")
+        return [(f"{self.where}.{key}[{k}]", item) for k, item in enumerate(v)]
+
+
+_GEARS = (1, 2, 3, 4)
+
+
+def _ego(obj) -> EgoStart:
+    r = _Reader(obj, "ego", ("position", "yaw_deg", "speed_kmh", "gear"))
+    p = r.point("position", (0.0, 0.0))
+    gear = r.integer("gear", 0, 0, 5) if r.has("gear") else None
+    if gear is not None and gear not in _GEARS:
+        raise ScenarioError(f"ego.gear: must be one of 1 P, 2 R, 3 N, 4 D, got {gear}")
+    return EgoStart(p[0], p[1], p[2] if len(p) > 2 else 0.0, r.number("yaw_deg", 0.0),
+                    r.number("speed_kmh", 0.0), gear)
+
+
+def _path(obj, where) -> PathSpec:
+    kind = obj.get("type") if isinstance(obj, dict) else None
+    if kind == "line":
+        r = _Reader(obj, where, ("type", "from", "to"))
+        a, b = r.point("from", dims=(2,)), r.point("to", dims=(2,))
+        if a == b:
+            raise ScenarioError(f"{where}: 'from' and 'to' must differ")
+        return PathSpec("line", a, b)
+    if kind == "circle":
+        r = _Reader(obj, where, ("type", "center", "radius", "direction", "start_deg"))
+        direction = r.text("direction", "ccw")
+        if direction not in ("ccw", "cw"):
+            raise ScenarioError(f"{where}.direction: 'ccw' or 'cw', got {direction!r}")
+        return PathSpec("circle", r.point("center", dims=(2,)), radius=r.number(
+            "radius", positive=True), clockwise=direction == "cw",
+            start_deg=r.number("start_deg", 0.0))
+    raise ScenarioError(f"{where}.type: 'line' or 'circle', got {kind!r}")
+
+
+def _vehicle(where, obj) -> ActorSpec:
+    r = _Reader(obj, where, ("id", "name", "size", "position", "yaw_deg", "speed_kmh", "path",
+                             "link_id", "wheelbase"))
+    size = r.size(DEFAULT_SIZES[OBJ_VEHICLE])
+    path = _path(obj["path"], where + ".path") if r.has("path") else None
+    if (path is None) == (not r.has("position")):
+        raise ScenarioError(f"{where}: a vehicle needs either a 'path' or a 'position'")
+    pos = r.point("position", (0.0, 0.0))
+    wheelbase = r.number("wheelbase", 0.59 * size[0], positive=True)
+    if wheelbase > size[0]:
+        raise ScenarioError(f"{where}.wheelbase: longer than the vehicle")
+    return ActorSpec(r.integer("id", None, 1, 32767), OBJ_VEHICLE, size, pos[0], pos[1],
+                     pos[2] if len(pos) > 2 else 0.0, r.number("yaw_deg", 0.0),
+                     r.number("speed_kmh", 0.0, minimum=0.0), path, 0.0, r.text("name"),
+                     r.text("link_id", "", limit=38), wheelbase)
+
+
+def _pedestrian(where, obj) -> ActorSpec:
+    r = _Reader(obj, where, ("id", "name", "size", "from", "to", "speed_kmh", "wander_m"))
+    a = r.point("from", dims=(2, 3))
+    b = r.point("to", a, dims=(2, 3))
+    path = PathSpec("line", a[:2], b[:2]) if a[:2] != b[:2] else None
+    return ActorSpec(r.integer("id", None, 1, 32767), OBJ_PEDESTRIAN,
+                     r.size(DEFAULT_SIZES[OBJ_PEDESTRIAN]), a[0], a[1],
+                     a[2] if len(a) > 2 else 0.0, 0.0, r.number("speed_kmh", 4.0, minimum=0.0),
+                     path, r.number("wander_m", 0.0, minimum=0.0), r.text("name"))
+
+
+def _obstacle(where, obj) -> ActorSpec:
+    r = _Reader(obj, where, ("id", "name", "size", "position", "yaw_deg"))
+    p = r.point("position")
+    return ActorSpec(r.integer("id", None, 1, 32767), OBJ_OBSTACLE,
+                     r.size(DEFAULT_SIZES[OBJ_OBSTACLE]), p[0], p[1], p[2] if len(p) > 2 else 0.0,
+                     r.number("yaw_deg", 0.0), name=r.text("name"))
+
+
+def _light(where, obj) -> LightSpec:
+    r = _Reader(obj, where, ("id", "type", "offset_s", "plan"))
+    light_id = r.text("id", limit=12)
+    if not light_id:
+        raise ScenarioError(f"{where}.id: required")
+    kind = r.integer("type", 2, -32768, 32767)
+    plan = ()
+    if r.has("plan"):
+        try:
+            plan = check_plan(obj["plan"], where + ".plan")
+        except ValueError as e:
+            raise ScenarioError(str(e)) from None
+    elif kind not in (0, 1, 2):
+        raise ScenarioError(f"{where}: type {kind} has no default plan; give a 'plan'")
+    return LightSpec(light_id, kind, r.number("offset_s", 0.0, minimum=0.0), plan)
+
+
+def _intersection(where, obj) -> IntersectionSpec:
+    r = _Reader(obj, where, ("index", "plan", "offset_s"))
+    try:
+        plan = check_plan(obj.get("plan", [[1, 25], [2, 25]]), where + ".plan")
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    return IntersectionSpec(r.integer("index", None, -32768, 32767), plan,
+                            r.number("offset_s", 0.0, minimum=0.0))
+
+
+def parse_scenario(obj, name: str = "") -> Scenario:
+    """Validate a decoded JSON scenario; ScenarioError says what and where."""
+    r = _Reader(obj, name or "scenario", ("description", "ego", "vehicles", "pedestrians",
+                                          "obstacles", "traffic_lights", "intersections"))
+    r.where = ""
+    vehicles = tuple(_vehicle(w[1:], o) for w, o in r.items("vehicles"))
+    pedestrians = tuple(_pedestrian(w[1:], o) for w, o in r.items("pedestrians"))
+    obstacles = tuple(_obstacle(w[1:], o) for w, o in r.items("obstacles"))
+    seen = {}
+    for a in vehicles + pedestrians + obstacles:
+        if a.id in seen:
+            raise ScenarioError(f"id {a.id} is used twice (ids are unique across vehicles, "
+                                f"pedestrians and obstacles)")
+        seen[a.id] = a
+    lights = None
+    if r.has("traffic_lights"):
+        lights = tuple(_light(w[1:], o) for w, o in r.items("traffic_lights"))
+        if len({lt.id for lt in lights}) != len(lights):
+            raise ScenarioError("traffic_lights: duplicate id")
+    intersections = None
+    if r.has("intersections"):
+        intersections = tuple(_intersection(w[1:], o) for w, o in r.items("intersections"))
+        if len({i.index for i in intersections}) != len(intersections):
+            raise ScenarioError("intersections: duplicate index")
+    return Scenario(name, r.text("description"), _ego(obj["ego"]) if r.has("ego") else None,
+                    vehicles, pedestrians, obstacles, lights, intersections)
+
+
+def scenario_path(scenario_dir: str, name: str) -> str:
+    """``<dir>/<name>.json`` for a safe scenario name (no directories)."""
+    if name.endswith(".json"):
+        name = name[:-5]
+    if not VALID_NAME.match(name):
+        raise ScenarioError(f"invalid scenario name {name!r} (letters, digits, '_', '-', '.'; "
+                            f"at most 30 characters)")
+    return os.path.join(scenario_dir, name + ".json")
+
+
+def load_scenario(scenario_dir: str, name: str) -> Scenario:
+    """Read and validate ``<scenario_dir>/<name>.json`` (a trailing .json is ignored)."""
+    path = scenario_path(scenario_dir, name)
+    try:
+        with open(path, encoding="utf-8") as f:
+            obj = json.load(f)
+    except FileNotFoundError:
+        raise ScenarioError(f"scenario {name!r} not found: no file {path}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScenarioError(f"scenario {name!r}: cannot read {path}: {e}") from None
+    except ValueError as e:
+        raise ScenarioError(f"scenario {name!r}: {path} is not valid JSON: {e}") from None
+    base = os.path.basename(path)[:-5]
+    try:
+        return parse_scenario(obj, base)
+    except ScenarioError as e:
+        raise ScenarioError(f"scenario {base!r} ({path}): {e}") from None
+
+
+# ----------------------------------------------------------------------------- actors
+
+class Actor:
+    """A surrounding object at run time (the emulator's lock protects it)."""
+
+    def __init__(self, spec: ActorSpec, seed=0):
+        self.id = spec.id
+        self.obj_type = spec.obj_type
+        self.name = spec.name
+        self.length, self.width, self.height = spec.size
+        self.link_id = spec.link_id
+        if spec.obj_type == OBJ_VEHICLE:
+            self.wheelbase = spec.wheelbase
+            self.overhang = self.rear_overhang = (self.length - spec.wheelbase) / 2.0
+        else:
+            self.wheelbase = self.overhang = self.rear_overhang = 0.0
+        self.path = spec.path
+        self.speed = spec.speed_kmh * KMH
+        self.wander = spec.wander_m
+        self.ghost = False
+        self.x, self.y, self.z = spec.x, spec.y, spec.z
+        self.yaw = math.radians(spec.yaw_deg)
+        self.vx = self.vy = self.ax = self.ay = 0.0
+        self.s = 0.0               # distance travelled along the path (m, or rad for circles)
+        self.offset = 0.0          # pedestrian sideways drift, m
+        # One generator per actor: its randomness does not depend on the others.
+        self.rng = random.Random(f"{seed}:{spec.id}")
+        if self.path is not None:
+            self._place(0.0)
+
+    def _place(self, dt: float) -> None:
+        p = self.path
+        if p.kind == "circle":
+            omega = self.speed / p.radius * (-1.0 if p.clockwise else 1.0)
+            self.s += omega * dt
+            theta = math.radians(p.start_deg) + self.s
+            cx, cy = p.a
+            self.x, self.y = cx + p.radius * math.cos(theta), cy + p.radius * math.sin(theta)
+            self.yaw = theta + (-math.pi / 2 if p.clockwise else math.pi / 2)
+            v = self.speed
+            self.vx, self.vy = v * math.cos(self.yaw), v * math.sin(self.yaw)
+            # centripetal, toward the centre
+            a = v * v / p.radius
+            self.ax, self.ay = -a * math.cos(theta), -a * math.sin(theta)
+            return
+        (x0, y0), (x1, y1) = p.a, p.b
+        length = math.hypot(x1 - x0, y1 - y0)
+        ux, uy = (x1 - x0) / length, (y1 - y0) / length
+        self.s = (self.s + self.speed * dt) % (2.0 * length)
+        if self.s <= length:
+            d, sign = self.s, 1.0
+        else:
+            d, sign = 2.0 * length - self.s, -1.0
+        lateral_v = 0.0
+        if self.wander > 0 and dt > 0:
+            step = self.rng.gauss(0.0, 0.25 * math.sqrt(dt))
+            new = max(-self.wander, min(self.wander, self.offset + step))
+            lateral_v = (new - self.offset) / dt
+            self.offset = new
+        self.x = x0 + ux * d - uy * self.offset
+        self.y = y0 + uy * d + ux * self.offset
+        self.yaw = math.atan2(sign * uy, sign * ux)
+        self.vx = sign * ux * self.speed - uy * lateral_v
+        self.vy = sign * uy * self.speed + ux * lateral_v
+        self.ax = self.ay = 0.0
+
+    def update(self, dt: float) -> None:
+        if self.path is not None and not self.ghost and self.speed > 0:
+            self._place(dt)
+
+    def set_ghost_pose(self, x, y, z, yaw_deg) -> None:
+        """NPC Ghost Cmd: the actor stops following its path and sits at this pose."""
+        self.ghost = True
+        self.x, self.y, self.z = x, y, z
+        self.yaw = math.radians(yaw_deg)
+        self.vx = self.vy = self.ax = self.ay = 0.0
+
+    def box(self):
+        return self.x, self.y, self.yaw, self.length, self.width
+
+
+def _corners(box):
+    cx, cy, yaw, length, width = box
+    c, s = math.cos(yaw), math.sin(yaw)
+    hl, hw = length / 2.0, width / 2.0
+    return [(cx + c * dx - s * dy, cy + s * dx + c * dy)
+            for dx, dy in ((hl, hw), (hl, -hw), (-hl, -hw), (-hl, hw))]
+
+
+def boxes_overlap(a, b, margin: float = 1e-9) -> bool:
+    """Separating-axis test of two oriented rectangles ``(cx, cy, yaw, length, width)``.
+
+    Touching edges (overlap below ``margin``) do not count as a collision.
+    """
+    # quick reject on the bounding circles
+    ra = math.hypot(a[3], a[4]) / 2.0
+    rb = math.hypot(b[3], b[4]) / 2.0
+    if math.hypot(a[0] - b[0], a[1] - b[1]) > ra + rb:
+        return False
+    ca, cb = _corners(a), _corners(b)
+    for yaw in (a[2], b[2]):
+        for ax, ay in ((math.cos(yaw), math.sin(yaw)), (-math.sin(yaw), math.cos(yaw))):
+            pa = [x * ax + y * ay for x, y in ca]
+            pb = [x * ax + y * ay for x, y in cb]
+            if min(max(pa), max(pb)) - max(min(pa), min(pb)) <= margin:
+                return False
+    return True
