@@ -1,0 +1,233 @@
+"""Lock-step extension: the EmuSync codec, and the emulator's sync mode over UDP."""
+
+import math
+import socket
+import struct
+import time
+
+import pytest
+
+from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
+from morai_bridge.wire import emu_sync, udp
+from morai_bridge.wire.emu_sync import EmuSyncCmd, EmuSyncState, EmuSyncTick
+
+# ----------------------------------------------------------------------------- codec
+
+
+def test_sizes_and_framing():
+    expected = {EmuSyncCmd: (b"#EmuSyncCmd$", 35), EmuSyncTick: (b"#EmuSyncTick$", 31),
+                EmuSyncState: (b"#EmuSyncState$", 55)}
+    for cls, (header, dl) in expected.items():
+        d = emu_sync.encode(cls())
+        h = len(header)
+        assert d[:h] == header and struct.unpack_from("<I", d, h)[0] == dl
+        assert d[h + 4:h + 16] == bytes(12) and d.endswith(b"\r\n")
+        assert len(d) == h + 4 + 12 + dl + 2 == emu_sync.HEADERS[header].length
+        assert sum(size for _, _, _, size in emu_sync.layout(cls)) == dl
+
+
+def test_byte_layout_of_each_message():
+    d = emu_sync.encode(EmuSyncCmd(True, 100, "bridge"))
+    assert d[28:] == b"\x01" + struct.pack("<I", 100) + b"bridge".ljust(30, b"\x00") + b"\r\n"
+    d = emu_sync.encode(EmuSyncTick(7, True, 4, 2, 20.0, 0.5, 0.25, 0.125, -0.5))
+    assert d[29:-2] == struct.pack("<Q?bb5f", 7, True, 4, 2, 20.0, 0.5, 0.25, 0.125, -0.5)
+    d = emu_sync.encode(EmuSyncState(2, True, False, True, 2, 2 ** 40, 20, 12, 340_000_000, "u"))
+    assert d[30:-2] == struct.pack("<B???BQIii30s", 2, True, False, True, 2, 2 ** 40, 20, 12,
+                                   340_000_000, b"u")
+
+
+@pytest.mark.parametrize("msg", [
+    EmuSyncCmd(), EmuSyncCmd(True, 20, "x" * 30), EmuSyncTick(), EmuSyncTick(2 ** 64 - 1),
+    EmuSyncTick(5, True, 2, 3, -1.5, 2.25, 1.0, 0.0, 1.0), EmuSyncState(),
+    EmuSyncState(1, True, True, False, 0, 123, 100, -5, 999_999_999, "user 1"),
+])
+def test_round_trip(msg):
+    assert emu_sync.decode(emu_sync.encode(msg)) == msg
+    assert emu_sync.classify(emu_sync.encode(msg)) == type(msg).__name__
+
+
+@pytest.mark.parametrize("msg,field", [
+    (EmuSyncCmd(user_id="x" * 31), "user_id"), (EmuSyncCmd(user_id="ü"), "user_id"),
+    (EmuSyncCmd(time_step_ms=-1), "time_step_ms"), (EmuSyncTick(frame=-1), "frame"),
+    (EmuSyncTick(gear=200), "gear"), (EmuSyncTick(steer="0"), "steer"),
+    (EmuSyncTick(velocity=1e39), "velocity"), (EmuSyncState(sync_on=2), "sync_on"),
+])
+def test_encode_errors_name_the_field(msg, field):
+    with pytest.raises(udp.EncodeError) as e:
+        emu_sync.encode(msg)
+    assert e.value.field == field
+
+
+def test_nan_is_encoded_as_given():
+    m = emu_sync.decode(emu_sync.encode(EmuSyncTick(steer=float("nan"))))
+    assert math.isnan(m.steer)
+
+
+GOOD = emu_sync.encode(EmuSyncTick(3))
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"x", b"#EmuSyncTick", b"#EmuSyncTick$", GOOD[:-1], GOOD + b"\x00",
+    GOOD[:-2] + b"\n\r", GOOD[:13] + struct.pack("<I", 30) + GOOD[17:],
+    b"#MoraiInfo$" + bytes(220), udp.encode(udp.make(udp.LampControl)),
+])
+def test_decode_errors(data):
+    with pytest.raises(udp.DecodeError):
+        emu_sync.decode(data)
+
+
+def test_decode_rejects_non_bytes():
+    with pytest.raises(TypeError):
+        emu_sync.decode("text")
+    with pytest.raises(TypeError):
+        emu_sync.encode(udp.make(udp.LampControl))
+
+
+# ----------------------------------------------------------------------------- emulator
+
+
+@pytest.fixture
+def world():
+    """Emulator (deterministic, no thread) + one user socket receiving every stream."""
+    rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    rx.bind(("127.0.0.1", 0))
+    rx.settimeout(2.0)
+    port = rx.getsockname()[1]
+    kw = {f: -1 for f, _, _ in LISTEN_PORTS.values()}
+    kw.update({f: 0 for f, _, _ in SEND_PORTS.values()})
+    kw.update(ego_status_port=port, sync_state_port=port, collision_port=port,
+              deterministic=True)
+    sim = SimEmulator(SimConfig(**kw))
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    w = World(sim, rx, tx)
+    yield w
+    tx.close()
+    rx.close()
+    sim.close()
+
+
+class World:
+    def __init__(self, sim, rx, tx):
+        self.sim, self.rx, self.tx = sim, rx, tx
+
+    def drain(self):
+        self.rx.settimeout(0.02)
+        try:
+            while True:
+                self.rx.recv(65535)
+        except socket.timeout:
+            pass
+        self.rx.settimeout(2.0)
+
+    def request(self, msg, port="sync"):
+        """Send one request and return (datagrams before the reply, decoded reply)."""
+        self.tx.sendto(emu_sync.encode(msg), ("127.0.0.1", self.sim.ports[port]))
+        before = []
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline:
+            if not self.sim.running:
+                self.sim.poll(0.01)
+            try:
+                self.rx.settimeout(0.01 if not self.sim.running else 1.0)
+                d = self.rx.recv(65535)
+            except socket.timeout:
+                continue
+            if d.startswith(b"#EmuSyncState$"):
+                return before, emu_sync.decode(d)
+            before.append(udp.decode(d))
+        raise AssertionError("no EmuSyncState reply")
+
+
+def test_start_tick_stop(world):
+    sim = world.sim
+    sim.step(3)                                  # some real-time-mode steps first
+    world.drain()
+    t0 = sim.snapshot().time_ns
+    _, r = world.request(EmuSyncCmd(True, 100, "bridge"))
+    assert (r.reply_to, r.result, r.sync_on, r.reason) == (1, True, True, 0)
+    assert (r.frame, r.time_step_ms, r.user_id) == (0, 100, "bridge")
+    assert r.sec * 10 ** 9 + r.nsec == t0
+    frame = r.frame
+    for k in range(1, 6):
+        before, r = world.request(EmuSyncTick(frame + 1))
+        assert (r.reply_to, r.result, r.frame) == (2, True, frame + 1)
+        frame = r.frame
+        # the frame's data went out before the reply, stamped with the frame's time
+        status = [m for m in before if isinstance(m, udp.EgoVehicleStatus)]
+        assert len(status) == 1
+        assert (status[0].sec, status[0].nsec) == (r.sec, r.nsec)
+        assert r.sec * 10 ** 9 + r.nsec == t0 + k * 100_000_000
+    assert sim.snapshot().time_ns == t0 + 5 * 100_000_000      # exactly N x time_step
+    assert sim.snapshot().sync == (True, "bridge", 5, 100)
+    world.drain()
+    _, r = world.request(EmuSyncCmd(False, 0, "bridge"))
+    assert (r.result, r.sync_on, r.frame, r.time_step_ms, r.user_id) == (True, False, 5, 0, "")
+    sim.step(1)
+    assert sim.snapshot().time_ns == t0 + 5 * 100_000_000 + 20_000_000
+
+
+def test_tick_for_the_wrong_frame_is_refused(world):
+    _, r = world.request(EmuSyncCmd(True, 20, "me"))
+    f = r.frame
+    _, r = world.request(EmuSyncTick(f + 2))
+    assert (r.result, r.reason, r.frame) == (False, emu_sync.REASON_WRONG_FRAME, f)
+    _, r = world.request(EmuSyncTick(f + 1))
+    assert (r.result, r.frame) == (True, f + 1)
+    _, r = world.request(EmuSyncTick(f + 1))                   # replay of the current frame
+    assert (r.result, r.reason, r.frame) == (False, emu_sync.REASON_WRONG_FRAME, f + 1)
+    before, r = world.request(EmuSyncTick(0))                  # 0: the next one, unchecked
+    assert (r.result, r.frame) == (True, f + 2) and before
+    assert world.sim.snapshot().steps == 2
+
+
+def test_refusals(world):
+    _, r = world.request(EmuSyncTick(1))
+    assert (r.result, r.reason, r.sync_on) == (False, emu_sync.REASON_NOT_SYNC, False)
+    for step in (0, 10, 30, 25):
+        _, r = world.request(EmuSyncCmd(True, step, "a"))
+        assert (r.result, r.reason) == (False, emu_sync.REASON_BAD_TIME_STEP), step
+    _, r = world.request(EmuSyncCmd(True, 40, "a"))
+    assert r.result
+    _, r = world.request(EmuSyncCmd(True, 20, "b"))
+    assert (r.result, r.reason, r.user_id, r.time_step_ms) == (
+        False, emu_sync.REASON_OTHER_USER, "a", 40)
+    _, r = world.request(EmuSyncCmd(False, 0, "b"))
+    assert (r.result, r.sync_on) == (False, True)
+    world.sim.set_paused(True)
+    _, r = world.request(EmuSyncTick(0))
+    assert (r.result, r.reason, r.paused) == (False, emu_sync.REASON_PAUSED, True)
+    world.sim.set_paused(False)
+    _, r = world.request(EmuSyncTick(0))
+    assert r.result and r.frame == 1 and world.sim.snapshot().steps == 2   # 40 ms = 2 steps
+
+
+def test_tick_with_embedded_control(world):
+    _, r = world.request(EmuSyncCmd(True, 100, "ctl"))
+    frame = r.frame
+    for _ in range(10):                                         # 1 s
+        _, r = world.request(EmuSyncTick(frame + 1, True, 4, 2, 36.0))
+        frame = r.frame
+    s = world.sim.snapshot().ego
+    assert s.speed_kmh == pytest.approx(3.6, abs=1e-6) and s.gear == 4   # +1 m/s^2
+    # gear 0 keeps the gear; has_ctrl False keeps the held command
+    _, r = world.request(EmuSyncTick(frame + 1, False, 2, 2, 0.0))
+    assert world.sim.snapshot().ego.speed_kmh == pytest.approx(3.96, abs=1e-6)
+    _, r = world.request(EmuSyncTick(r.frame + 1, True, 0, 3, 0.0, -2.0))
+    s = world.sim.snapshot().ego
+    assert s.gear == 4 and s.speed_kmh == pytest.approx(3.96 - 0.72, abs=1e-6)
+
+
+def test_real_time_loop_stops_in_sync_mode_and_resumes(world):
+    sim = world.sim
+    sim.start()
+    _, r = world.request(EmuSyncCmd(True, 20, "rt"))
+    assert r.result
+    t_sync = r.sec * 10 ** 9 + r.nsec
+    time.sleep(0.3)
+    assert sim.snapshot().time_ns == t_sync                     # no advance on its own
+    _, r = world.request(EmuSyncTick(r.frame + 1))
+    assert r.result and r.sec * 10 ** 9 + r.nsec == t_sync + 20_000_000
+    _, r = world.request(EmuSyncCmd(False, 0, "rt"))
+    assert not r.sync_on
+    assert sim.wait_for(lambda s: s.time_ns >= t_sync + 200_000_000, 3.0)   # real time again
