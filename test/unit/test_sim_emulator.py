@@ -309,6 +309,26 @@ def test_p_gear_holds_still(make_sim):
     assert s.speed_kmh == 0.0 and sim.snapshot().ego.x == s.x and s.gear == 1
 
 
+def test_external_drive_takes_precedence(make_sim):
+    sim, client = make_sim(keyboard_mode=True)
+    sim.drive_external(speed_kmh=18.0, gear=2, steer=0.0, brake=0.25)
+    sim.step(50)                                         # 1 s backward at 5 m/s, no ramp
+    s = sim.snapshot().ego
+    assert s.speed_kmh == pytest.approx(-18.0) and s.x == pytest.approx(-5.0 + 0.05)
+    assert s.gear == 2 and s.brake == 0.25
+    sim.set_ctrl_mode(2)
+    client.ctrl(cmd_type=2, velocity=0.0)                # counted, but the external model rules
+    sim.step(10)
+    assert sim.snapshot().ego.speed_kmh == pytest.approx(-18.0)
+    sim.clear_external()                                 # the held 0 km/h command: -2 m/s^2
+    sim.step(50)
+    assert sim.snapshot().ego.speed_kmh == pytest.approx(-10.8)
+    sim.step(100)
+    assert sim.snapshot().ego.speed_kmh == 0.0
+    with pytest.raises(ValueError):
+        sim.drive_external(speed_kmh=float("nan"), gear=4, steer=0.0)
+
+
 def test_ego_ghost_teleports(make_sim):
     sim, client = make_sim()
     client.ctrl(cmd_type=2, velocity=36.0)

@@ -50,8 +50,8 @@ from morai_bridge.wire import emu_sync, nmea, udp
 from .scenario import (OBJ_VEHICLE, Actor, ActorSpec, Scenario, ScenarioError,
                        boxes_overlap, load_scenario)
 from .sim_signals import (DEFAULT_INTERSECTIONS, DEFAULT_LIGHTS, Intersection, TrafficLight)
-from .sim_vehicle import (CMD_ACCELERATION, CMD_THROTTLE, CMD_VELOCITY, GEAR_D, GEAR_P,
-                          GEAR_R, Drive, EgoModel, VehicleParams, wrap_deg)
+from .sim_vehicle import (CMD_ACCELERATION, CMD_EXTERNAL, CMD_THROTTLE, CMD_VELOCITY, GEAR_D,
+                          GEAR_P, GEAR_R, Drive, EgoModel, VehicleParams, wrap_deg)
 
 __all__ = ["SimConfig", "SimEmulator", "SimSnapshot", "EgoSnapshot", "ObjectSnapshot",
            "LightSnapshot", "IntersectionSnapshot", "PortCounters", "SyncSnapshot",
@@ -520,6 +520,7 @@ class SimEmulator:
         self._ego.set_pose(cfg.ego_x, cfg.ego_y, 0.0, cfg.ego_yaw_deg)
         self._ctrl_mode = CTRL_KEYBOARD if cfg.keyboard_mode else CTRL_AUTO
         self._drive: Optional[Drive] = None
+        self._external: Optional[Drive] = None
         self._actors: Dict[int, Actor] = {}
         self._lights = [TrafficLight(s) for s in DEFAULT_LIGHTS]
         self._intersections = [Intersection(s) for s in DEFAULT_INTERSECTIONS]
@@ -664,6 +665,28 @@ class SimEmulator:
         with self._lock:
             self._set_ctrl_mode(mode)
 
+    def drive_external(self, speed_kmh: float, gear: int, steer: float,
+                       brake: float = 0.0) -> None:
+        """Let another model drive the ego (Serial+UDP mode: the ERP-42 PCU emulator).
+
+        ``speed_kmh`` (>= 0) is imposed at once in the direction of ``gear`` (1 P,
+        2 R, 3 N, 4 D); ``steer`` is normalised -1..1, + = right; ``brake`` 0..1 is
+        reported.  It takes precedence over network control, in either ctrl_mode,
+        until :meth:`clear_external`; network commands are still counted.
+        """
+        drive = Drive(CMD_EXTERNAL, gear, float(speed_kmh), 0.0, 0.0, float(brake), float(steer))
+        if gear not in (1, 2, 3, 4) or not drive.finite():
+            raise ValueError(f"drive_external: gear 1..4 and finite values needed, got "
+                             f"speed {speed_kmh!r}, gear {gear!r}, steer {steer!r}, "
+                             f"brake {brake!r}")
+        with self._lock:
+            self._external = drive
+
+    def clear_external(self) -> None:
+        """End :meth:`drive_external`: network control (if in auto mode) applies again."""
+        with self._lock:
+            self._external = None
+
     def set_paused(self, paused: bool) -> None:
         with self._lock:
             self._paused = bool(paused)
@@ -725,7 +748,7 @@ class SimEmulator:
     def _advance(self) -> None:
         """One physics step of step_s (lock held)."""
         dt = self._step_s
-        drive = self._drive if self._ctrl_mode == CTRL_AUTO else None
+        drive = self._external or (self._drive if self._ctrl_mode == CTRL_AUTO else None)
         e = self._ego
         blocked = set()
         heading = (math.cos(e.yaw), math.sin(e.yaw))

@@ -27,6 +27,9 @@ Longitudinal behaviour per gear and command (all rates in m/s^2):
   ``[-max_brake, max_accel]``, changes the speed magnitude in the gear's
   direction; deceleration stops at standstill.
 * No command (or keyboard mode): pedals released, the vehicle coasts.
+* CMD_EXTERNAL (emulator only, e.g. the ERP-42 PCU emulator driving the ego in
+  Serial+UDP mode): the speed magnitude is ``velocity_kmh`` at once, in the
+  gear's direction (N keeps the current direction); the brake pedal is reported.
 
 Speed magnitude is limited to ``max_speed_kmh``.  Steering follows the command
 instantly, or at ``steer_rate_deg_s`` (front-wheel deg/s) when that is > 0.
@@ -36,11 +39,12 @@ import math
 from typing import FrozenSet, NamedTuple, Optional, Tuple
 
 __all__ = ["GEAR_M", "GEAR_P", "GEAR_R", "GEAR_N", "GEAR_D", "GEAR_L",
-           "CMD_THROTTLE", "CMD_VELOCITY", "CMD_ACCELERATION",
+           "CMD_EXTERNAL", "CMD_THROTTLE", "CMD_VELOCITY", "CMD_ACCELERATION",
            "VehicleParams", "Drive", "EgoModel", "wrap_deg"]
 
 GEAR_M, GEAR_P, GEAR_R, GEAR_N, GEAR_D, GEAR_L = range(6)
 CMD_THROTTLE, CMD_VELOCITY, CMD_ACCELERATION = 1, 2, 3
+CMD_EXTERNAL = 0   # ours: speed imposed by another model (velocity_kmh, no rate limits)
 KMH = 1.0 / 3.6
 
 _DIRECTION = {GEAR_M: 1, GEAR_D: 1, GEAR_L: 1, GEAR_R: -1, GEAR_N: 0, GEAR_P: 0}
@@ -196,6 +200,11 @@ class EgoModel:
             self.accel_pedal, self.brake_pedal = 0.0, (drive.brake if drive else 0.0)
             return _toward(v, 0.0, p.max_brake * dt)
         mode = drive.cmd_type if drive is not None else None
+        if mode == CMD_EXTERNAL:
+            new = (direction or _sign(v) or 1) * max(0.0, drive.velocity_kmh) * KMH
+            self._pedals_from(new - v, dt, v)
+            self.brake_pedal = min(1.0, max(0.0, drive.brake))
+            return new
         if mode == CMD_VELOCITY and direction:
             target = direction * max(0.0, drive.velocity_kmh) * KMH
             growing = abs(target) > abs(v) and _sign(target) * _sign(v) >= 0
