@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # The main job, run by `bash tools/dev.sh demo` once the workspace is built and
-# sourced.  While the bridge and emulator nodes are being built this prints the
-# installed morai_msgs interface with the md5 of every type.
+# sourced: the simulator emulator, the UDP bridge and an example driver
+# (launch/demo.launch).  Extra arguments go to roslaunch (e.g. speed_kmh:=30).
 set -euo pipefail
-echo "morai_msgs interface (type  md5):"
-for t in $(rosmsg list | grep '^morai_msgs/'); do printf '  %-40s %s\n' "$t" "$(rosmsg md5 "$t")"; done
-for t in $(rossrv list | grep '^morai_msgs/'); do printf '  %-40s %s\n' "$t" "$(rossrv md5 "$t")"; done
+cat <<'TXT'
+Starting the demo (launch/demo.launch): MORAI simulator emulator + udp_bridge + example driver.
+In another terminal:
+    source <(bash tools/dev.sh env)
+    rostopic hz /Ego_topic            # ~50 Hz
+    rostopic echo /Ego_topic          # the ego drives a 20 m circle at 20 km/h
+    rostopic echo /Object_topic       # NPCs, pedestrians, obstacles, nearest first
+    rostopic echo /diagnostics        # per-stream rates and errors
+Ctrl-C stops everything.
+TXT
+exec roslaunch morai_msgs demo.launch "$@"

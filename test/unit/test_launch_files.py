@@ -14,6 +14,8 @@ NODE_LAUNCH = {
     'erp42_serial.launch': 'morai_bridge.nodes.erp42_serial',
     'udp_bridge.launch': 'morai_bridge.nodes.udp_bridge',
     'capture_replay.launch': 'morai_bridge.nodes.capture_replay',
+    'sim_emulator.launch': 'morai_bridge.nodes.sim_emulator',
+    'demo_driver.launch': 'morai_bridge.nodes.demo_driver',
 }
 
 

@@ -20,13 +20,18 @@ from morai_msgs.msg import (CollisionData, CtrlCmd, EgoVehicleStatus, EventInfo,
                             IntersectionStatus, Lamps, MoraiSimProcStatus, MoraiSrvResponse, MultiEgoSetting,
                             NpcGhostCmd, ObjectStatusList, SaveSensorData, ScenarioLoad, SensorPosControl,
                             SetTrafficLight, VehicleCollisionData)
+from morai_msgs.msg import SyncModeCmdResponse, SyncModeResultResponse, WaitForTickResponse
 from morai_msgs.srv import (MoraiEventCmdSrv, MoraiEventCmdSrvResponse, MoraiScenarioLoadSrv,
-                            MoraiScenarioLoadSrvResponse, MoraiSimProcSrv, MoraiSimProcSrvResponse)
+                            MoraiScenarioLoadSrvResponse, MoraiSimProcSrv, MoraiSimProcSrvResponse,
+                            MoraiSyncModeCmdSrv, MoraiSyncModeCmdSrvResponse, MoraiSyncModeCtrlCmdSrv,
+                            MoraiSyncModeCtrlCmdSrvResponse, MoraiSyncModeSetGearSrv,
+                            MoraiSyncModeSetGearSrvResponse, MoraiSyncModeSLSrv, MoraiSyncModeSLSrvResponse,
+                            MoraiWaitForTickSrv, MoraiWaitForTickSrvResponse)
 
 from morai_bridge import transport
 from morai_bridge.ros import udp_convert as conv
 from morai_bridge.ros.params import Param, ParamError, load, port_param
-from morai_bridge.wire import udp
+from morai_bridge.wire import emu_sync, udp
 
 # name, default port, topic param default, ROS type, wire class
 RX_STREAMS = [
@@ -39,6 +44,8 @@ RX_STREAMS = [
     ('sim_status', 10326, 'sim/process/state/msg/MoraiSimProcStatus', MoraiSimProcStatus, udp.SimStatus),
     ('gps', 9091, 'gps', GPSMessage, udp.NmeaSentence),
     ('imu', 9110, 'imu', Imu, udp.ImuData),
+    # our emulator's lock-step extension (docs/emulator.md); no topic: it answers the sync services
+    ('sync_state', 9202, None, None, emu_sync.EmuSyncState),
 ]
 # name, default port, topic default (None: no topic), ROS type
 TX_STREAMS = [
@@ -55,9 +62,10 @@ TX_STREAMS = [
     ('gv_direct', 9111, 'gv_direct_cmd', GVDirectCmd),
     ('gv_state', 9112, 'gv_state_cmd', GVStateCmd),
     ('sim_control', 10508, None, None),
+    ('sync', 9201, None, None),
 ]
 # streams that only carry events: silence is normal, not stale
-EVENT_STREAMS = ('vehicle_collision',)
+EVENT_STREAMS = ('vehicle_collision', 'sync_state')
 # how deep the publisher queue is: state topics keep the latest, events keep all
 QUEUE = {'collision': 100, 'vehicle_collision': 100}
 
@@ -67,13 +75,18 @@ PARAMS = [
     Param('bind_ip', '127.0.0.1', 'local address the receive ports are bound to (0.0.0.0: all)'),
 ] + [port_param(n + '_port', p, 'receive ' + n) for n, p, _, _, _ in RX_STREAMS] \
   + [port_param(n + '_port', p, 'send ' + n + ' to the simulator') for n, p, _, _ in TX_STREAMS] \
-  + [Param(n + '_topic', t, 'published ' + r._type) for n, _, t, r, _ in RX_STREAMS] \
+  + [Param(n + '_topic', t, 'published ' + r._type) for n, _, t, r, _ in RX_STREAMS if t] \
   + [Param(n + '_topic', t, 'subscribed ' + r._type) for n, _, t, r in TX_STREAMS if t] + [
     Param('navsat_topic', 'gps/fix', 'published sensor_msgs/NavSatFix (from the GPS stream)'),
     Param('odom_topic', 'odom', 'published nav_msgs/Odometry when publish_odom'),
     Param('sim_proc_service', 'Morai_SimProc', 'MoraiSimProcSrv: play / pause'),
     Param('scenario_service', 'Service_MoraiSL', 'MoraiScenarioLoadSrv'),
     Param('event_service', 'Service_MoraiEventCmd', 'MoraiEventCmdSrv: lamps, gear, control mode, pause'),
+    Param('sync_cmd_service', 'SyncModeCmd', 'MoraiSyncModeCmdSrv: start/stop lock-step mode (emulator)'),
+    Param('sync_tick_service', 'SyncModeWaitForTick', 'MoraiWaitForTickSrv: advance one frame (emulator)'),
+    Param('sync_ctrl_service', 'SyncModeCtrlCmd', 'MoraiSyncModeCtrlCmdSrv: command for the next frame'),
+    Param('sync_gear_service', 'SyncModeSetGear', 'MoraiSyncModeSetGearSrv: gear for the next frames'),
+    Param('sync_scenario_service', 'SyncModeScenarioLoad', 'MoraiSyncModeSLSrv: scenario load in sync mode'),
     Param('frame_id', 'map', 'header frame of ego status, objects, collisions, odometry parent'),
     Param('child_frame_id', 'base_link', 'odometry child frame and TF child'),
     Param('gps_frame_id', 'gps', 'header frame of GPS messages'),
@@ -132,11 +145,13 @@ class UdpBridge(object):
         self.handlers = {}
         self.pubs = {}
         for name, _, _, rtype, wcls in RX_STREAMS:
-            if name in enabled:
+            if name in enabled and rtype is None:
+                self.handlers[name] = (wcls, getattr(self, '_on_' + name), emu_sync.decode)
+            elif name in enabled:
                 # live: state topics keep only the latest; replay as fast as possible must not drop
                 depth = QUEUE.get(name, 1) if live else 1000
                 self.pubs[name] = rospy.Publisher(cfg[name + '_topic'], rtype, queue_size=depth)
-                self.handlers[name] = (wcls, getattr(self, '_on_' + name))
+                self.handlers[name] = (wcls, getattr(self, '_on_' + name), udp.decode)
         if 'gps' in enabled:
             self.navsat_pub = rospy.Publisher(cfg.navsat_topic, NavSatFix, queue_size=1)
         self.odom_pub = rospy.Publisher(cfg.odom_topic, Odometry, queue_size=1) if cfg.publish_odom else None
@@ -149,6 +164,12 @@ class UdpBridge(object):
         self.sim_status_event = threading.Condition()
         self.last_sim_command = rospy.Time()
         self.bad_stamps = 0
+        self.sync_state = None
+        self.sync_cond = threading.Condition()
+        self.sync_seq = 0
+        self.sync_pending = None      # (frame, CtrlCmd) for the next tick
+        self.sync_gear = None
+        self.status_cond = threading.Condition()
         self.sim_status_t = 0.0
         self._cmd_sent_t = 0.0
         self.stats = dict((name, transport.StreamStats(name)) for name in enabled)
@@ -181,6 +202,13 @@ class UdpBridge(object):
         if cfg.scenario_load_port:
             rospy.Service(cfg.scenario_service, MoraiScenarioLoadSrv, self._srv_scenario)
         rospy.Service(cfg.event_service, MoraiEventCmdSrv, self._srv_event)
+        if cfg.sync_port and cfg.sync_state_port:
+            rospy.Service(cfg.sync_cmd_service, MoraiSyncModeCmdSrv, self._srv_sync_cmd)
+            rospy.Service(cfg.sync_tick_service, MoraiWaitForTickSrv, self._srv_sync_tick)
+            rospy.Service(cfg.sync_ctrl_service, MoraiSyncModeCtrlCmdSrv, self._srv_sync_ctrl)
+            rospy.Service(cfg.sync_gear_service, MoraiSyncModeSetGearSrv, self._srv_sync_gear)
+            if cfg.scenario_load_port:
+                rospy.Service(cfg.sync_scenario_service, MoraiSyncModeSLSrv, self._srv_sync_scenario)
 
         self.updater.add('UDP commands', self._diag_commands)
         self.updater.add('Simulator control state', self._diag_control)
@@ -204,15 +232,15 @@ class UdpBridge(object):
 
     def _dispatch(self, name, data, addr, t):
         st = self.stats[name]
+        wcls, handler, decode = self.handlers[name]
         try:
-            msg = udp.decode(data)
+            msg = decode(data)
         except udp.DecodeError as e:
             st.decode_errors += 1
             st.last_error = str(e)
             rospy.logwarn_throttle(5.0, 'udp_bridge: malformed datagram on %s port from %s:%d: %s'
                                    % (name, addr[0], addr[1], e))
             return
-        wcls, handler = self.handlers[name]
         if type(msg) is not wcls:
             st.wrong_type += 1
             st.last_error = 'got %s on the %s port' % (type(msg).__name__, name)
@@ -231,8 +259,12 @@ class UdpBridge(object):
 
     def _on_ego_status(self, w):
         stamp = self._stamp(w.sec, w.nsec)
-        self.status = w
-        self.pubs['ego_status'].publish(conv.ego_status(w, stamp, self.cfg.frame_id))
+        msg = conv.ego_status(w, stamp, self.cfg.frame_id)
+        with self.status_cond:
+            self.status = w
+            self.status_msg = msg
+            self.status_cond.notify_all()
+        self.pubs['ego_status'].publish(msg)
         if self.clock_pub is not None and w.sec is not None and stamp != self.last_clock:
             self.last_clock = stamp
             self.clock_pub.publish(Clock(stamp))
@@ -404,6 +436,120 @@ class UdpBridge(object):
         s = self.sim_status
         r.set_pause = bool(s is not None and s.status == conv.STATUS_PAUSE)
         return MoraiEventCmdSrvResponse(r)
+
+    # ---------------------------------------------------------- sync (emulator)
+
+    def _on_sync_state(self, w):
+        with self.sync_cond:
+            self.sync_state = w
+            self.sync_seq += 1
+            self.sync_cond.notify_all()
+
+    def _sync_request(self, packet, reply_to):
+        """Send an extension packet and wait for the emulator's EmuSyncState answer."""
+        with self.sync_cond:
+            seq = self.sync_seq
+        self._sync_sent(packet)
+        end = time.monotonic() + self.cfg.service_timeout
+        with self.sync_cond:
+            while True:
+                st = self.sync_state
+                if self.sync_seq != seq and st is not None and st.reply_to == reply_to:
+                    return st
+                left = end - time.monotonic()
+                if left <= 0:
+                    rospy.logwarn_throttle(5.0, 'udp_bridge: no answer to the sync request within %.1f s: is the '
+                                           'emulator running with its sync port on %d?'
+                                           % (self.cfg.service_timeout, self.cfg.sync_port))
+                    return None
+                self.sync_cond.wait(left)
+
+    def _sync_sent(self, packet):
+        if self.sender.send(self.cfg.sync_port, emu_sync.encode(packet)):
+            self.tx_counts['sync'] += 1
+
+    def _srv_sync_cmd(self, req):
+        r = req.request
+        out = SyncModeCmdResponse(user_id=r.user_id, frame=0, result=False, time_step=r.time_step)
+        if r.start_sync_mode and (r.time_step <= 0 or r.time_step % 20):
+            self._refuse('sync', conv.CommandError('SyncModeCmd.time_step %d ms is not a positive multiple of '
+                                                   '20 ms: refused' % r.time_step))
+            return MoraiSyncModeCmdSrvResponse(out)
+        if len(r.user_id) > 30:
+            self._refuse('sync', conv.CommandError('SyncModeCmd.user_id longer than 30 characters: refused'))
+            return MoraiSyncModeCmdSrvResponse(out)
+        st = self._sync_request(emu_sync.EmuSyncCmd(bool(r.start_sync_mode), r.time_step, r.user_id),
+                                emu_sync.REPLY_CMD)
+        if st is not None:
+            out.frame, out.result, out.time_step = st.frame, st.result, st.time_step_ms or r.time_step
+            if not st.result:
+                rospy.logwarn('udp_bridge: sync mode request refused: %s',
+                              emu_sync.REASON_NAMES.get(st.reason, st.reason))
+        self.sync_pending = None
+        return MoraiSyncModeCmdSrvResponse(out)
+
+    def _srv_sync_ctrl(self, req):
+        r = req.request
+        try:
+            conv.ctrl_cmd(r.command, self.gear, 2, self.cfg.max_steering_deg, self.cfg.steering_sign)
+        except conv.CommandError as e:
+            self._refuse('sync', e)
+            return MoraiSyncModeCtrlCmdSrvResponse(SyncModeResultResponse(False))
+        self.sync_pending = (r.frame, r.command)
+        return MoraiSyncModeCtrlCmdSrvResponse(SyncModeResultResponse(True))
+
+    def _srv_sync_gear(self, req):
+        if not 0 <= req.request.gear <= 5:
+            self._refuse('sync', conv.CommandError('SyncModeSetGear.gear %d is not 0..5' % req.request.gear))
+            return MoraiSyncModeSetGearSrvResponse(SyncModeResultResponse(False))
+        self.sync_gear = req.request.gear
+        return MoraiSyncModeSetGearSrvResponse(SyncModeResultResponse(True))
+
+    def _srv_sync_scenario(self, req):
+        r = req.request
+        sl = ScenarioLoad(file_name=r.file_name, load_network_connection_data=r.load_network_connection_data,
+                          delete_all=r.delete_all, load_ego_vehicle_data=r.load_ego_vehicle_data,
+                          load_surrounding_vehicle_data=r.load_surrounding_vehicle_data,
+                          load_pedestrian_data=r.load_pedestrian_data, load_obstacle_data=r.load_obstacle_data,
+                          set_pause=r.set_pause)
+        try:
+            ok = self._send('scenario_load', conv.scenario_load(sl))
+        except (conv.CommandError, udp.EncodeError) as e:
+            self._refuse('scenario_load', e)
+            ok = False
+        return MoraiSyncModeSLSrvResponse(SyncModeResultResponse(ok))
+
+    def _srv_sync_tick(self, req):
+        """Advance one frame (with the command stored by SyncModeCtrlCmd, if any) and
+        answer with that frame's ego status."""
+        r = req.request
+        tick = emu_sync.EmuSyncTick(frame=r.frame)
+        pending, self.sync_pending = self.sync_pending, None
+        gear = self.sync_gear if self.sync_gear is not None else self.gear
+        if pending is not None:
+            c = conv.ctrl_cmd(pending[1], gear, 2, self.cfg.max_steering_deg, self.cfg.steering_sign)
+            tick = tick._replace(has_ctrl=True, gear=c.gear, cmd_type=c.cmd_type, velocity=c.velocity,
+                                 acceleration=c.acceleration, accel=c.accel, brake=c.brake, steer=c.steer)
+        elif self.sync_gear is not None:
+            tick = tick._replace(has_ctrl=True, gear=gear, cmd_type=1, brake=0.0)
+        out = WaitForTickResponse()
+        st = self._sync_request(tick, emu_sync.REPLY_TICK)
+        if st is None:
+            return MoraiWaitForTickSrvResponse(out)
+        out.tick_status, out.pause_status, out.frame = st.result, st.paused, st.frame
+        out.time = '%d.%09d' % (st.sec, st.nsec)
+        if st.result and self.cfg.ego_status_port:
+            # the frame's ego status is sent before the answer, but on another socket: wait for it
+            end = time.monotonic() + self.cfg.service_timeout
+            with self.status_cond:
+                while (self.status is None or (self.status.sec, self.status.nsec) != (st.sec, st.nsec)) \
+                        and time.monotonic() < end:
+                    self.status_cond.wait(max(0.0, end - time.monotonic()))
+                if self.status is not None and (self.status.sec, self.status.nsec) == (st.sec, st.nsec):
+                    out.vehicle_status = self.status_msg
+        elif not st.result:
+            rospy.logwarn_throttle(2.0, 'udp_bridge: tick refused: %s' % emu_sync.REASON_NAMES.get(st.reason, st.reason))
+        return MoraiWaitForTickSrvResponse(out)
 
     # -------------------------------------------------------------- diagnostics
 

@@ -1,0 +1,130 @@
+"""sim_emulator: the MORAI simulator emulator as a ROS node.
+
+The emulator itself (:mod:`morai_bridge.emu.sim`) needs no ROS; this node only
+reads its options from private parameters (one per ``SimConfig`` field, same
+name and default), runs it in real time, reports its counters on
+/diagnostics, and closes it on shutdown.  With ``~erp42_link`` it also runs an
+ERP-42 PCU emulator on a pseudo-terminal whose motion drives the emulated ego,
+reproducing the simulator's Serial+UDP mode.
+"""
+import math
+import os
+
+import rospy
+from diagnostic_msgs.msg import DiagnosticStatus
+
+import diagnostic_updater
+from morai_bridge.emu import sim as simemu
+from morai_bridge.ros.params import Param, ParamError, load
+
+_PARAM_TYPES = (bool, int, float, str)
+
+
+def _params():
+    out = []
+    for name in simemu.SimConfig._fields:
+        default = simemu.SimConfig._field_defaults[name]
+        if name == 'scenario_dir':
+            default = ''
+        if not isinstance(default, _PARAM_TYPES):
+            continue
+        doc = simemu.FIELD_DOCS.get(name, name.replace('_', ' '))
+        if name == 'scenario_dir':
+            doc = 'folder of scenario JSON files ("" = config/scenarios of this package)'
+        out.append(Param(name, default, doc))
+    out.append(Param('erp42_link', '', 'if set, also run an ERP-42 PCU emulator on a pty with this symlink; '
+                     'its speed and steering drive the emulated ego (Serial+UDP mode)'))
+    out.append(Param('erp42_init_s', 0.0, 'INIT phase of that PCU emulator [s]', minimum=0.0))
+    return out
+
+
+PARAMS = _params()
+
+
+def _package_scenarios():
+    try:
+        import rospkg
+        return os.path.join(rospkg.RosPack().get_path('morai_msgs'), 'config', 'scenarios')
+    except Exception:  # not in a ROS environment: the source tree's folder
+        return simemu.DEFAULT_SCENARIO_DIR
+
+
+class SimEmulatorNode(object):
+
+    def __init__(self, cfg):
+        fields = dict((k, cfg[k]) for k in simemu.SimConfig._fields if k in cfg)
+        if not fields['scenario_dir']:
+            fields['scenario_dir'] = _package_scenarios()
+        self.sim = simemu.SimEmulator(simemu.SimConfig(**fields))
+        self.pcu = None
+        if cfg.erp42_link:
+            self._start_pcu(cfg)
+        self.updater = diagnostic_updater.Updater()
+        self.updater.setHardwareID('morai_sim_emulator')
+        self.updater.add('Simulator emulator', self._diag)
+        rospy.Timer(rospy.Duration(1.0), lambda ev: self.updater.update())
+
+    def _start_pcu(self, cfg):
+        from morai_bridge.emu.pcu import PcuEmulator
+        sim, wheelbase = self.sim, cfg.wheelbase
+
+        def on_state(st):
+            # ERP gear 0 forward, 1 neutral, 2 backward -> MORAI gear D / N / R
+            gear = {0: 4, 1: 3, 2: 2}.get(st.gear, 3)
+            steer = -math.degrees(st.steer_rad) / cfg.max_steer_deg     # wire + = right
+            sim.drive_external(speed_kmh=abs(st.speed_mps) * 3.6, gear=gear,
+                               steer=max(-1.0, min(1.0, steer)), brake=st.brake)
+
+        self.pcu = PcuEmulator(link=cfg.erp42_link, init_s=cfg.erp42_init_s, encoder_enabled=False,
+                               on_state=on_state).start()
+        rospy.loginfo('sim_emulator: ERP-42 PCU emulator on %s -> %s', cfg.erp42_link, self.pcu.device_path)
+
+    def start(self):
+        self.sim.start()
+
+    def _diag(self, stat):
+        s = self.sim.snapshot()
+        bad = sum(c.malformed + c.wrong_type + c.foreign for c in s.counters.values())
+        stat.summary(DiagnosticStatus.OK if not bad else DiagnosticStatus.WARN,
+                     '%s, sim time %d.%03d s%s' % ('paused' if s.paused else 'running', s.sec, s.nsec // 1000000,
+                                                    ', %d bad datagrams' % bad if bad else ''))
+        stat.add('ego x, y [m]', '%.2f, %.2f' % (s.ego.x, s.ego.y))
+        stat.add('ego speed [km/h]', '%.1f' % s.ego.speed_kmh)
+        stat.add('ego gear / ctrl_mode', '%d / %d' % (s.ego.gear, s.ego.ctrl_mode))
+        stat.add('objects', len(s.objects))
+        stat.add('collisions', ' '.join(map(str, s.collisions)))
+        for name, c in sorted(s.counters.items()):
+            stat.add('%s (port %d)' % (name, c.port), 'received %d, accepted %d, ignored %d, malformed %d, '
+                     'wrong type %d, foreign %d' % (c.received, c.accepted, c.ignored, c.malformed,
+                                                    c.wrong_type, c.foreign))
+        stat.add('sent', ', '.join('%s %d' % kv for kv in sorted(s.sent.items())))
+        stat.add('loop overruns', s.overruns)
+        if self.pcu is not None:
+            p = self.pcu.state
+            stat.add('PCU mode', str(p.mode))
+            stat.add('PCU frames ok / rejected', '%d / %d' % (p.frames_ok, p.frames_rejected))
+        return stat
+
+    def shutdown(self):
+        if self.pcu is not None:
+            self.pcu.close()
+        self.sim.close()
+
+
+def main(argv=None):
+    rospy.init_node('sim_emulator')
+    try:
+        cfg = load(PARAMS)
+        node = SimEmulatorNode(cfg)
+    except (ParamError, ValueError, OSError) as e:
+        rospy.logfatal('sim_emulator: %s', e)
+        raise SystemExit(2)
+    rospy.on_shutdown(node.shutdown)
+    node.start()
+    rospy.loginfo('sim_emulator: running (scenario %r); ego status to %s:%d', cfg.scenario, cfg.user_ip,
+                  cfg.ego_status_port)
+    rospy.spin()
+
+
+if __name__ == '__main__':
+    main()
