@@ -32,9 +32,9 @@ from morai_msgs.srv import MoraiEventCmdSrv, MoraiScenarioLoadSrv, MoraiSimProcS
 from morai_bridge.wire import udp
 
 RX = ['ego_status', 'object_info', 'traffic_light', 'collision', 'intersection', 'vehicle_collision',
-      'sim_status', 'gps', 'imu']
+      'sim_status', 'gps', 'imu', 'sync_state']
 TX = ['ctrl_cmd', 'set_traffic_light', 'set_intersection', 'lamps', 'scenario_load', 'save_sensor_data',
-      'sensor_control', 'npc_ghost', 'multi_ego', 'ego_ghost', 'gv_direct', 'gv_state', 'sim_control']
+      'sensor_control', 'npc_ghost', 'multi_ego', 'ego_ghost', 'gv_direct', 'gv_state', 'sim_control', 'sync']
 LAUNCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'launch', 'udp_bridge.launch')
 TIMEOUT = 10.0
 
