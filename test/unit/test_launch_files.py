@@ -16,6 +16,7 @@ NODE_LAUNCH = {
     'capture_replay.launch': 'morai_bridge.nodes.capture_replay',
     'sim_emulator.launch': 'morai_bridge.nodes.sim_emulator',
     'demo_driver.launch': 'morai_bridge.nodes.demo_driver',
+    'pcu_emulator.launch': 'morai_bridge.nodes.pcu_emulator',
 }
 
 

@@ -1,0 +1,79 @@
+"""pcu_emulator: the ERP-42 PCU emulator (morai_bridge.emu.pcu) as a ROS node.
+
+It creates a pseudo-terminal (or opens ``~port``), publishes nothing but
+/diagnostics, and logs the device path; point erp42_serial at ``~link``.
+Also runnable without ROS: ``python3 -m morai_bridge.emu.pcu --link /tmp/erp42``.
+"""
+import rospy
+from diagnostic_msgs.msg import DiagnosticStatus
+
+import diagnostic_updater
+from morai_bridge.emu.pcu import ALIVE_CHECKS, FEEDBACK_MODES, PcuEmulator
+from morai_bridge.emu.vehicle import VehicleModel
+from morai_bridge.ros.params import Param, ParamError, load
+
+PARAMS = [
+    Param('link', '/tmp/erp42', 'symlink to the emulated device (the path erp42_serial opens); "" = none'),
+    Param('port', '', 'use this existing serial device instead of creating a pty ("" = pty)'),
+    Param('init_s', 3.0, 'INIT phase after start: no command obeyed [s]', minimum=0.0),
+    Param('alive_timeout_s', 1.0, 'AUTO_FAIL after this long without a correct ALIVE [s]', minimum=0.05),
+    Param('alive_check', 'strict', 'ALIVE check: strict (+1), changing, off', choices=ALIVE_CHECKS),
+    Param('auto_fail_latch', False, 'leave AUTO_FAIL only through an RC Manual -> Auto cycle'),
+    Param('feedback_mode', 'free_running', 'free_running (every period_s) or reply (one per command)',
+          choices=FEEDBACK_MODES),
+    Param('period_s', 0.02, 'feedback period [s]', minimum=0.005),
+    Param('rc_auto', True, 'RC Auto/Manual switch in Auto at start'),
+    Param('brake_min', 1, 'BRAKE value meaning no braking'),
+    Param('brake_max', 150, 'BRAKE value meaning full braking'),
+    Param('feedback_steer_sign', -1, 'sign of feedback STEER relative to the command', choices=(-1, 1)),
+    Param('encoder_enabled', True, 'false: ENC always 0 (like the MORAI simulator)'),
+    Param('encoder_ppr', 100.0, 'encoder counts per wheel revolution'),
+    Param('wheel_radius_m', 0.27, 'wheel radius [m]'),
+    Param('accel_mps2', 1.5, 'speed rate limit of the simulated platform [m/s^2]', minimum=0.01),
+    Param('noise_bytes', 0, 'random bytes before every feedback frame (fault injection)', minimum=0),
+    Param('split_writes', 0, 'write every feedback frame in this many pieces (fault injection)', minimum=0),
+]
+
+
+class PcuNode(object):
+
+    def __init__(self, cfg):
+        self.pcu = PcuEmulator(cfg.port or None, link=cfg.link or None, init_s=cfg.init_s,
+                               alive_timeout_s=cfg.alive_timeout_s, alive_check=cfg.alive_check,
+                               auto_fail_latch=cfg.auto_fail_latch, feedback_mode=cfg.feedback_mode,
+                               period_s=cfg.period_s, rc_auto=cfg.rc_auto, brake_min=cfg.brake_min,
+                               brake_max=cfg.brake_max, feedback_steer_sign=cfg.feedback_steer_sign,
+                               encoder_enabled=cfg.encoder_enabled, encoder_ppr=cfg.encoder_ppr,
+                               wheel_radius_m=cfg.wheel_radius_m, vehicle=VehicleModel(accel_mps2=cfg.accel_mps2))
+        self.pcu.noise_bytes = cfg.noise_bytes
+        self.pcu.split_writes = cfg.split_writes
+        self.updater = diagnostic_updater.Updater()
+        self.updater.setHardwareID('erp42_pcu_emulator')
+        self.updater.add('ERP-42 PCU emulator', self._diag)
+        rospy.Timer(rospy.Duration(1.0), lambda ev: self.updater.update())
+
+    def _diag(self, stat):
+        s = self.pcu.state
+        level = DiagnosticStatus.OK if str(s.mode) in ('AUTO', 'MANUAL') else DiagnosticStatus.WARN
+        stat.summary(level, '%s on %s' % (s.mode, s.device_path))
+        for k in ('mode', 'connected', 'speed', 'steer', 'brake', 'gear', 'enc', 'frames_ok', 'frames_rejected',
+                  'bytes_discarded', 'alive_errors', 'clamped', 'feedback_sent', 'auto_fail_events'):
+            stat.add(k, str(getattr(s, k)))
+        return stat
+
+
+def main(argv=None):
+    rospy.init_node('pcu_emulator')
+    try:
+        node = PcuNode(load(PARAMS))
+    except (ParamError, ValueError, OSError) as e:
+        rospy.logfatal('pcu_emulator: %s', e)
+        raise SystemExit(2)
+    node.pcu.start()
+    rospy.on_shutdown(node.pcu.close)
+    rospy.loginfo('pcu_emulator: ERP-42 PCU on %s (link %s)', node.pcu.device_path, node.pcu.link_path)
+    rospy.spin()
+
+
+if __name__ == '__main__':
+    main()
