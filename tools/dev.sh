@@ -4,7 +4,7 @@
 #   bash tools/dev.sh demo     set up (if needed), build, run the live demo
 #   bash tools/dev.sh test     set up (if needed), build, run every test layer
 #   bash tools/dev.sh setup    install missing system packages only
-#   bash tools/dev.sh build    setup + catkin build of the workspace in .ws/
+#   bash tools/dev.sh build    setup + catkin build of the workspace (see WS below)
 #   bash tools/dev.sh env      print the lines to source in a shell to use the build
 #
 # Works on Debian 12 (ROS 1 from Debian's own packages) and on Ubuntu 20.04 with
@@ -13,7 +13,12 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-WS="$ROOT/.ws"
+# The catkin workspace lives outside the package directory: rosrun searches the
+# package directory for executables, and a workspace inside it would make every
+# node name ambiguous.  One workspace per checkout (keyed by its path); override
+# with MORAI_WS.  Logs and test results stay in the checkout's git-ignored .ws/.
+WS="${MORAI_WS:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/morai_msgs/ws-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)}"
+export MORAI_WS="$WS"
 PY=/usr/bin/python3
 # A pyenv/conda python3 first on PATH cannot import Debian's ROS modules.
 export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
@@ -65,12 +70,12 @@ source_ros() {
 
 cmd_build() {
   cmd_setup
-  mkdir -p "$WS/src"
-  [ -L "$WS/src/morai_msgs" ] || ln -sfn ../.. "$WS/src/morai_msgs"
+  mkdir -p "$WS/src" "$ROOT/.ws"
+  ln -sfn "$ROOT" "$WS/src/morai_msgs"
   source_ros
-  log "building the catkin workspace in .ws/ (log: .ws/build.log)"
-  if ! (cd "$WS" && catkin_make -DPYTHON_EXECUTABLE="$PY" -DCATKIN_ENABLE_TESTING=ON >"$WS/build.log" 2>&1); then
-    tail -n 40 "$WS/build.log" >&2
+  log "building the catkin workspace in $WS (log: .ws/build.log)"
+  if ! (cd "$WS" && catkin_make -DPYTHON_EXECUTABLE="$PY" -DCATKIN_ENABLE_TESTING=ON >"$ROOT/.ws/build.log" 2>&1); then
+    tail -n 40 "$ROOT/.ws/build.log" >&2
     die "catkin_make failed (full log: .ws/build.log)"
   fi
   source_ros
@@ -79,6 +84,7 @@ cmd_build() {
 cmd_env() {
   echo "export PATH=/usr/bin:\$PATH"
   if noetic; then echo "source /opt/ros/noetic/setup.bash"; fi
+  echo "export MORAI_WS=$WS"
   echo "source $WS/devel/setup.bash"
 }
 

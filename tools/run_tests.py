@@ -41,7 +41,9 @@ def run(cmd, log_name, timeout):
 
 
 def lint():
-    code, out, _ = run(['catkin_lint', '-W2', '--strict', os.path.join(ROOT, '.ws', 'src', 'morai_msgs')],
+    # the workspace's link, whose name is the package name (tools/dev.sh sets MORAI_WS)
+    pkg = os.path.join(os.environ['MORAI_WS'], 'src', 'morai_msgs') if os.environ.get('MORAI_WS') else ROOT
+    code, out, _ = run(['catkin_lint', '-W2', '--strict', pkg],
                        'catkin_lint.log', 300)
     ok = code == 0 and re.search(r'found 0 problems', out) is not None
     return (1, 0, 0) if ok else (0, 1, 0)

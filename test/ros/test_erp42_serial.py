@@ -176,6 +176,8 @@ class Erp42SerialTest(unittest.TestCase):
         st = self.pcu.state
         self.assertGreater(st.frames_ok, 600, 'too few frames to have wrapped ALIVE twice')
         self.assertEqual(st.alive_errors, 0)
+        # nothing out of the protocol's range ever reached the PCU (NaN/inf commands were refused)
+        self.assertEqual((st.clamped, st.soft_violations, st.frames_rejected), (0, 0, 0))
 
 
 if __name__ == '__main__':

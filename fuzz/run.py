@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Coverage-guided fuzzing of the decoders with atheris (run by fuzz/run.sh).
+
+    fuzz/run.sh                 every target, 1,000,000 inputs each
+    fuzz/run.sh udp 5000000     one target, more inputs
+
+Seeds: every test vector of test/data (UDP datagrams, ERP-42 frames and streams).
+A finding is written to fuzz/out/crash-* by libFuzzer and the run fails.
+"""
+import json
+import os
+import sys
+import tempfile
+
+import atheris
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+with atheris.instrument_imports():
+    import targets  # noqa: E402
+
+
+def seeds(name):
+    data = os.path.join(HERE, '..', 'test', 'data')
+    out = []
+    if name in ('udp', 'emu_sync'):
+        for v in json.load(open(os.path.join(data, 'udp_vectors.json')))['vectors']:
+            out.append(bytes.fromhex(v['hex']))
+    else:
+        d = json.load(open(os.path.join(data, 'erp42_vectors.json')))
+        for f in d['frames']:
+            out.append(bytes.fromhex(f['hex']))
+        for s in d['streams']:
+            out.append(bytes.fromhex(s['hex']))
+    return out
+
+
+def main():
+    name = sys.argv[1]
+    runs = int(sys.argv[2])
+    target = targets.TARGETS[name]
+    corpus = tempfile.mkdtemp(prefix='fuzz-%s-' % name)
+    for i, s in enumerate(seeds(name)):
+        with open(os.path.join(corpus, 'seed%03d' % i), 'wb') as f:
+            f.write(s)
+    out = os.path.join(HERE, 'out')
+    os.makedirs(out, exist_ok=True)
+    atheris.Setup([sys.argv[0], '-runs=%d' % runs, '-max_len=4096', '-print_final_stats=1',
+                   '-artifact_prefix=%s/crash-%s-' % (out, name), corpus], lambda data: target(bytes(data)))
+    atheris.Fuzz()
+
+
+if __name__ == '__main__':
+    main()

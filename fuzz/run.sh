@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Long fuzzing run (not part of the test suite): atheris from PyPI in a venv of
+# its own (.ws/fuzzenv, on top of Debian's python3 packages).
+#   bash fuzz/run.sh [target] [inputs]     targets: udp emu_sync erp42_feedback erp42_command
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
+VENV="$ROOT/.ws/fuzzenv"
+if ! dpkg-query -W -f='${Status}' python3-venv 2>/dev/null | grep -q 'install ok installed'; then
+  if [ "$(id -u)" -eq 0 ]; then apt-get update -q >/dev/null && apt-get install -y -q python3-venv >/dev/null
+  else sudo apt-get update -q >/dev/null && sudo apt-get install -y -q python3-venv >/dev/null; fi
+fi
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import atheris' 2>/dev/null; then
+  mkdir -p "$ROOT/.ws"
+  /usr/bin/python3 -m venv --system-site-packages "$VENV"
+  "$VENV/bin/pip" install -q atheris
+fi
+targets="${1:-udp emu_sync erp42_feedback erp42_command}"
+runs="${2:-1000000}"
+for t in $targets; do
+  echo "=== fuzzing $t: $runs inputs ==="
+  start=$(date +%s)
+  "$VENV/bin/python" "$ROOT/fuzz/run.py" "$t" "$runs" 2>&1 | grep -E 'stat::|Done|ERROR|crash|Traceback|AssertionError' || true
+  rc=${PIPESTATUS[0]}
+  echo "=== $t: exit $rc after $(( $(date +%s) - start )) s ==="
+  [ "$rc" -eq 0 ] || exit "$rc"
+done
+echo "fuzzing: no finding"

@@ -1,0 +1,113 @@
+"""Test harness shared by the udp_bridge rostests: a fake simulator made of plain
+sockets on 127.0.0.1, and a subscriber that waits for matching messages."""
+import os
+import socket
+import threading
+import time
+
+import rospy
+
+from morai_bridge.wire import udp
+
+RX = ['ego_status', 'object_info', 'traffic_light', 'collision', 'intersection', 'vehicle_collision',
+      'sim_status', 'gps', 'imu', 'sync_state']
+TX = ['ctrl_cmd', 'set_traffic_light', 'set_intersection', 'lamps', 'scenario_load', 'save_sensor_data',
+      'sensor_control', 'npc_ghost', 'multi_ego', 'ego_ghost', 'gv_direct', 'gv_state', 'sim_control', 'sync']
+LAUNCH = os.path.join(os.path.dirname(os.path.realpath(__file__)), '..', '..', 'launch', 'udp_bridge.launch')
+TIMEOUT = 10.0
+
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class FakeSim(object):
+    """The simulator side: one sender socket, one bound socket per command port."""
+
+    def __init__(self):
+        self.tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.tx.bind(('127.0.0.1', 0))
+        self.rx_ports = dict((n, free_port()) for n in RX)      # the bridge binds these
+        self.cmd = {}
+        for n in TX:
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(('127.0.0.1', 0))
+            s.settimeout(TIMEOUT)
+            self.cmd[n] = s
+
+    def args(self):
+        a = ['%s_port:=%d' % (n, p) for n, p in self.rx_ports.items()]
+        a += ['%s_port:=%d' % (n, s.getsockname()[1]) for n, s in self.cmd.items()]
+        return a
+
+    def send(self, stream, message_or_bytes):
+        data = message_or_bytes if isinstance(message_or_bytes, bytes) else udp.encode(message_or_bytes)
+        self.tx.sendto(data, ('127.0.0.1', self.rx_ports[stream]))
+
+    def drain(self, stream):
+        s = self.cmd[stream]
+        s.setblocking(False)
+        try:
+            while True:
+                s.recv(65535)
+        except BlockingIOError:
+            pass
+        finally:
+            s.settimeout(TIMEOUT)
+
+    def recv(self, stream, timeout=TIMEOUT):
+        s = self.cmd[stream]
+        s.settimeout(timeout)
+        data, addr = s.recvfrom(65535)
+        return udp.decode(data)
+
+
+class Waiter(object):
+    """Subscribe and wait for a message satisfying a predicate."""
+
+    def __init__(self, topic, cls):
+        self.cond = threading.Condition()
+        self.msgs = []
+        self.sub = rospy.Subscriber(topic, cls, self._cb, queue_size=100)
+        end = time.monotonic() + TIMEOUT
+        while self.sub.get_num_connections() < 1 and time.monotonic() < end:
+            time.sleep(0.02)
+
+    def _cb(self, m):
+        with self.cond:
+            self.msgs.append(m)
+            self.cond.notify_all()
+
+    def until(self, send, pred=lambda m: True, timeout=TIMEOUT, every=0.3):
+        """Call send() every `every` seconds until a message satisfying pred arrives.
+
+        A subscriber can count a connection a moment before the publisher side
+        has registered it; resending makes one-shot checks independent of that."""
+        end = time.monotonic() + timeout
+        while True:
+            send()
+            m = self.wait(pred, timeout=min(every, max(0.0, end - time.monotonic())))
+            if m is not None or time.monotonic() >= end:
+                return m
+
+    def wait(self, pred=lambda m: True, timeout=TIMEOUT, start=0):
+        end = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                for m in self.msgs[start:]:
+                    if pred(m):
+                        return m
+                left = end - time.monotonic()
+                if left <= 0:
+                    return None
+                self.cond.wait(left)
+
+
+def wait_for_subscribers(topic_pub, n=1, timeout=TIMEOUT):
+    end = time.monotonic() + timeout
+    while topic_pub.get_num_connections() < n and time.monotonic() < end:
+        time.sleep(0.05)
