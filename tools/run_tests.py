@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Run every test layer and print one summary line CI can read.
 
-Layers: catkin_lint, offline unit tests (pytest, no ROS master), and online
+Layers: catkin_lint, offline unit tests (pytest, no ROS master), online
 tests (each test/ros/*.test under rostest, which starts its own master on a
-free port).  Called by `bash tools/dev.sh test` after the workspace is built
+free port), and system tests (pytest in test/system: several hosts in network
+namespaces; skipped with a message when not root).  Called by `bash tools/dev.sh test` after the workspace is built
 and sourced.  `bash tools/dev.sh test unit` (or `lint`, `ros`, or a list of
 .test names) runs a subset.
 """
@@ -49,9 +50,8 @@ def lint():
     return (1, 0, 0) if ok else (0, 1, 0)
 
 
-def unit(extra):
-    code, out, _ = run([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', 'test/unit'] + extra,
-                       'pytest.log', 3600)
+def unit(extra, where='test/unit', log='pytest.log'):
+    code, out, _ = run([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '-rs', where] + extra, log, 3600)
     counts = {k: 0 for k in ('passed', 'failed', 'error', 'skipped', 'errors')}
     tail = out.strip().splitlines()[-1] if out.strip() else ''
     for n, k in re.findall(r'(\d+) (passed|failed|errors|error|skipped)', tail):
@@ -87,12 +87,12 @@ def ros(names):
 
 
 def main(argv):
-    layers = [a for a in argv if a in ('lint', 'unit', 'ros')]
+    layers = [a for a in argv if a in ('lint', 'unit', 'ros', 'system')]
     rest = [a for a in argv if a not in layers]
     pytest_args = [a for a in rest if a.startswith('-') or '::' in a]
     ros_names = [a for a in rest if a not in pytest_args]
     if not layers:
-        layers = ['lint', 'unit', 'ros']
+        layers = ['lint', 'unit', 'ros', 'system']
     totals = {}
     if 'lint' in layers:
         totals['catkin_lint'] = lint()
@@ -100,6 +100,8 @@ def main(argv):
         totals['pytest'] = unit(pytest_args)
     if 'ros' in layers:
         totals['rostest'] = ros(ros_names)
+    if 'system' in layers:
+        totals['system'] = unit(pytest_args, 'test/system', 'system.log')
     print()
     for k, (p, f, s) in totals.items():
         print('  %-12s %d passed, %d failed, %d skipped' % (k, p, f, s))
