@@ -13,7 +13,8 @@ naive decoders written for comparison:
   struct   plain struct.unpack_from of each field at its spec offset into a
            plain object (no validation either).
 
-Every figure is the best of several timed runs (time.perf_counter).
+Every figure is the best of several timed runs (time.perf_counter).  main()
+also returns the figures (bench/run.py uses them for its targets).
 """
 
 import ctypes
@@ -235,6 +236,7 @@ def main(argv):
     print(f"machine: {machine()}")
     print(f"method: best of {runs} runs of ~{target * 1000:.0f} ms each, time.perf_counter\n")
 
+    out = {"machine": machine(), "runs": runs, "target_s": target, "variants": [], "hot_path": []}
     print(f"{'message variant':34s} {'bytes':>6s} {'decode us':>10s} {'encode us':>10s}")
     for label, msg in sample_messages():
         data = udp.encode(msg)
@@ -242,6 +244,7 @@ def main(argv):
         dec = best_us(udp.decode, data, target, runs)
         enc = best_us(udp.encode, msg, target, runs)
         print(f"{label:34s} {len(data):6d} {dec:10.2f} {enc:10.2f}")
+        out["variants"].append({"variant": label, "bytes": len(data), "decode_us": dec, "encode_us": enc})
 
     status_cap, objects_cap = captured_status()
     full = udp.make(udp.ObjectInfo, sec=1, nsec=2, objects=tuple(
@@ -271,10 +274,13 @@ def main(argv):
         t_s = best_us(naive_struct, data, target, runs)
         print(f"{label:42s} {t_ours:8.2f} {t_c:8.2f} {t_s:8.2f} {1e6 / t_ours:12,.0f} "
               f"{t_c / t_ours:8.1f}x {t_s / t_ours:8.1f}x")
+        out["hot_path"].append({"packet": label, "codec_us": t_ours, "ctypes_us": t_c, "struct_us": t_s,
+                                "x_ctypes": t_c / t_ours, "x_struct": t_s / t_ours})
     budget = 120 * 8
     t_status = best_us(udp.decode, status_cap, target, runs)
     print(f"\n120 Hz x 8 streams = {budget} packets/s of 229 B status would use "
           f"{budget * t_status / 1e4:.3f} % of one core for decoding")
+    return out
 
 
 if __name__ == "__main__":

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""The "rospy floor" of the end-to-end benchmark: the least a rospy node can do per datagram.
+
+Usage: rospy_floor.py --ports '{"ego_status": 40001, ...}' [__ns:=NS] [__name:=NAME]
+
+Binds the same receive ports the bridge would (127.0.0.1), and on each
+datagram republishes a message built once at start-up (the bridge's own
+conversion of the same sample packet, so type and size are the bridge's), with
+only the header stamp set: from the packet's sec/nsec, read with one
+struct.unpack_from, for the streams that carry a time; rospy.Time.now() for
+the others (as the bridge does).  No decoding, no validation.  Topic names and
+publisher queue depths are the bridge's, so the difference between the two is
+the bridge's own cost.
+"""
+import argparse
+import json
+import selectors
+import socket
+
+import rospy
+from sensor_msgs.msg import NavSatFix
+
+import e2e_streams
+from morai_bridge.nodes import udp_bridge
+from morai_bridge.ros import udp_convert as conv
+from morai_bridge.wire import udp
+
+
+def prebuilt():
+    """stream name -> list of messages to publish for it (same objects every time)."""
+    t = rospy.Time(1, 0)
+    out = {}
+    for name, (data, _) in e2e_streams.datagrams().items():
+        w = udp.decode(data)
+        if name == "ego_status":
+            m = [conv.ego_status(w, t, "map")]
+        elif name == "object_info":
+            m = [conv.object_list(w, t, "map")]
+        elif name == "traffic_light":
+            m = [conv.traffic_light(w, t, "map")]
+        elif name == "collision":
+            m = [conv.collision(w, t, "map")]
+        elif name == "intersection":
+            m = [conv.intersection(w, t, "map")]
+        elif name == "vehicle_collision":
+            m = [conv.npc_collision(w, t, "map")]
+        elif name == "sim_status":
+            m = [conv.sim_proc_status(w, t, rospy.Time())]
+        elif name == "gps":
+            m = list(conv.gps(w, t, "gps"))   # GPSMessage, NavSatFix (sharing one header)
+        elif name == "imu":
+            m = [conv.imu(w, t, "imu")]
+        out[name] = m
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ports", required=True)
+    ap.add_argument("--queue", type=int, default=None,
+                    help="publisher queue depth of every topic (default: the bridge's, 1 or 100)")
+    a = ap.parse_args(rospy.myargv()[1:])
+    ports = json.loads(a.ports)
+    rospy.init_node("rospy_floor")
+    msgs = prebuilt()
+    grams = e2e_streams.datagrams()
+    rx = dict((r[0], r) for r in udp_bridge.RX_STREAMS)
+    sel = selectors.DefaultSelector()
+    for name, port in ports.items():
+        _, _, topic, rtype, _ = rx[name]
+        depth = a.queue if a.queue is not None else udp_bridge.QUEUE.get(name, 1)
+        pubs = [rospy.Publisher(topic, rtype, queue_size=depth)]
+        if name == "gps":
+            pubs.append(rospy.Publisher("gps/fix", NavSatFix, queue_size=a.queue or 1))
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        s.bind(("127.0.0.1", int(port)))
+        s.setblocking(False)
+        header = msgs[name][0].header
+        pairs = [(p.publish, m) for p, m in zip(pubs, msgs[name])]
+        sel.register(s, selectors.EVENT_READ, (s.recv, grams[name][1], header, pairs))
+
+    unpack_from = e2e_streams.TIME.unpack_from
+    Time, now = rospy.Time, rospy.Time.now
+    while not rospy.is_shutdown():
+        for key, _ in sel.select(0.2):
+            recv, off, header, pairs = key.data
+            while True:
+                try:
+                    data = recv(65535)
+                except (BlockingIOError, InterruptedError):
+                    break
+                if off is not None:
+                    header.stamp = Time(*unpack_from(data, off))
+                else:
+                    header.stamp = now()
+                for publish, m in pairs:
+                    publish(m)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""All benchmarks in one run: codec, end to end through the udp_bridge node, ERP-42 cadence.
+
+Run through bench/run.sh (builds and sets up the environment).  Options:
+    --quick            short runs (smoke test of the benchmark itself, figures not meaningful)
+    --seconds S        measured seconds per end-to-end run (default 20, plus 2 s warm-up)
+    --rates 30,60,120  end-to-end rates
+    --erp42-seconds S  measured seconds of the ERP-42 run (default 20)
+    --only codec,e2e,erp42
+
+Prints the tables and the targets with PASS/MISS, and writes every raw figure
+to bench/out/bench-<time>.json and bench/out/latest.json.  The ROS master is a
+private one (roscore on a free port), every UDP port is picked free on
+127.0.0.1 and only 127.0.0.1 is addressed.
+"""
+import argparse
+import json
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+sys.path.insert(0, str(HERE))
+
+TARGET_CPU = 15.0          # % of one core, bridge at 120 Hz
+TARGET_ADDED_P99 = 1.0     # ms
+TARGET_CODEC_X = 2.0       # x faster than ctypes
+TARGET_RATE_TOL = 0.005    # ERP-42 mean rate within 0.5 % of nominal
+TARGET_JITTER_P99 = 2.0    # ms
+
+
+def log(text):
+    print("[bench] " + text, file=sys.stderr, flush=True)
+
+
+def free_tcp_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def machine():
+    model = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    try:
+        rospy_version = subprocess.run(["rosversion", "rospy"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        rospy_version = "?"
+    try:
+        with open("/etc/os-release") as f:
+            osr = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+        os_name = osr.get("PRETTY_NAME", "?").strip('"')
+    except OSError:
+        os_name = "?"
+    return {"cpu_model": model, "logical_cores": os.cpu_count(), "python": platform.python_version(),
+            "python_executable": sys.executable, "rospy": rospy_version, "os": os_name,
+            "kernel": platform.release(), "loadavg_at_start": os.getloadavg()}
+
+
+class Master(object):
+    """A private roscore on a free port; ROS_MASTER_URI of this process and its children points to it."""
+
+    def __init__(self, log_dir):
+        self.port = free_tcp_port()
+        os.environ["ROS_MASTER_URI"] = "http://127.0.0.1:%d" % self.port
+        os.environ["ROS_IP"] = "127.0.0.1"
+        os.environ.pop("ROS_HOSTNAME", None)
+        self.log = open(os.path.join(log_dir, "roscore.log"), "w")
+        self.proc = subprocess.Popen(["roscore", "-p", str(self.port)], stdout=self.log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        import rosgraph
+        end = time.monotonic() + 30.0
+        while not rosgraph.is_master_online():
+            if time.monotonic() > end or self.proc.poll() is not None:
+                raise RuntimeError("roscore -p %d did not come up (log: %s)" % (self.port, self.log.name))
+            time.sleep(0.1)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(15.0)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def verdict(ok):
+    return "PASS" if ok else "MISS"
+
+
+def fmt(v, spec="%.2f"):
+    return "-" if v is None else spec % v
+
+
+def print_e2e(e2e):
+    by = {}
+    for r in e2e:
+        by.setdefault(r["rate"], {})[r["kind"]] = r
+    for rate in sorted(by):
+        f, b = by[rate].get("floor"), by[rate].get("bridge")
+        if f is None or b is None:
+            continue
+        print("\nend to end at %d Hz: every stream, %.0f s measured after %.0f s warm-up "
+              "(F = rospy floor, B = udp_bridge)" % (rate, b["seconds"], b["warmup"]))
+        print("latency [ms] = subscriber callback wall clock - sender wall clock in the packet")
+        print("%-42s %6s %6s %6s %6s %6s %6s %6s %6s %6s %7s" % (
+            "topic", "sent", "lost F", "lost B", "p50 F", "p50 B", "p99 F", "p99 B", "max F", "max B",
+            "B-F p99"))
+        for topic, tb in b["topics"].items():
+            tf = f["topics"][topic]
+            lf, lb = tf["latency_ms"], tb["latency_ms"]
+            g = lambda lat, k: None if lat is None else lat[k]  # noqa: E731
+            added = None if lf is None or lb is None else lb["p99"] - lf["p99"]
+            print("%-42s %6d %6d %6d %6s %6s %6s %6s %6s %6s %7s" % (
+                topic, tb["sent"], tf["lost"], tb["lost"], fmt(g(lf, "p50")), fmt(g(lb, "p50")),
+                fmt(g(lf, "p99")), fmt(g(lb, "p99")), fmt(g(lf, "max")), fmt(g(lb, "max")),
+                fmt(added, "%+.2f")))
+        print("CPU [%% of one core]: floor %.1f, bridge %.1f (bridge's own: %+.1f); peak RSS (VmHWM) [MB]: "
+              "floor %.1f, bridge %.1f" % (f["cpu_percent_one_core"], b["cpu_percent_one_core"],
+                                         b["cpu_percent_one_core"] - f["cpu_percent_one_core"],
+                                         f["vm_hwm_mb"], b["vm_hwm_mb"]))
+        print("machine busy (all cores, during the window): floor run %.0f %%, bridge run %.0f %%; "
+              "sender late p99: %.2f / %.2f ms" % (
+                  f["machine_busy_percent_all_cores"], b["machine_busy_percent_all_cores"],
+                  f["sender"]["late_ms"]["p99"], b["sender"]["late_ms"]["p99"]))
+
+
+def print_erp42(erp):
+    print("\nERP-42 command cadence at %.0f Hz, %.0f s measured (node: erp42_serial via roslaunch; "
+          "floor: plain Python writer; same time, one PCU emulator each)" % (erp["rate_hz"], erp["seconds"]))
+    print("%-8s %7s %9s %9s %10s %10s %10s %9s %6s" % ("", "frames", "rate Hz", "period ms", "jit p50 ms",
+                                                       "jit p99 ms", "jit max ms", ">2ms late", "gaps"))
+    for k in ("node", "floor"):
+        c = erp[k]
+        print("%-8s %7d %9.3f %9.3f %10.3f %10.3f %10.3f %9d %6d" % (
+            k, c["frames"], c["mean_rate_hz"], c["mean_period_ms"], c["jitter_ms"]["p50"],
+            c["jitter_ms"]["p99"], c["jitter_ms"]["max"], c["late_over_2ms"], c["alive_gaps"]))
+    print("node CPU: %.1f %% of one core" % erp["node"]["cpu_percent_one_core"])
+
+
+def targets(res):
+    rows = []
+    codec = res.get("codec")
+    e2e = res.get("e2e")
+    erp = res.get("erp42")
+    if e2e:
+        by = dict((r["kind"], r) for r in e2e if r["rate"] == 120)
+        b, f = by.get("bridge"), by.get("floor")
+        if b is not None:
+            lost = sum(max(0, t["lost"]) for t in b["topics"].values())
+            sent = sum(t["sent"] for t in b["topics"].values())
+            rows.append(("120 Hz, every stream at once: 0 datagrams lost", "%d lost of %d" % (lost, sent),
+                         lost == 0))
+            cpu = b["cpu_percent_one_core"]
+            rows.append(("120 Hz: bridge CPU <= %.0f %% of one core" % TARGET_CPU, "%.1f %%" % cpu,
+                         cpu <= TARGET_CPU))
+        if b is not None and f is not None:
+            worst, worst_t = None, None
+            for topic, tb in b["topics"].items():
+                lf, lb = f["topics"][topic]["latency_ms"], tb["latency_ms"]
+                if lf and lb and (worst is None or lb["p99"] - lf["p99"] > worst):
+                    worst, worst_t = lb["p99"] - lf["p99"], topic
+            if worst is not None:
+                rows.append(("120 Hz: latency added over the rospy floor, p99 <= %.0f ms" % TARGET_ADDED_P99,
+                             "%+.2f ms (worst: %s)" % (worst, worst_t), worst <= TARGET_ADDED_P99))
+    if codec:
+        hot = codec["hot_path"]
+        ego = [h for h in hot if h["packet"].startswith("Ego status")]
+        obj = [h for h in hot if h["packet"].startswith("Object info")]
+        if ego:
+            x = min(h["x_ctypes"] for h in ego)
+            rows.append(("codec: Ego status decode >= %.0fx ctypes" % TARGET_CODEC_X, "%.1fx" % x,
+                         x >= TARGET_CODEC_X))
+        if obj:
+            w = min(obj, key=lambda h: h["x_ctypes"])
+            rows.append(("codec: Object info decode >= %.0fx ctypes (0, 2, 20 objects)" % TARGET_CODEC_X,
+                         "%.1fx (worst: %s)" % (w["x_ctypes"], w["packet"].split(", ", 1)[-1]),
+                         w["x_ctypes"] >= TARGET_CODEC_X))
+    if erp:
+        c = erp["node"]
+        ok = abs(c["mean_rate_hz"] - erp["rate_hz"]) <= TARGET_RATE_TOL * erp["rate_hz"] and c["alive_gaps"] == 0
+        rows.append(("ERP-42: command cadence 50 Hz (+-0.5 %, no frame lost)",
+                     "%.3f Hz, %d gaps" % (c["mean_rate_hz"], c["alive_gaps"]), ok))
+        j = c["jitter_ms"]["p99"]
+        rows.append(("ERP-42: p99 jitter <= %.0f ms" % TARGET_JITTER_P99,
+                     "%.2f ms (floor %.2f ms)" % (j, erp["floor"]["jitter_ms"]["p99"]), j <= TARGET_JITTER_P99))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--seconds", type=float, default=None)
+    ap.add_argument("--rates", default="30,60,120")
+    ap.add_argument("--erp42-seconds", type=float, default=None)
+    ap.add_argument("--only", default="codec,e2e,erp42")
+    a = ap.parse_args()
+    only = set(a.only.split(","))
+    e2e_s = a.seconds or (5.0 if a.quick else 20.0)
+    erp_s = a.erp42_seconds or (5.0 if a.quick else 20.0)
+    OUT.mkdir(exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    log_dir = OUT / ("logs-" + stamp)
+    log_dir.mkdir()
+    os.environ["ROS_LOG_DIR"] = str(log_dir / "ros")
+    t_begin = time.monotonic()
+    res = {"started": time.strftime("%Y-%m-%d %H:%M:%S %z"), "command": " ".join(sys.argv),
+           "machine": machine()}
+    m = res["machine"]
+    print("machine: %s, %d logical cores, %s, kernel %s; Python %s (%s); rospy %s; load average %.2f at start"
+          % (m["cpu_model"], m["logical_cores"], m["os"], m["kernel"], m["python"], m["python_executable"],
+             m["rospy"], m["loadavg_at_start"][0]))
+
+    if "codec" in only:
+        log("codec benchmark (bench/bench_codec.py) ...")
+        import bench_codec
+        print("\n== codec (bench/bench_codec.py) ==")
+        res["codec"] = bench_codec.main(["--quick"] if a.quick else [])
+
+    master = None
+    try:
+        if only & {"e2e", "erp42"}:
+            master = Master(str(log_dir))
+            log("private ROS master on port %d" % master.port)
+            import rospy
+            rospy.init_node("bench", anonymous=True, disable_signals=True)
+        if "e2e" in only:
+            import bench_e2e
+            res["e2e"] = bench_e2e.run([int(r) for r in a.rates.split(",")], e2e_s, 2.0, str(log_dir), log)
+            print("\n== end to end ==")
+            print_e2e(res["e2e"])
+        if "erp42" in only:
+            import bench_erp42
+            res["erp42"] = bench_erp42.run(erp_s, 3.0, 50.0, str(log_dir), log)
+            print("\n== ERP-42 ==")
+            print_erp42(res["erp42"])
+    finally:
+        if master is not None:
+            import rospy
+            rospy.signal_shutdown("benchmark done")
+            master.stop()
+
+    rows = targets(res)
+    res["targets"] = [{"target": t, "figure": fig, "pass": ok} for t, fig, ok in rows]
+    res["duration_s"] = time.monotonic() - t_begin
+    print("\n== targets%s ==" % (" (--quick: figures not meaningful)" if a.quick else ""))
+    for t, fig, ok in rows:
+        print("%-62s %-40s %s" % (t, fig, verdict(ok)))
+    print("\nbenchmark took %.0f s; raw figures: %s" % (res["duration_s"], OUT / ("bench-%s.json" % stamp)))
+    text = json.dumps(res, indent=1)
+    (OUT / ("bench-%s.json" % stamp)).write_text(text)
+    (OUT / "latest.json").write_text(text)
+
+
+if __name__ == "__main__":
+    main()

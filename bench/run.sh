@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Every benchmark in one run (docs/benchmarks.md): codec, end to end through the
+# udp_bridge node next to a rospy floor at 30/60/120 Hz, ERP-42 command cadence.
+# Builds the workspace and sets up the environment itself; options go to
+# bench/run.py (--quick, --seconds S, --rates 30,60,120, --erp42-seconds S, --only ...).
+# Raw figures: bench/out/latest.json.  Takes about 5 minutes.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$ROOT/tools/dev.sh" build >&2
+set +u
+# shellcheck disable=SC1090
+source <(bash "$ROOT/tools/dev.sh" env)
+set -u
+exec /usr/bin/python3 "$ROOT/bench/run.py" "$@"
