@@ -14,6 +14,7 @@ import rospy
 from geometry_msgs.msg import Quaternion, TransformStamped, Vector3
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
+from std_msgs.msg import Header
 
 from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStatus, GPSMessage,
                             IntersectionStatus, MoraiSimProcStatus, ObjectStatus, ObjectStatusList,
@@ -73,11 +74,40 @@ def quaternion_from_rpy(roll, pitch, yaw):
             cr * cp * cy + sr * sp * sy)
 
 
+# Messages on the hot path (up to 120 Hz per stream) are made with
+# object.__new__ and every slot assigned once: the same message as the
+# generated constructor gives (positional or keyword), without its argument
+# handling and without default sub-messages that would be replaced at once.
+# A genpy message needs every slot set; where the packet has nothing, the value
+# is the constructor's default.
+_new = object.__new__
+_Time = rospy.Time
+
+
 def sim_stamp(sec, nsec):
     """rospy.Time from a packet's int32 pair, or None when it cannot be a time."""
     if sec < 0 or not 0 <= nsec < 1000000000:
         return None
-    return rospy.Time(sec, nsec)
+    t = _new(_Time)       # == rospy.Time(sec, nsec): the pair is already canonical
+    t.secs = sec
+    t.nsecs = nsec
+    return t
+
+
+def _header(stamp, frame_id):
+    h = _new(Header)
+    h.seq = 0
+    h.stamp = stamp
+    h.frame_id = frame_id
+    return h
+
+
+def _vector3(x, y, z):
+    v = _new(Vector3)
+    v.x = x
+    v.y = y
+    v.z = z
+    return v
 
 
 # --------------------------------------------------------------------------
@@ -85,13 +115,12 @@ def sim_stamp(sec, nsec):
 # --------------------------------------------------------------------------
 
 def ego_status(w, stamp, frame_id):
-    m = EgoVehicleStatus()
-    h = m.header
-    h.stamp = stamp
-    h.frame_id = frame_id
-    m.acceleration = Vector3(w.acc_x, w.acc_y, w.acc_z)
-    m.position = Vector3(w.pos_x, w.pos_y, w.pos_z)
-    m.velocity = Vector3(w.vel_x * KMH, w.vel_y * KMH, w.vel_z * KMH)
+    m = _new(EgoVehicleStatus)
+    m.header = _header(stamp, frame_id)
+    m.unique_id = 0
+    m.acceleration = _vector3(w.acc_x, w.acc_y, w.acc_z)
+    m.position = _vector3(w.pos_x, w.pos_y, w.pos_z)
+    m.velocity = _vector3(w.vel_x * KMH, w.vel_y * KMH, w.vel_z * KMH)
     m.heading = w.yaw
     m.accel = w.accel
     m.brake = w.brake
@@ -99,17 +128,32 @@ def ego_status(w, stamp, frame_id):
     return m
 
 
-def _object(r):
-    return ObjectStatus(r.obj_id, r.obj_type, '', r.heading,
-                        Vector3(r.vel_x, r.vel_y, r.vel_z), Vector3(r.acc_x, r.acc_y, r.acc_z),
-                        Vector3(r.size_x, r.size_y, r.size_z), Vector3(r.pos_x, r.pos_y, r.pos_z))
+def _object(r, new=_new, ObjectStatus=ObjectStatus, Vector3=Vector3):
+    """ObjectStatus of an ObjectRecord or NpcCollisionRecord (up to 20 per packet: Vector3s inline)."""
+    o = new(ObjectStatus)
+    o.unique_id = r.obj_id
+    o.type = r.obj_type
+    o.name = ''
+    o.heading = r.heading
+    v = new(Vector3)
+    v.x, v.y, v.z = r.vel_x, r.vel_y, r.vel_z
+    o.velocity = v
+    v = new(Vector3)
+    v.x, v.y, v.z = r.acc_x, r.acc_y, r.acc_z
+    o.acceleration = v
+    v = new(Vector3)
+    v.x, v.y, v.z = r.size_x, r.size_y, r.size_z
+    o.size = v
+    v = new(Vector3)
+    v.x, v.y, v.z = r.pos_x, r.pos_y, r.pos_z
+    o.position = v
+    return o
 
 
 def object_list(w, stamp, frame_id):
-    m = ObjectStatusList()
-    m.header.stamp = stamp
-    m.header.frame_id = frame_id
-    npcs, peds, obst = m.npc_list, m.pedestrian_list, m.obstacle_list
+    m = _new(ObjectStatusList)
+    m.header = _header(stamp, frame_id)
+    npcs, peds, obst = [], [], []
     for r in w.objects:
         t = r.obj_type
         if t == 1:
@@ -119,30 +163,38 @@ def object_list(w, stamp, frame_id):
         elif t == 2:
             obst.append(_object(r))
         # type -1 (the ego itself) and unknown types have no list
+    m.npc_list, m.pedestrian_list, m.obstacle_list = npcs, peds, obst
     m.num_of_npcs, m.num_of_pedestrian, m.num_of_obstacle = len(npcs), len(peds), len(obst)
     return m
 
 
 def collision(w, stamp, frame_id):
-    m = CollisionData()
-    m.header.stamp = stamp
-    m.header.frame_id = frame_id
+    m = _new(CollisionData)
+    m.header = _header(stamp, frame_id)
     if w.records:
         first = w.records[0]
         m.global_offset_x, m.global_offset_y, m.global_offset_z = (
             first.global_offset_x, first.global_offset_y, first.global_offset_z)
+    else:
+        m.global_offset_x = m.global_offset_y = m.global_offset_z = 0.
+    objects = []
     for r in w.records:
-        o = ObjectStatus()
+        o = _new(ObjectStatus)
         o.unique_id, o.type = r.obj_id, r.obj_type
-        o.position = Vector3(r.pos_x, r.pos_y, r.pos_z)
-        m.collision_object.append(o)
+        o.name = ''
+        o.heading = 0.
+        o.velocity = _vector3(0., 0., 0.)
+        o.acceleration = _vector3(0., 0., 0.)
+        o.size = _vector3(0., 0., 0.)
+        o.position = _vector3(r.pos_x, r.pos_y, r.pos_z)
+        objects.append(o)
+    m.collision_object = objects
     return m
 
 
 def traffic_light(w, stamp, frame_id):
-    m = GetTrafficLightStatus()
-    m.header.stamp = stamp
-    m.header.frame_id = frame_id
+    m = _new(GetTrafficLightStatus)
+    m.header = _header(stamp, frame_id)
     m.trafficLightIndex = w.traffic_light_index
     m.trafficLightType = w.traffic_light_type
     m.trafficLightStatus = w.traffic_light_status
@@ -150,9 +202,8 @@ def traffic_light(w, stamp, frame_id):
 
 
 def intersection(w, stamp, frame_id):
-    m = IntersectionStatus()
-    m.header.stamp = stamp
-    m.header.frame_id = frame_id
+    m = _new(IntersectionStatus)
+    m.header = _header(stamp, frame_id)
     m.intersection_index = w.intersection_index
     m.intersection_status = w.intersection_status
     m.intersection_status_time = w.intersection_status_time
@@ -160,25 +211,20 @@ def intersection(w, stamp, frame_id):
 
 
 def npc_collision(w, stamp, frame_id):
-    m = VehicleCollisionData()
-    m.header.stamp = stamp
-    m.header.frame_id = frame_id
+    m = _new(VehicleCollisionData)
+    m.header = _header(stamp, frame_id)
+    collisions = []
     for pair in w.pairs:
-        vc = VehicleCollision()
-        for r in pair:
-            if r is None:
-                continue
-            vc.crashed_vehicles.append(ObjectStatus(
-                r.obj_id, r.obj_type, '', r.heading, Vector3(r.vel_x, r.vel_y, r.vel_z),
-                Vector3(r.acc_x, r.acc_y, r.acc_z), Vector3(r.size_x, r.size_y, r.size_z),
-                Vector3(r.pos_x, r.pos_y, r.pos_z)))
-        m.collisions.append(vc)
+        vc = _new(VehicleCollision)
+        vc.crashed_vehicles = [_object(r) for r in pair if r is not None]
+        collisions.append(vc)
+    m.collisions = collisions
     return m
 
 
 def sim_proc_status(w, stamp, last_command_time):
-    m = MoraiSimProcStatus()
-    m.header.stamp = stamp
+    m = _new(MoraiSimProcStatus)
+    m.header = _header(stamp, '')
     m.latest_command_time = last_command_time
     m.command_result = 0 if w.result == 0 else (0x01 if w.result == 0x01 else 0x10)
     m.current_mode = 0x01
@@ -195,6 +241,7 @@ def gps(w, stamp, frame_id, east_offset=0.0, north_offset=0.0, altitude=None):
     """GPSMessage and NavSatFix from an NMEA sentence with a position, else (None, None).
 
     ``altitude`` is used when the sentence has none (RMC): the last GGA's.
+    Both messages share one Header object.
     """
     if w.latitude is None or w.longitude is None:
         return None, None
@@ -203,28 +250,34 @@ def gps(w, stamp, frame_id, east_offset=0.0, north_offset=0.0, altitude=None):
         fix = w.fix_quality
     else:
         fix = 1 if w.status == 'A' else 0
-    g = GPSMessage()
-    g.header.stamp = stamp
-    g.header.frame_id = frame_id
+    g = _new(GPSMessage)
+    g.header = h = _header(stamp, frame_id)
     g.latitude, g.longitude, g.altitude = w.latitude, w.longitude, alt
     g.eastOffset, g.northOffset = east_offset, north_offset
     g.status = fix
-    n = NavSatFix()
-    n.header = g.header
+    st = _new(NavSatStatus)
+    st.status = NavSatStatus.STATUS_FIX if fix > 0 else NavSatStatus.STATUS_NO_FIX
+    st.service = NavSatStatus.SERVICE_GPS
+    n = _new(NavSatFix)
+    n.header = h
+    n.status = st
     n.latitude, n.longitude, n.altitude = w.latitude, w.longitude, alt
-    n.status.status = NavSatStatus.STATUS_FIX if fix > 0 else NavSatStatus.STATUS_NO_FIX
-    n.status.service = NavSatStatus.SERVICE_GPS
+    n.position_covariance = [0.] * 9
     n.position_covariance_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
     return g, n
 
 
 def imu(w, stamp, frame_id):
-    m = Imu()
-    m.header.stamp = stamp
-    m.header.frame_id = frame_id
-    m.orientation = Quaternion(w.ori_x, w.ori_y, w.ori_z, w.ori_w)
-    m.angular_velocity = Vector3(w.ang_vel_x, w.ang_vel_y, w.ang_vel_z)
-    m.linear_acceleration = Vector3(w.lin_acc_x, w.lin_acc_y, w.lin_acc_z)
+    m = _new(Imu)
+    m.header = _header(stamp, frame_id)
+    q = _new(Quaternion)
+    q.x, q.y, q.z, q.w = w.ori_x, w.ori_y, w.ori_z, w.ori_w
+    m.orientation = q
+    m.orientation_covariance = [0.] * 9
+    m.angular_velocity = _vector3(w.ang_vel_x, w.ang_vel_y, w.ang_vel_z)
+    m.angular_velocity_covariance = [0.] * 9
+    m.linear_acceleration = _vector3(w.lin_acc_x, w.lin_acc_y, w.lin_acc_z)
+    m.linear_acceleration_covariance = [0.] * 9
     return m
 
 
