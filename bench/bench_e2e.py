@@ -75,10 +75,14 @@ def node_pid(name, timeout=20.0):
 class Sut(object):
     """A system under test: its process, the pid of the node doing the work, its namespace."""
 
-    def __init__(self, kind, rate, ports, sink_port, log_dir):
+    def __init__(self, kind, rate, ports, sink_port, log_dir, extra=(), src=None):
+        """kind "floor" or "bridge"; ``src``: run the bridge from this copy of src/ (an older revision)."""
         self.kind = kind
-        self.ns = "/bench_%s_%d" % (kind, rate)
-        self.log = open(os.path.join(log_dir, "%s_%d.log" % (kind, rate)), "w")
+        self.ns = "/bench_%s_%d" % (kind + ("_base" if src else ""), rate)
+        self.log = open(os.path.join(log_dir, "%s%s_%d.log" % (kind, "_base" if src else "", rate)), "w")
+        env = None
+        if src:
+            env = dict(os.environ, PYTHONPATH=str(src) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         if kind == "bridge":
             args = ["%s_port:=%d" % (n, p) for n, p in ports.items()]
             args += ["sync_state_port:=%d" % free_udp_port()]
@@ -88,10 +92,10 @@ class Sut(object):
             node = self.ns + "/udp_bridge"
         else:
             cmd = [PY, str(HERE / "rospy_floor.py"), "--ports", json.dumps(ports), "__ns:=%s" % self.ns,
-                   "__name:=rospy_floor"]
+                   "__name:=rospy_floor"] + list(extra)
             node = self.ns + "/rospy_floor"
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=str(HERE),
-                                     start_new_session=True)
+                                     start_new_session=True, env=env)
         self.pid = node_pid(node)
 
     def stop(self):
@@ -188,9 +192,11 @@ class DiagWatch(object):
         self.sub.unregister()
 
 
-def one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag=None):
+def one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag=None, extra=(), src=None):
+    """One SUT at one rate; ``extra``: more command-line arguments of the SUT (experiments);
+    ``src``: the bridge's sources from another revision (see run())."""
     ports = dict((n, free_udp_port()) for n in e2e_streams.NAMES)
-    sut = Sut(kind, rate, ports, sink_port, log_dir)
+    sut = Sut(kind, rate, ports, sink_port, log_dir, extra, src)
     col = None
     try:
         col = Collector(sut.ns)
@@ -206,12 +212,14 @@ def one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag=None):
         rss_peak_sampled = 0
         time.sleep(max(0.0, w_start - time.time()))
         c0, m0 = proc.cpu_times(), time.monotonic()
+        th0 = dict((t.id, t.user_time + t.system_time) for t in proc.threads())
         psutil.cpu_percent(None)
         load0 = os.getloadavg()
         while time.time() < w_end:
             rss_peak_sampled = max(rss_peak_sampled, proc.memory_info().rss)
             time.sleep(min(0.5, max(0.0, w_end - time.time())))
         c1, m1 = proc.cpu_times(), time.monotonic()
+        th1 = dict((t.id, t.user_time + t.system_time) for t in proc.threads())
         machine_busy = psutil.cpu_percent(None)
         out, _ = sender.communicate(timeout=60)
         sent = json.loads(out)
@@ -222,10 +230,15 @@ def one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag=None):
                     "received", -1) < sent["sent"]["ego_status"]:
                 time.sleep(0.1)
         cpu = (c1.user + c1.system - c0.user - c0.system) / (m1 - m0)
+        # per thread: the busiest one receives, decodes, converts and serializes (rospy serializes in
+        # publish()); rospy's writer threads (one per connection) send to the subscriber
+        per_thread = sorted(((th1[i] - th0.get(i, 0.0)) / (m1 - m0) for i in th1), reverse=True)
         res = {
-            "kind": kind, "rate": rate, "seconds": seconds, "warmup": warmup, "pid": sut.pid,
+            "kind": kind + ("_base" if src else ""), "rate": rate, "seconds": seconds, "warmup": warmup, "pid": sut.pid,
             "cpu_percent_one_core": 100.0 * cpu,
             "cpu_user_s": c1.user - c0.user, "cpu_system_s": c1.system - c0.system,
+            "cpu_percent_busiest_thread": 100.0 * per_thread[0],
+            "cpu_percent_other_threads": 100.0 * sum(per_thread[1:]), "threads": len(per_thread),
             "rss_peak_sampled_mb": rss_peak_sampled / 1e6,
             "vm_hwm_mb": (vm_hwm_kb(sut.pid) or 0) * 1024 / 1e6,
             "machine_busy_percent_all_cores": machine_busy, "loadavg_before": load0[0],
@@ -250,8 +263,11 @@ def one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag=None):
         sut.stop()
 
 
-def run(rates=(30, 60, 120), seconds=20.0, warmup=2.0, log_dir=None, progress=print):
-    """Floor and bridge at each rate, alternating, in this process (rospy.init_node done by the caller)."""
+def run(rates=(30, 60, 120), seconds=20.0, warmup=2.0, log_dir=None, progress=print, base_src=None):
+    """Floor and bridge at each rate, alternating, in this process (rospy.init_node done by the caller).
+
+    ``base_src``: a src/ directory of another revision (bench/run.py --base REV extracts one); its
+    bridge runs too, between the floor and the current bridge, as kind "bridge_base"."""
     log_dir = log_dir or str(HERE / "out" / "logs")
     os.makedirs(log_dir, exist_ok=True)
     sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)   # where the bridge's commands would go
@@ -271,9 +287,10 @@ def run(rates=(30, 60, 120), seconds=20.0, warmup=2.0, log_dir=None, progress=pr
     results = []
     try:
         for rate in rates:
-            for kind in ("floor", "bridge"):
-                progress("e2e: %s at %d Hz, %.0f s + %.0f s warm-up ..." % (kind, rate, seconds, warmup))
-                r = one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag)
+            for kind, src in [("floor", None)] + ([("bridge", base_src)] if base_src else []) + [("bridge", None)]:
+                progress("e2e: %s%s at %d Hz, %.0f s + %.0f s warm-up ..." % (
+                    kind, " (base revision)" if src else "", rate, seconds, warmup))
+                r = one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag, (), src)
                 progress("e2e: %s at %d Hz: CPU %.1f %% of one core, %d lost" % (
                     kind, rate, r["cpu_percent_one_core"], sum(t["lost"] for t in r["topics"].values())))
                 results.append(r)

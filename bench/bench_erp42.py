@@ -70,6 +70,7 @@ def cadence(arrivals_file, t_start, t_end, rate_hz):
         "min_period_ms": 1e3 * min(periods), "max_period_ms": 1e3 * max(periods),
         "jitter_ms": {"p50": q(0.5), "p99": q(0.99), "max": 1e3 * jit[-1]},
         "late_over_2ms": sum(1 for j in jit if j > 0.002),
+        "late_times": [b for a, b in zip(times, times[1:]) if abs(b - a - nominal) > 0.002],
         "alive_gaps": gaps, "pcu_alive_errors": state["alive_errors"],
     }
 
@@ -127,6 +128,10 @@ def run(seconds=20.0, warmup=3.0, rate_hz=50.0, log_dir=None, progress=print):
            "node": cadence(files["node"], t_start, t_end, rate_hz),
            "floor": cadence(files["floor"], t_start, t_end, rate_hz)}
     res["node"]["cpu_percent_one_core"] = 100.0 * (c1.user + c1.system - c0.user - c0.system) / (t_end - t_start)
+    # periods off by > 2 ms in the node while the floor's were not (within 15 ms): the node's own
+    floor_late = res["floor"]["late_times"]
+    res["node"]["late_over_2ms_node_only"] = sum(
+        1 for t in res["node"]["late_times"] if not any(abs(t - f) < 0.015 for f in floor_late))
     return res
 
 

@@ -57,8 +57,9 @@ def prebuilt():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ports", required=True)
-    ap.add_argument("--queue", type=int, default=None,
-                    help="publisher queue depth of every topic (default: the bridge's, 1 or 100)")
+    ap.add_argument("--queue", default=None,
+                    help="publisher queue depth of every topic (default: the bridge's, 1 or 100); "
+                         "'sync': queue_size=None, rospy's synchronous publishing (experiments)")
     a = ap.parse_args(rospy.myargv()[1:])
     ports = json.loads(a.ports)
     rospy.init_node("rospy_floor")
@@ -68,10 +69,13 @@ def main():
     sel = selectors.DefaultSelector()
     for name, port in ports.items():
         _, _, topic, rtype, _ = rx[name]
-        depth = a.queue if a.queue is not None else udp_bridge.QUEUE.get(name, 1)
+        if a.queue is None:
+            depth, fix_depth = udp_bridge.QUEUE.get(name, 1), 1
+        else:
+            depth = fix_depth = None if a.queue == "sync" else int(a.queue)
         pubs = [rospy.Publisher(topic, rtype, queue_size=depth)]
         if name == "gps":
-            pubs.append(rospy.Publisher("gps/fix", NavSatFix, queue_size=a.queue or 1))
+            pubs.append(rospy.Publisher("gps/fix", NavSatFix, queue_size=fix_depth))
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         s.bind(("127.0.0.1", int(port)))

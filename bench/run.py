@@ -7,6 +7,8 @@ Run through bench/run.sh (builds and sets up the environment).  Options:
     --rates 30,60,120  end-to-end rates
     --erp42-seconds S  measured seconds of the ERP-42 run (default 20)
     --only codec,e2e,erp42
+    --base REV         also run the bridge of git revision REV (its src/ extracted under bench/out/),
+                       between the floor and the current bridge: before/after figures in one run
 
 Prints the tables and the targets with PASS/MISS, and writes every raw figure
 to bench/out/bench-<time>.json and bench/out/latest.json.  The ROS master is a
@@ -98,6 +100,16 @@ class Master(object):
         self.log.close()
 
 
+def extract_src(rev, log_dir):
+    """src/ of git revision ``rev`` under log_dir (git archive: the repository is not touched)."""
+    dest = Path(log_dir) / ("src-" + rev.replace("/", "_"))
+    dest.mkdir()
+    archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", rev, "src"], check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest / "src"
+
+
 def verdict(ok):
     return "PASS" if ok else "MISS"
 
@@ -106,7 +118,7 @@ def fmt(v, spec="%.2f"):
     return "-" if v is None else spec % v
 
 
-def print_e2e(e2e):
+def print_e2e(e2e, base_rev=None):
     by = {}
     for r in e2e:
         by.setdefault(r["rate"], {})[r["kind"]] = r
@@ -133,6 +145,18 @@ def print_e2e(e2e):
               "floor %.1f, bridge %.1f" % (f["cpu_percent_one_core"], b["cpu_percent_one_core"],
                                          b["cpu_percent_one_core"] - f["cpu_percent_one_core"],
                                          f["vm_hwm_mb"], b["vm_hwm_mb"]))
+        print("CPU by thread [%% of one core]: receiving/publishing thread: floor %.1f, bridge %.1f; the other "
+              "threads (rospy writers, timers): floor %.1f (%d threads), bridge %.1f (%d threads)" % (
+                  f["cpu_percent_busiest_thread"], b["cpu_percent_busiest_thread"], f["cpu_percent_other_threads"],
+                  f["threads"], b["cpu_percent_other_threads"], b["threads"]))
+        z = by[rate].get("bridge_base")
+        if z is not None:
+            print("bridge at %s (before), same run: CPU %.1f %% of one core (receiving thread %.1f), %d lost; "
+                  "p99 latency [ms]: %s" % (
+                      base_rev, z["cpu_percent_one_core"], z["cpu_percent_busiest_thread"],
+                      sum(max(0, t["lost"]) for t in z["topics"].values()),
+                      ", ".join("%s %.2f" % (k, v["latency_ms"]["p99"]) for k, v in z["topics"].items()
+                                if v["latency_ms"])))
         print("machine busy (all cores, during the window): floor run %.0f %%, bridge run %.0f %%; "
               "sender late p99: %.2f / %.2f ms" % (
                   f["machine_busy_percent_all_cores"], b["machine_busy_percent_all_cores"],
@@ -143,13 +167,15 @@ def print_erp42(erp):
     print("\nERP-42 command cadence at %.0f Hz, %.0f s measured (node: erp42_serial via roslaunch; "
           "floor: plain Python writer; same time, one PCU emulator each)" % (erp["rate_hz"], erp["seconds"]))
     print("%-8s %7s %9s %9s %10s %10s %10s %9s %6s" % ("", "frames", "rate Hz", "period ms", "jit p50 ms",
-                                                       "jit p99 ms", "jit max ms", ">2ms late", "gaps"))
+                                                       "jit p99 ms", "jit max ms", ">2ms off", "gaps"))
     for k in ("node", "floor"):
         c = erp[k]
         print("%-8s %7d %9.3f %9.3f %10.3f %10.3f %10.3f %9d %6d" % (
             k, c["frames"], c["mean_rate_hz"], c["mean_period_ms"], c["jitter_ms"]["p50"],
             c["jitter_ms"]["p99"], c["jitter_ms"]["max"], c["late_over_2ms"], c["alive_gaps"]))
-    print("node CPU: %.1f %% of one core" % erp["node"]["cpu_percent_one_core"])
+    print("jitter = |period - %.0f ms|; periods > 2 ms off in the node but not in the floor at the same time: %d; "
+          "node CPU: %.1f %% of one core" % (1e3 / erp["rate_hz"], erp["node"]["late_over_2ms_node_only"],
+                                             erp["node"]["cpu_percent_one_core"]))
 
 
 def targets(res):
@@ -163,8 +189,14 @@ def targets(res):
         if b is not None:
             lost = sum(max(0, t["lost"]) for t in b["topics"].values())
             sent = sum(t["sent"] for t in b["topics"].values())
-            rows.append(("120 Hz, every stream at once: 0 datagrams lost", "%d lost of %d" % (lost, sent),
-                         lost == 0))
+            rows.append(("120 Hz, every stream at once: 0 datagrams lost (subscriber)",
+                         "%d lost of %d (floor: %d)" % (lost, sent, sum(max(0, t["lost"]) for t in f["topics"].values())
+                                                        if f else -1), lost == 0))
+            bc = b.get("bridge_counters") or {}
+            sent_by_stream = b["sender"]["sent"]
+            inside = sum(max(0, sent_by_stream[n] - bc[n]["published"]) for n in sent_by_stream if n in bc)
+            if bc:
+                rows.append(("  of which lost inside the bridge (sent - published)", "%d" % inside, inside == 0))
             cpu = b["cpu_percent_one_core"]
             rows.append(("120 Hz: bridge CPU <= %.0f %% of one core" % TARGET_CPU, "%.1f %%" % cpu,
                          cpu <= TARGET_CPU))
@@ -208,6 +240,7 @@ def main():
     ap.add_argument("--rates", default="30,60,120")
     ap.add_argument("--erp42-seconds", type=float, default=None)
     ap.add_argument("--only", default="codec,e2e,erp42")
+    ap.add_argument("--base", default=None, metavar="REV")
     a = ap.parse_args()
     only = set(a.only.split(","))
     e2e_s = a.seconds or (5.0 if a.quick else 20.0)
@@ -231,6 +264,10 @@ def main():
         print("\n== codec (bench/bench_codec.py) ==")
         res["codec"] = bench_codec.main(["--quick"] if a.quick else [])
 
+    if "e2e" in only:
+        import check_convert       # the fast converters must still give the generated constructors' messages
+        check_convert.main()
+
     master = None
     try:
         if only & {"e2e", "erp42"}:
@@ -240,9 +277,14 @@ def main():
             rospy.init_node("bench", anonymous=True, disable_signals=True)
         if "e2e" in only:
             import bench_e2e
-            res["e2e"] = bench_e2e.run([int(r) for r in a.rates.split(",")], e2e_s, 2.0, str(log_dir), log)
+            base_src = None
+            if a.base:
+                base_src = extract_src(a.base, log_dir)
+                res["base_revision"] = a.base
+            res["e2e"] = bench_e2e.run([int(r) for r in a.rates.split(",")], e2e_s, 2.0, str(log_dir), log,
+                                       base_src)
             print("\n== end to end ==")
-            print_e2e(res["e2e"])
+            print_e2e(res["e2e"], a.base)
         if "erp42" in only:
             import bench_erp42
             res["erp42"] = bench_erp42.run(erp_s, 3.0, 50.0, str(log_dir), log)
