@@ -117,6 +117,9 @@ SEND_PORTS = {
 }
 
 
+_VP = VehicleParams._field_defaults
+
+
 class SimConfig(NamedTuple):
     """Every option of the emulator, with its default (documented in FIELD_DOCS)."""
 
@@ -174,20 +177,21 @@ class SimConfig(NamedTuple):
     ego_x: float = 0.0
     ego_y: float = 0.0
     ego_yaw_deg: float = 0.0
-    length: float = 4.6
-    width: float = 1.9
-    height: float = 1.5
-    wheelbase: float = 2.7
-    rear_overhang: float = 0.95
-    max_steer_deg: float = 36.25
-    max_accel: float = 3.0
-    max_brake: float = 8.0
-    drag_const: float = 0.1
-    drag_quad: float = 0.0015
-    max_speed_kmh: float = 150.0
-    vel_rate_up: float = 1.0
-    vel_rate_down: float = 2.0
-    steer_rate_deg_s: float = 0.0
+    # vehicle geometry and limits: defaults from VehicleParams, the single source
+    length: float = _VP["length"]
+    width: float = _VP["width"]
+    height: float = _VP["height"]
+    wheelbase: float = _VP["wheelbase"]
+    rear_overhang: float = _VP["rear_overhang"]
+    max_steer_deg: float = _VP["max_steer_deg"]
+    max_accel: float = _VP["max_accel"]
+    max_brake: float = _VP["max_brake"]
+    drag_const: float = _VP["drag_const"]
+    drag_quad: float = _VP["drag_quad"]
+    max_speed_kmh: float = _VP["max_speed_kmh"]
+    vel_rate_up: float = _VP["vel_rate_up"]
+    vel_rate_down: float = _VP["vel_rate_down"]
+    steer_rate_deg_s: float = _VP["steer_rate_deg_s"]
     map_data_id: int = 0
     # world
     scenario: str = ""
