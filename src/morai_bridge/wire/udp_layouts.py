@@ -7,6 +7,7 @@ specification (udp.md).  The classes defined here are re-exported by
 objects; do not import this module directly.
 """
 
+from .enums import CtrlMode, Gear, ObjectType, TrafficLightBit, doc_of
 from .udp_schema import (PAD_DOLLAR, PAD_NUL, PAD_SPACE, Records, Variant,
                          define_message, define_record, table)
 
@@ -20,10 +21,10 @@ __all__ = [
     "SimControl", "SimStatus", "ImuData",
 ]
 
-_GEAR = "enum: 0 M, 1 P, 2 R, 3 N, 4 D, 5 L"
-_CTRL_MODE = "enum: 1 keyboard, 2 automatic (external control)"
-_OBJ_TYPE = "enum: -1 ego, 0 pedestrian, 1 vehicle (NPC), 2 object/obstacle"
-_TL_STATUS = "bit set: 1 red, 4 yellow, 16 green, 32 green-left arrow; -1 default/off"
+_GEAR = doc_of(Gear)
+_CTRL_MODE = doc_of(CtrlMode) + " (AUTO = external control)"
+_OBJ_TYPE = doc_of(ObjectType)
+_TL_STATUS = doc_of(TrafficLightBit, "bit set") + "; -1 default/off"
 _TIME = (("sec", "i", "s; timestamp seconds (simulator clock, section 4.3)"),
          ("nsec", "i", "ns; timestamp fraction"))
 

@@ -1,0 +1,38 @@
+"""Unit factors and small geometric conversions, named so a reader cannot mix them up.
+
+Every conversion between MORAI's units (km/h, degrees) and SI / REP-103 units in
+this package goes through these names.  No ROS, no numpy.
+
+* ``KMH_TO_MPS``: multiply km/h by it to get m/s (1 / 3.6).
+* ``MPS_TO_KMH``: multiply m/s by it to get km/h (3.6).
+* ``DEG_TO_RAD`` / ``RAD_TO_DEG``.
+* :func:`quaternion_from_rpy`: (x, y, z, w) of intrinsic roll-pitch-yaw in radians.
+"""
+import math
+
+KMH_TO_MPS = 1.0 / 3.6
+MPS_TO_KMH = 3.6
+DEG_TO_RAD = math.pi / 180.0
+RAD_TO_DEG = 180.0 / math.pi
+
+
+def quaternion_from_rpy(roll, pitch, yaw):
+    """Quaternion ``(x, y, z, w)`` of roll, pitch, yaw in radians (Z-Y-X, as tf's
+    ``quaternion_from_euler(roll, pitch, yaw)`` with the default axes)."""
+    cr, sr = math.cos(roll * 0.5), math.sin(roll * 0.5)
+    cp, sp = math.cos(pitch * 0.5), math.sin(pitch * 0.5)
+    cy, sy = math.cos(yaw * 0.5), math.sin(yaw * 0.5)
+    return (sr * cp * cy - cr * sp * sy,
+            cr * sp * cy + sr * cp * sy,
+            cr * cp * sy - sr * sp * cy,
+            cr * cp * cy + sr * sp * sy)
+
+
+def yaw_quaternion(yaw):
+    """Quaternion ``(x, y, z, w)`` of a rotation by ``yaw`` radians about z."""
+    return (0.0, 0.0, math.sin(yaw * 0.5), math.cos(yaw * 0.5))
+
+
+def wrap_pi(angle):
+    """``angle`` in radians wrapped to [-pi, pi)."""
+    return (angle + math.pi) % (2.0 * math.pi) - math.pi
