@@ -125,9 +125,9 @@ class Collector(object):
 
     def __init__(self, ns):
         import rospy
-        from morai_bridge.nodes import udp_bridge
+        from morai_bridge.ros import sim_receive
         from sensor_msgs.msg import NavSatFix
-        types = dict((r[0], r[3]) for r in udp_bridge.RX_STREAMS)
+        types = dict((n, t[1]) for n, t in sim_receive.TOPICS.items())
         self.count = {}
         self.lat = {}
         self.window = (float("inf"), float("inf"))

@@ -21,7 +21,7 @@ import rospy
 from sensor_msgs.msg import NavSatFix
 
 import e2e_streams
-from morai_bridge.nodes import udp_bridge
+from morai_bridge.ros import sim_receive
 from morai_bridge.ros import udp_convert as conv
 from morai_bridge.wire import udp
 
@@ -65,12 +65,11 @@ def main():
     rospy.init_node("rospy_floor")
     msgs = prebuilt()
     grams = e2e_streams.datagrams()
-    rx = dict((r[0], r) for r in udp_bridge.RX_STREAMS)
     sel = selectors.DefaultSelector()
     for name, port in ports.items():
-        _, _, topic, rtype, _ = rx[name]
+        topic, rtype = sim_receive.TOPICS[name]
         if a.queue is None:
-            depth, fix_depth = udp_bridge.QUEUE.get(name, 1), 1
+            depth, fix_depth = sim_receive.QUEUE.get(name, 1), 1
         else:
             depth = fix_depth = None if a.queue == "sync" else int(a.queue)
         pubs = [rospy.Publisher(topic, rtype, queue_size=depth)]

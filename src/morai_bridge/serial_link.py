@@ -93,6 +93,11 @@ class Erp42Link(object):
         return self._port is not None
 
     @property
+    def sending_fresh(self):
+        """True while the frames written carry a fresh accepted command (not stop frames)."""
+        return self._sending_fresh
+
+    @property
     def last_command(self):
         """The last frame written (a :class:`erp42.Command`), or None."""
         return self._last_cmd

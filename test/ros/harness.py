@@ -7,12 +7,11 @@ import time
 
 import rospy
 
-from morai_bridge.wire import udp
+from morai_bridge.wire import streams, udp
 
-RX = ['ego_status', 'object_info', 'traffic_light', 'collision', 'intersection', 'vehicle_collision',
-      'sim_status', 'gps', 'imu', 'sync_state']
-TX = ['ctrl_cmd', 'set_traffic_light', 'set_intersection', 'lamps', 'scenario_load', 'save_sensor_data',
-      'sensor_control', 'npc_ghost', 'multi_ego', 'ego_ghost', 'gv_direct', 'gv_state', 'sim_control', 'sync']
+# every stream, the emulator's sync extension included (the bridge is started with emulator_sync:=true)
+RX = [s.name for s in streams.FROM_SIM]
+TX = [s.name for s in streams.TO_SIM]
 LAUNCH = os.path.join(os.path.dirname(os.path.realpath(__file__)), '..', '..', 'launch', 'udp_bridge.launch')
 TIMEOUT = 10.0
 
@@ -42,6 +41,7 @@ class FakeSim(object):
     def args(self):
         a = ['%s_port:=%d' % (n, p) for n, p in self.rx_ports.items()]
         a += ['%s_port:=%d' % (n, s.getsockname()[1]) for n, s in self.cmd.items()]
+        a.append('emulator_sync:=true')
         return a
 
     def send(self, stream, message_or_bytes):

@@ -19,16 +19,15 @@ from diagnostic_msgs.msg import DiagnosticArray
 from morai_msgs.msg import (CollisionData, CtrlCmd, EgoVehicleStatus, GetTrafficLightStatus, MoraiSimProcHandle,
                             MoraiSimProcStatus, MultiEgoSetting, ObjectStatusList, ScenarioLoad, SetTrafficLight,
                             SyncModeCmd, SyncModeCtrlCmd, WaitForTick)
+from morai_bridge.wire import streams
 from morai_msgs.srv import (MoraiScenarioLoadSrv, MoraiSimProcSrv, MoraiSyncModeCmdSrv, MoraiSyncModeCtrlCmdSrv,
                             MoraiWaitForTickSrv)
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 LAUNCH = os.path.join(HERE, '..', '..', 'launch')
-# sim -> user streams (bridge binds) and user -> sim commands (emulator binds)
-STREAMS = ['ego_status', 'object_info', 'traffic_light', 'collision', 'intersection', 'vehicle_collision',
-           'sim_status', 'gps', 'imu', 'sync_state']
-COMMANDS = ['ctrl_cmd', 'set_traffic_light', 'set_intersection', 'lamps', 'scenario_load', 'save_sensor_data',
-            'sensor_control', 'npc_ghost', 'multi_ego', 'ego_ghost', 'gv_direct', 'gv_state', 'sim_control', 'sync']
+# sim -> user streams (bridge binds) and user -> sim commands (emulator binds), sync extension included
+STREAMS = [s.name for s in streams.FROM_SIM]
+COMMANDS = [s.name for s in streams.TO_SIM]
 T = 10.0
 
 
@@ -83,7 +82,7 @@ class ClosedLoopTest(unittest.TestCase):
         roslaunch.configure_logging(uuid)
         cls.launch = roslaunch.parent.ROSLaunchParent(uuid, [
             (os.path.join(LAUNCH, 'sim_emulator.launch'), sim_args),
-            (os.path.join(LAUNCH, 'udp_bridge.launch'), port_args + ['output:=log', 'service_timeout:=2.0'])])
+            (os.path.join(LAUNCH, 'udp_bridge.launch'), port_args + ['output:=log', 'service_timeout:=2.0', 'emulator_sync:=true'])])
         cls.launch.start()
         cls.ego = Latest('/Ego_topic', EgoVehicleStatus)
         cls.objects = Latest('/Object_topic', ObjectStatusList)

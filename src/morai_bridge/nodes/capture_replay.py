@@ -14,17 +14,10 @@ import rospy
 from rosgraph_msgs.msg import Clock
 
 from morai_bridge import transport
-from morai_bridge.nodes import udp_bridge
+from morai_bridge.ros.bridge_diagnostics import BridgeDiagnostics, make_updater
 from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.ros.sim_receive import RECEIVE_PARAMS, SimReceiver
 from morai_bridge.wire import capture
-
-# The bridge's receive-side parameters; commands and services make no sense here.
-_RX = set(n for n, _, _, _, _ in udp_bridge.RX_STREAMS)
-_KEEP = [p for p in udp_bridge.PARAMS
-         if (p.name[:-5] in _RX and p.name.endswith('_port')) or (p.name[:-6] in _RX and p.name.endswith('_topic'))
-         or p.name in ('navsat_topic', 'odom_topic', 'frame_id', 'child_frame_id', 'gps_frame_id', 'imu_frame_id',
-                       'stamp_source', 'publish_odom', 'publish_tf', 'gps_east_offset', 'gps_north_offset',
-                       'stale_timeout')]
 
 PARAMS = [
     Param('file', '', 'pcap or pcapng file of MORAI UDP traffic (required)'),
@@ -35,18 +28,18 @@ PARAMS = [
     Param('sim_ip', '0.0.0.0', 'only replay datagrams from this source address (0.0.0.0: all)'),
     Param('start_delay', 0.0, 'wait this long before replaying, e.g. for subscribers to connect [s]', minimum=0.0),
     Param('progress_period', 5.0, 'seconds between progress lines (0: none)', minimum=0.0),
-] + _KEEP
+] + RECEIVE_PARAMS
 
 
 class Replay(object):
 
     def __init__(self, cfg):
         self.cfg = cfg
-        # the bridge in replay mode needs every parameter it reads: defaults for the rest
-        full = dict((p.name, p.default) for p in udp_bridge.PARAMS)
-        full.update((k, v) for k, v in cfg.items() if k in full)
-        full['publish_clock'] = False        # /clock comes from the capture here
-        self.bridge = udp_bridge.UdpBridge(load(udp_bridge.PARAMS, getter=lambda n, d: full[n]), live=False)
+        # the bridge's receive side without sockets; /clock comes from the capture here, not the packets
+        rx_cfg = load(RECEIVE_PARAMS, getter=lambda n, d: cfg[n])
+        self.bridge = SimReceiver(rx_cfg, '0.0.0.0', '0.0.0.0', live=False)
+        self.updater, self.timer = make_updater('capture:%s' % cfg.file)
+        BridgeDiagnostics(rx_cfg, self.updater, self.bridge)
         self.clock_pub = rospy.Publisher('/clock', Clock, queue_size=10) if cfg.publish_clock else None
         self.sent = 0
         self.skipped = 0      # datagrams to ports no stream listens on, or from other hosts

@@ -21,20 +21,15 @@ from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStat
                             VehicleCollision, VehicleCollisionData)
 
 from morai_bridge.wire import udp
+from morai_bridge.wire.enums import Platform, SimCommand, SimProc, SimState
+from morai_bridge.wire.units import DEG_TO_RAD, KMH_TO_MPS, quaternion_from_rpy
 
-KMH = 1.0 / 3.6
-DEG = math.pi / 180.0
-
-# MoraiSimProcHandle.sim_process_status / MoraiSimProcStatus.current_status values
-PROC_PLAY = 0x01
-PROC_PAUSE = 0x10
-PROC_STOP_REPLAY = 0x20
-# SimControl commands (simulator platform)
-PLATFORM_SIMULATOR = 0x02
-SIM_PAUSE = 0x0002
-SIM_PLAY = 0x0003
-STATUS_PLAYING = 0x0001
-STATUS_PAUSE = 0x0002
+# plain ints on the per-packet path
+KMH = KMH_TO_MPS
+DEG = DEG_TO_RAD
+_PLATFORM_SIMULATOR = int(Platform.SIMULATOR)
+_STATUS_PAUSE = int(SimState.PAUSE)
+_STATUS_PLAYING = int(SimState.PLAYING)
 
 
 class CommandError(ValueError):
@@ -61,17 +56,6 @@ def _text(what, name, v, limit):
     except UnicodeEncodeError:
         raise CommandError('%s.%s must be ASCII: refused' % (what, name)) from None
     return v
-
-
-def quaternion_from_rpy(roll, pitch, yaw):
-    """Quaternion (x, y, z, w) of intrinsic roll-pitch-yaw angles in radians."""
-    cr, sr = math.cos(roll / 2), math.sin(roll / 2)
-    cp, sp = math.cos(pitch / 2), math.sin(pitch / 2)
-    cy, sy = math.cos(yaw / 2), math.sin(yaw / 2)
-    return (sr * cp * cy - cr * sp * sy,
-            cr * sp * cy + sr * cp * sy,
-            cr * cp * sy - sr * sp * cy,
-            cr * cp * cy + sr * sp * sy)
 
 
 # Messages on the hot path (up to 120 Hz per stream) are made with
@@ -228,10 +212,10 @@ def sim_proc_status(w, stamp, last_command_time):
     m.latest_command_time = last_command_time
     m.command_result = 0 if w.result == 0 else (0x01 if w.result == 0x01 else 0x10)
     m.current_mode = 0x01
-    if w.platform == PLATFORM_SIMULATOR and w.status & 0x0FFF == STATUS_PAUSE:
-        m.current_status = PROC_PAUSE
-    elif w.platform == PLATFORM_SIMULATOR and w.status & 0x0FFF == STATUS_PLAYING:
-        m.current_status = PROC_PLAY
+    if w.platform == _PLATFORM_SIMULATOR and w.status & 0x0FFF == _STATUS_PAUSE:
+        m.current_status = int(SimProc.PAUSE)
+    elif w.platform == _PLATFORM_SIMULATOR and w.status & 0x0FFF == _STATUS_PLAYING:
+        m.current_status = int(SimProc.PLAY)
     else:
         m.current_status = 0
     return m
@@ -452,14 +436,14 @@ def gv_state(m):
 
 
 def sim_control(command, option=''):
-    return udp.make(udp.SimControl, platform=PLATFORM_SIMULATOR, command=command, option=option)
+    return udp.make(udp.SimControl, platform=_PLATFORM_SIMULATOR, command=int(command), option=option)
 
 
 def sim_proc_handle(h):
     """SimControl for a MoraiSimProcHandle, or CommandError for what UDP cannot do."""
-    if h.sim_process_status == PROC_PLAY:
-        return sim_control(SIM_PLAY)
-    if h.sim_process_status == PROC_PAUSE:
-        return sim_control(SIM_PAUSE)
+    if h.sim_process_status == SimProc.PLAY:
+        return sim_control(SimCommand.PLAY)
+    if h.sim_process_status == SimProc.PAUSE:
+        return sim_control(SimCommand.PAUSE)
     raise CommandError('sim_process_status 0x%02x (replay control) has no UDP equivalent; only 0x01 play '
                        'and 0x10 pause can be sent' % h.sim_process_status)

@@ -30,6 +30,11 @@ class Stream(NamedTuple):
     def param(self):
         return self.name + '_port'
 
+    @property
+    def note(self):
+        """Text for parameter docs: '' or why the stream is special."""
+        return ' (emulator lock-step extension, used only with emulator_sync)' if self.extension else ''
+
 
 STREAMS = (
     # simulator -> user

@@ -1,0 +1,121 @@
+"""/diagnostics of the UDP bridge: one entry per receive stream, one for commands,
+one for the simulator's reported control state (why a command 'does nothing')."""
+import time
+
+import rospy
+from diagnostic_msgs.msg import DiagnosticStatus
+
+import diagnostic_updater
+
+from morai_bridge.ros.sim_receive import STAMPED
+from morai_bridge.wire import streams
+from morai_bridge.wire.enums import CtrlMode, Gear, name_of
+
+OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+
+
+def make_updater(hardware_id, period=1.0):
+    """A diagnostic_updater.Updater published every ``period`` seconds; returns (updater, timer)."""
+    updater = diagnostic_updater.Updater()
+    updater.setHardwareID(hardware_id)
+    timer = rospy.Timer(rospy.Duration(period), lambda ev: updater.update())
+    return updater, timer
+
+
+class BridgeDiagnostics(object):
+
+    def __init__(self, cfg, updater, receiver, commands=None):
+        self.cfg = cfg
+        self.rx = receiver
+        self.tx = commands
+        self._rates = {}
+        for name in receiver.enabled:
+            updater.add('UDP %s (port %d)' % (name, cfg[name + '_port']), self._stream_task(name))
+        if commands is not None:
+            updater.add('UDP commands', self.commands)
+            updater.add('Simulator control state', self.control)
+
+    def _stream_task(self, name):
+        st = self.rx.stats[name]
+        event = streams.BY_NAME[name].event
+
+        def task(stat):
+            now = time.monotonic()
+            prev = self._rates.get(name)
+            rate = 0.0
+            if prev is not None and now > prev[1]:
+                rate = (st.received - prev[0]) / (now - prev[1])
+            self._rates[name] = (st.received, now)
+            age = st.age(now)
+            if age is None:
+                level, text = ((OK, 'no event yet') if event else
+                               (WARN, 'no packet yet on port %d' % self.cfg[name + '_port']))
+            elif age > self.cfg.stale_timeout and not event:
+                level, text = WARN, 'stale: last packet %.1f s ago' % age
+            else:
+                level, text = OK, '%.1f Hz' % rate
+            if st.decode_errors or st.wrong_type:
+                level = max(level, WARN)
+                text += '; %d malformed, %d of another type' % (st.decode_errors, st.wrong_type)
+            if st.foreign:
+                level = max(level, WARN)
+                text += '; %d from unexpected hosts' % st.foreign
+            stat.summary(level, text)
+            stat.add('port', self.cfg[name + '_port'])
+            stat.add('rate [Hz]', '%.1f' % rate)
+            stat.add('received', st.received)
+            stat.add('published', st.published)
+            stat.add('decode errors', st.decode_errors)
+            stat.add('wrong type', st.wrong_type)
+            stat.add('from unexpected hosts', st.foreign)
+            stat.add('last unexpected sender', st.last_foreign)
+            stat.add('age of last packet [s]', '' if age is None else '%.3f' % age)
+            stat.add('last error', st.last_error)
+            if name in STAMPED:
+                stat.add('invalid packet stamps', self.rx.bad_stamps)
+            return stat
+        return task
+
+    def commands(self, stat):
+        tx = self.tx
+        refused = sum(tx.tx_refused.values())
+        if refused:
+            stat.summary(WARN, '%d commands refused (last: %s)' % (refused, tx.last_refusal))
+        elif tx.sender.errors:
+            stat.summary(WARN, 'send errors: %s' % tx.sender.last_error)
+        else:
+            stat.summary(OK, '%d packets sent' % tx.sender.sent)
+        for n in tx.tx_counts:
+            stat.add('%s sent' % n, tx.tx_counts[n])
+            stat.add('%s refused' % n, tx.tx_refused[n])
+        stat.add('last refusal', tx.last_refusal)
+        stat.add('send errors', tx.sender.errors)
+        stat.add('gear sent', name_of(Gear, tx.gear))
+        stat.add('ctrl_mode sent', name_of(CtrlMode, tx.ctrl_mode).lower())
+        return stat
+
+    def control(self, stat):
+        """Why a command 'does nothing': the simulator's reported mode and gear."""
+        s = self.rx.status
+        tx = self.tx
+        active = tx.ctrl_sent_t is not None and time.monotonic() - tx.ctrl_sent_t < 2.0
+        if s is None:
+            stat.summary(OK, 'no ego status yet')
+            return stat
+        problems = []
+        if active and s.ctrl_mode != CtrlMode.AUTO:
+            problems.append('simulator is in %s control mode (ctrl_mode=%d): ctrl commands are ignored; '
+                            'switch the ego to automatic mode in the simulator'
+                            % (name_of(CtrlMode, s.ctrl_mode).lower(), s.ctrl_mode))
+        if active and s.gear != tx.gear and s.ctrl_mode == CtrlMode.AUTO:
+            problems.append('simulator reports gear %s but %s is commanded'
+                            % (name_of(Gear, s.gear), name_of(Gear, tx.gear)))
+        if problems:
+            stat.summary(WARN, '; '.join(problems))
+        else:
+            stat.summary(OK, 'commands active' if active else 'no ctrl command in the last 2 s')
+        stat.add('reported ctrl_mode', '%d (%s)' % (s.ctrl_mode, name_of(CtrlMode, s.ctrl_mode).lower()))
+        stat.add('reported gear', '%d (%s)' % (s.gear, name_of(Gear, s.gear)))
+        stat.add('commanded gear', '%d (%s)' % (tx.gear, name_of(Gear, tx.gear)))
+        stat.add('commanding', str(active))
+        return stat

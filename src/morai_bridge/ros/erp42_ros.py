@@ -1,0 +1,186 @@
+"""ROS side of the ERP-42 driver: /ctrl_cmd into the serial link, PCU feedback out as
+morai_msgs/ERP42Info, EgoVehicleStatus, TwistStamped, wheel Odometry, encoder counts,
+and the link's and the PCU's state on /diagnostics.
+
+The serial link itself (:class:`morai_bridge.serial_link.Erp42Link`) knows no ROS;
+conversions of raw feedback are in :mod:`morai_bridge.wire.erp42`, the pose
+integration in :class:`morai_bridge.wire.dead_reckoning.DeadReckoning`.
+"""
+import time
+
+import rospy
+from diagnostic_msgs.msg import DiagnosticStatus
+from geometry_msgs.msg import Quaternion, TwistStamped
+from nav_msgs.msg import Odometry
+from std_msgs.msg import Bool, Int32
+
+from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, ERP42Info
+
+from morai_bridge.wire import erp42
+from morai_bridge.wire.dead_reckoning import DeadReckoning
+from morai_bridge.wire.units import yaw_quaternion
+
+OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+MODE_TEXT = {0: 'MANUAL', 1: 'AUTO'}
+GEAR_TEXT = {erp42.GEAR_FORWARD: 'forward', erp42.GEAR_NEUTRAL: 'neutral', erp42.GEAR_BACKWARD: 'backward'}
+
+
+class Erp42Ros(object):
+    """Topics and diagnostics around one :class:`Erp42Link` (``link``), built with
+    ``on_feedback=self.on_feedback``: see :meth:`attach`."""
+
+    def __init__(self, cfg, params):
+        self.cfg = cfg
+        self.params = params
+        self.link = None
+        self.pub_info = rospy.Publisher(cfg.erp42_info_topic, ERP42Info, queue_size=1)
+        self.pub_ego = rospy.Publisher(cfg.ego_status_topic, EgoVehicleStatus, queue_size=1)
+        self.pub_enc = rospy.Publisher(cfg.encoder_topic, Int32, queue_size=1)
+        self.pub_twist = rospy.Publisher(cfg.twist_topic, TwistStamped, queue_size=1)
+        self.pub_odom = rospy.Publisher(cfg.odom_topic, Odometry, queue_size=1)
+        self.truth = None
+        self.prev_enc = None
+        self.odom = DeadReckoning(params.wheelbase_m)
+        self.last_reject = ''
+
+    def attach(self, link, updater):
+        """Subscribe the inputs to ``link`` and add the diagnostics tasks to ``updater``."""
+        self.link = link
+        updater.add('ERP-42 serial link', self.diag_link)
+        updater.add('ERP-42 PCU state', self.diag_pcu)
+        rospy.Subscriber(self.cfg.ctrl_cmd_topic, CtrlCmd, self.on_ctrl, queue_size=1)
+        rospy.Subscriber(self.cfg.estop_topic, Bool, lambda m: link.set_estop(m.data), queue_size=1)
+        if self.cfg.ground_truth_topic:
+            rospy.Subscriber(self.cfg.ground_truth_topic, EgoVehicleStatus, self.on_truth, queue_size=1)
+
+    # -- inputs ------------------------------------------------------------
+
+    def on_ctrl(self, m):
+        try:
+            self.link.set_ctrl(m.longlCmdType, m.accel, m.brake, m.steering, m.velocity, m.acceleration)
+        except erp42.CommandRejected as e:
+            self.last_reject = str(e)
+            rospy.logwarn_throttle(2.0, 'erp42_serial: %s' % e)
+
+    def on_truth(self, m):
+        self.truth = m
+
+    # -- outputs -----------------------------------------------------------
+
+    def on_feedback(self, fb, t_mono):
+        p = self.params
+        v = erp42.feedback_to_values(fb, p)
+        stamp = rospy.Time.now()
+        sending = self.link is not None and self.link.sending_fresh
+        info = ERP42Info()
+        info.longlCmdType = erp42.LONGL_CMD_VELOCITY if sending else 0
+        info.velocity = v.velocity_kmh
+        info.steering = v.steering_deg
+        ego = EgoVehicleStatus()
+        ego.header.stamp = stamp
+        ego.header.frame_id = self.cfg.frame_id
+        ego.velocity.x = v.velocity_mps
+        ego.wheel_angle = v.steering_deg
+        ego.brake = v.brake
+        truth = self.truth
+        if truth is not None:
+            info.position_x, info.position_y, info.position_z = (
+                truth.position.x, truth.position.y, truth.position.z)
+            info.yaw = truth.heading
+            ego.position = truth.position
+            ego.heading = truth.heading
+            ego.acceleration = truth.acceleration
+        self.pub_info.publish(info)
+        self.pub_ego.publish(ego)
+
+        tw = TwistStamped()
+        tw.header.stamp, tw.header.frame_id = stamp, self.cfg.frame_id
+        tw.twist.linear.x = v.velocity_mps
+        tw.twist.angular.z = self.odom.yaw_rate(v.velocity_mps, v.steering_deg)
+        self.pub_twist.publish(tw)
+
+        # Dead reckoning: travel from the encoder when there is one, else speed x dt.
+        if p.encoder_enabled:
+            self.pub_enc.publish(Int32(fb.enc))
+            ds = 0.0 if self.prev_enc is None else erp42.encoder_travel_m(
+                erp42.encoder_delta(self.prev_enc, fb.enc), p)
+            self.prev_enc = fb.enc
+            x, y, yaw = self.odom.update_encoder(t_mono, ds, v.steering_deg)
+        else:
+            x, y, yaw = self.odom.update_speed(t_mono, v.velocity_mps, v.steering_deg)
+        od = Odometry()
+        od.header.stamp, od.header.frame_id = stamp, self.cfg.odom_frame_id
+        od.child_frame_id = self.cfg.frame_id
+        od.pose.pose.position.x, od.pose.pose.position.y = x, y
+        od.pose.pose.orientation = Quaternion(*yaw_quaternion(yaw))
+        od.twist.twist = tw.twist
+        self.pub_odom.publish(od)
+
+    # -- diagnostics ---------------------------------------------------------
+
+    def diag_link(self, stat):
+        link = self.link
+        s, f = link.stats, link.framer
+        if not link.connected:
+            stat.summary(ERROR, 'port %s closed: %s' % (self.params.port, s.last_error))
+        else:
+            fb = link.last_feedback
+            age = None if fb is None else time.monotonic() - fb[1]
+            if fb is None:
+                if f.bytes_received:
+                    stat.summary(ERROR, 'bytes but no valid frames: wrong baud rate or a '
+                                 'different firmware variant?')
+                else:
+                    stat.summary(ERROR, 'no feedback from the PCU yet')
+            elif age > 1.0:
+                stat.summary(ERROR, 'feedback lost (%.1f s old)' % age)
+            elif age > self.params.feedback_timeout_s:
+                stat.summary(WARN, 'feedback stale (%.2f s old)' % age)
+            elif link.sending_fresh:
+                stat.summary(OK, 'sending commands')
+            else:
+                stat.summary(OK if s.commands_accepted == 0 else WARN,
+                             'no fresh command: sending stop frames (speed 0, full brake)')
+        stat.add('port', self.params.port)
+        stat.add('connected', str(link.connected))
+        stat.add('frames sent', s.frames_sent)
+        stat.add('stop frames sent', s.stop_frames_sent)
+        stat.add('command timeouts', s.timeouts)
+        stat.add('commands accepted', s.commands_accepted)
+        stat.add('commands rejected', s.commands_rejected)
+        stat.add('last rejected command', self.last_reject)
+        stat.add('feedback frames', f.frames_ok)
+        stat.add('bytes received', f.bytes_received)
+        stat.add('bytes discarded', f.bytes_discarded)
+        stat.add('candidates rejected', f.candidates_rejected)
+        stat.add('soft-check violations', f.soft_violations)
+        stat.add('feedback ALIVE gaps', f.alive_gaps)
+        stat.add('write errors', s.write_errors)
+        stat.add('read errors', s.read_errors)
+        stat.add('reconnects', s.reconnects)
+        stat.add('outages', len(s.outages))
+        stat.add('outage durations [s]', ' '.join('%.2f' % (b - a) if b else 'ongoing' for a, b in s.outages[-10:]))
+        stat.add('last error', s.last_error)
+        return stat
+
+    def diag_pcu(self, stat):
+        fb = self.link.last_feedback
+        if fb is None:
+            stat.summary(WARN, 'no feedback yet')
+            return stat
+        fb = fb[0]
+        if fb.estop:
+            stat.summary(WARN, 'E-STOP active (or AUTO_FAIL)')
+        elif fb.aorm == 0:
+            stat.summary(WARN, 'PCU in MANUAL mode: commands are ignored (RC switch)')
+        else:
+            stat.summary(OK, 'AUTO')
+        stat.add('mode', MODE_TEXT.get(fb.aorm, '?'))
+        stat.add('e-stop', fb.estop)
+        stat.add('gear', GEAR_TEXT.get(fb.gear, fb.gear))
+        stat.add('speed raw', fb.speed)
+        stat.add('steer raw', fb.steer)
+        stat.add('brake raw', fb.brake)
+        stat.add('encoder', fb.enc)
+        stat.add('alive', fb.alive)
+        return stat

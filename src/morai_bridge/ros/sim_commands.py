@@ -1,0 +1,145 @@
+"""Send side of the UDP bridge: morai_msgs command topics -> simulator datagrams.
+
+:class:`CommandSender` subscribes to every enabled command topic of
+:data:`TOPICS`, converts each message with :mod:`.udp_convert` (which refuses
+NaN, out-of-range and too-long values with a CommandError: nothing is sent)
+and sends it to the simulator's port of that stream.  It holds the command
+state that travels with control commands (gear, control mode, lamps) and
+sends a braking command on shutdown when control commands were sent.
+"""
+import time
+
+import rospy
+
+from morai_msgs.msg import (CtrlCmd, GhostMessage, GVDirectCmd, GVStateCmd, IntersectionControl, Lamps,
+                            MultiEgoSetting, NpcGhostCmd, SaveSensorData, ScenarioLoad, SensorPosControl,
+                            SetTrafficLight)
+
+from morai_bridge import transport
+from morai_bridge.ros import udp_convert as conv
+from morai_bridge.ros.params import Param, port_param
+from morai_bridge.wire import enums, streams, udp
+
+# stream name -> (default topic, ROS type); None: no topic (used by services only)
+TOPICS = {
+    'ctrl_cmd': ('ctrl_cmd', CtrlCmd),
+    'set_traffic_light': ('SetTrafficLight', SetTrafficLight),
+    'set_intersection': ('InsnControl', IntersectionControl),
+    'lamps': ('lamps', Lamps),
+    'scenario_load': ('ScenarioLoad', ScenarioLoad),
+    'save_sensor_data': ('SaveSensorData', SaveSensorData),
+    'sensor_control': ('SensorPosControl', SensorPosControl),
+    'npc_ghost': ('NpcGhostCmd', NpcGhostCmd),
+    'multi_ego': ('ego_setting', MultiEgoSetting),
+    'ego_ghost': ('GhostCtrlCmd', GhostMessage),
+    'gv_direct': ('gv_direct_cmd', GVDirectCmd),
+    'gv_state': ('gv_state_cmd', GVStateCmd),
+    'sim_control': (None, None),
+    'sync': (None, None),
+}
+
+PORT_PARAMS = [port_param(s.param, s.port, 'send ' + s.name + ' to the simulator' + s.note) for s in streams.TO_SIM]
+TOPIC_PARAMS = [Param(s.name + '_topic', TOPICS[s.name][0], 'subscribed ' + TOPICS[s.name][1]._type)
+                for s in streams.TO_SIM if TOPICS[s.name][0]]
+COMMAND_PARAMS = [
+    Param('max_steering_deg', 36.25, 'vehicle maximum front wheel angle [deg] (normalises steering)',
+          minimum=1.0, maximum=90.0),
+    Param('steering_sign', -1, 'wire steer = sign x ROS steering (ROS: + left; MORAI UDP example: + right)',
+          choices=(-1, 1)),
+    Param('gear', 4, 'gear sent with ctrl commands: 1 P, 2 R, 3 N, 4 D', minimum=0, maximum=5),
+    Param('ctrl_cmd_bytes', 55, 'Ego Ctrl Cmd packet size: 55 (front steer) or 59 (front + rear)',
+          choices=(55, 59)),
+    Param('set_traffic_light_bytes', 46, 'Set TrafficLight packet size: 46, or 47 for old builds',
+          choices=(46, 47)),
+]
+
+# converters of the topics whose packet depends on nothing but the message
+_SIMPLE = {'set_intersection': conv.set_intersection, 'lamps': conv.lamps, 'scenario_load': conv.scenario_load,
+           'save_sensor_data': conv.save_sensor_data, 'npc_ghost': conv.npc_ghost, 'multi_ego': conv.multi_ego,
+           'ego_ghost': conv.ego_ghost, 'gv_direct': conv.gv_direct, 'gv_state': conv.gv_state}
+
+
+class CommandSender(object):
+    """Command topics -> packets (see the module docstring)."""
+
+    def __init__(self, cfg, bind_ip, sim_ip):
+        self.cfg = cfg
+        self.ctrl_bytes = {55: 23, 59: 27}[cfg.ctrl_cmd_bytes]
+        self.tl_bytes = {46: 14, 47: 15}[cfg.set_traffic_light_bytes]
+        self.gear = cfg.gear
+        self.ctrl_mode = int(enums.CtrlMode.AUTO)
+        self.lamps_state = Lamps()
+        self.sender = transport.UdpSender(bind_ip if bind_ip != '' else '0.0.0.0',
+                                          sim_ip if sim_ip not in ('', '0.0.0.0') else '127.0.0.1')
+        self.names = [s.name for s in streams.TO_SIM]
+        self.tx_counts = dict((n, 0) for n in self.names)
+        self.tx_refused = dict((n, 0) for n in self.names)
+        self.last_refusal = ''
+        self.ctrl_sent_t = None        # monotonic time of the last ctrl command sent
+        self.any_ctrl_sent = False
+        for name in self.names:
+            topic, rtype = TOPICS[name]
+            if topic and cfg[name + '_port']:
+                rospy.Subscriber(cfg[name + '_topic'], rtype, self._make_cb(name),
+                                 queue_size=10 if name != 'ctrl_cmd' else 1)
+
+    @property
+    def host(self):
+        return self.sender.host
+
+    def send(self, name, packet, encode=udp.encode):
+        """Encode and send one packet on stream ``name``; False (counted, logged) on a send error."""
+        ok = self.sender.send(self.cfg[name + '_port'], encode(packet))
+        if ok:
+            self.tx_counts[name] += 1
+        else:
+            rospy.logwarn_throttle(5.0, 'udp_bridge: sending %s failed: %s' % (name, self.sender.last_error))
+        return ok
+
+    def refuse(self, name, err):
+        """Count and log a command that was not sent, with the reason."""
+        self.tx_refused[name] += 1
+        self.last_refusal = str(err)
+        rospy.logwarn_throttle(2.0, 'udp_bridge: %s' % err)
+
+    def ctrl_packet(self, m, ctrl_mode=None, gear=None):
+        return conv.ctrl_cmd(m, self.gear if gear is None else gear,
+                             self.ctrl_mode if ctrl_mode is None else ctrl_mode,
+                             self.cfg.max_steering_deg, self.cfg.steering_sign, self.ctrl_bytes)
+
+    def brake(self):
+        """Apply gear and mode now with a braking command (only once control commands flow)."""
+        if self.any_ctrl_sent and self.cfg.ctrl_cmd_port:
+            self.send('ctrl_cmd', conv.brake_cmd(self.gear, self.ctrl_mode, self.ctrl_bytes))
+
+    def _build(self, name, m):
+        if name == 'ctrl_cmd':
+            return [self.ctrl_packet(m)]
+        if name == 'set_traffic_light':
+            return [conv.set_traffic_light(m, self.tl_bytes)]
+        if name == 'sensor_control':
+            return conv.sensor_control(m)
+        if name == 'lamps':
+            self.lamps_state = m
+        return [_SIMPLE[name](m)]
+
+    def _make_cb(self, name):
+        def cb(m):
+            try:
+                packets = self._build(name, m)
+            except (conv.CommandError, udp.EncodeError) as e:
+                self.refuse(name, e)
+                return
+            for p in packets:
+                self.send(name, p)
+            if name == 'ctrl_cmd':
+                self.ctrl_sent_t = time.monotonic()
+                self.any_ctrl_sent = True
+        return cb
+
+    def shutdown(self):
+        try:
+            self.brake()
+        except Exception as e:  # shutting down: report, never raise
+            rospy.logwarn('udp_bridge: final brake command failed: %s', e)
+        self.sender.close()

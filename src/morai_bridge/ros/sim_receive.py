@@ -1,0 +1,263 @@
+"""Receive side of the UDP bridge: simulator datagrams -> morai_msgs publications.
+
+:class:`SimReceiver` owns the receive sockets (one per enabled stream of
+:data:`morai_bridge.wire.streams.FROM_SIM`), decodes each datagram with the
+codec, converts it with :mod:`.udp_convert` and publishes it.  It keeps the
+latest ego status and SimStatus for the services, counts everything per stream
+(:class:`morai_bridge.transport.StreamStats`) and, in replay mode
+(``live=False``), takes datagrams from :meth:`feed` instead of sockets.
+"""
+import threading
+import time
+
+import rospy
+import tf2_ros
+from nav_msgs.msg import Odometry
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import Imu, NavSatFix
+
+from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStatus, GPSMessage,
+                            IntersectionStatus, MoraiSimProcStatus, ObjectStatusList, VehicleCollisionData)
+
+from morai_bridge import transport
+from morai_bridge.ros import udp_convert as conv
+from morai_bridge.ros.params import Param, port_param
+from morai_bridge.wire import emu_sync, streams, udp
+
+# stream name -> (default topic, ROS type); None: no topic (the sync extension answers services)
+TOPICS = {
+    'ego_status': ('Ego_topic', EgoVehicleStatus),
+    'object_info': ('Object_topic', ObjectStatusList),
+    'traffic_light': ('GetTrafficLightStatus', GetTrafficLightStatus),
+    'collision': ('CollisionData', CollisionData),
+    'intersection': ('InsnStatus', IntersectionStatus),
+    'vehicle_collision': ('VehicleCollisionData', VehicleCollisionData),
+    'sim_status': ('sim/process/state/msg/MoraiSimProcStatus', MoraiSimProcStatus),
+    'gps': ('gps', GPSMessage),
+    'imu': ('imu', Imu),
+    'sync_state': (None, None),
+}
+
+# The receive side's parameters (the udp_bridge node and capture_replay declare them)
+PORT_PARAMS = [port_param(s.param, s.port, 'receive ' + s.name + s.note) for s in streams.FROM_SIM]
+TOPIC_PARAMS = [Param(s.name + '_topic', TOPICS[s.name][0], 'published ' + TOPICS[s.name][1]._type)
+                for s in streams.FROM_SIM if TOPICS[s.name][0]] + [
+    Param('navsat_topic', 'gps/fix', 'published sensor_msgs/NavSatFix (from the GPS stream)'),
+    Param('odom_topic', 'odom', 'published nav_msgs/Odometry when publish_odom'),
+]
+FRAME_PARAMS = [
+    Param('frame_id', 'map', 'header frame of ego status, objects, collisions, odometry parent'),
+    Param('child_frame_id', 'base_link', 'odometry child frame and TF child'),
+    Param('gps_frame_id', 'gps', 'header frame of GPS messages'),
+    Param('imu_frame_id', 'imu', 'header frame of Imu messages'),
+]
+OUTPUT_PARAMS = [
+    Param('stamp_source', 'sim', 'header stamps: sim (packet time) or ros (receive time)',
+          choices=('sim', 'ros')),
+    Param('publish_odom', False, 'publish nav_msgs/Odometry (SI, ENU)'),
+    Param('publish_tf', False, 'broadcast TF frame_id -> child_frame_id'),
+    Param('gps_east_offset', 0.0, 'GPSMessage.eastOffset: map origin east [m]'),
+    Param('gps_north_offset', 0.0, 'GPSMessage.northOffset: map origin north [m]'),
+    Param('stale_timeout', 1.0, 'a stream silent for this long is stale (diagnostics WARN) [s]', minimum=0.05),
+]
+RECEIVE_PARAMS = PORT_PARAMS + TOPIC_PARAMS + FRAME_PARAMS + OUTPUT_PARAMS
+
+# how deep the publisher queue is: state topics keep the latest, events keep all
+QUEUE = {'collision': 100, 'vehicle_collision': 100}
+# streams whose packets carry the simulator's timestamp
+STAMPED = ('ego_status', 'object_info', 'collision', 'imu')
+
+
+def enabled_streams(cfg):
+    """Receive streams with a non-zero port; the sync extension only with ~emulator_sync."""
+    return [s.name for s in streams.FROM_SIM
+            if cfg[s.param] and (not s.extension or cfg.get('emulator_sync', False))]
+
+
+class SimReceiver(object):
+    """Decode and publish every enabled receive stream (see the module docstring)."""
+
+    def __init__(self, cfg, sim_ip, bind_ip, live=True):
+        self.cfg = cfg
+        self.live = live
+        self.enabled = enabled_streams(cfg)
+        sockets = {}
+        try:
+            for name in self.enabled if live else ():
+                sockets[name] = transport.bind_udp(bind_ip, cfg[name + '_port'], '~%s_port' % name)
+        except transport.TransportError:
+            for s in sockets.values():
+                s.close()
+            raise
+        self.handlers = {}
+        self.pubs = {}
+        self.listeners = {}           # stream name -> callable(wire message), e.g. the sync services
+        for name in self.enabled:
+            topic_default, rtype = TOPICS[name]
+            wcls = streams.BY_NAME[name].classes[0]
+            if rtype is None:
+                self.handlers[name] = (wcls, self._on_listened(name), emu_sync.decode)
+            else:
+                # live: state topics keep only the latest; replay as fast as possible must not drop
+                depth = QUEUE.get(name, 1) if live else 1000
+                self.pubs[name] = rospy.Publisher(cfg[name + '_topic'], rtype, queue_size=depth)
+                self.handlers[name] = (wcls, getattr(self, '_on_' + name), udp.decode)
+        self.navsat_pub = rospy.Publisher(cfg.navsat_topic, NavSatFix, queue_size=1) \
+            if 'gps' in self.enabled else None
+        self.odom_pub = rospy.Publisher(cfg.odom_topic, Odometry, queue_size=1) if cfg.publish_odom else None
+        self.tf = tf2_ros.TransformBroadcaster() if cfg.publish_tf else None
+        self.clock_pub = rospy.Publisher('/clock', Clock, queue_size=1) \
+            if cfg.get('publish_clock', False) else None
+        self.last_clock = None
+        self.gps_alt = None
+        self.bad_stamps = 0
+        # latest ego status (wire and ROS form), for the sync tick service
+        self.status = None
+        self.status_msg = None
+        self.status_cond = threading.Condition()
+        # latest SimStatus and when it came, for the simulator services
+        self.sim_status = None
+        self.sim_status_t = 0.0
+        self.sim_status_cond = threading.Condition()
+        self.last_sim_command = rospy.Time()
+        self.stats = dict((name, transport.StreamStats(name)) for name in self.enabled)
+        self.port_to_stream = dict((cfg[name + '_port'], name) for name in self.enabled)
+        self.receiver = transport.UdpReceiver(sockets, sim_ip, self._dispatch, self.stats) if live else None
+
+    def start(self):
+        if self.receiver is not None:
+            self.receiver.start()
+
+    def stop(self):
+        if self.receiver is not None:
+            self.receiver.stop()
+
+    def feed(self, dst_port, data, src=('0.0.0.0', 0)):
+        """Decode and publish one datagram as if it had arrived on dst_port.
+        Returns False when no enabled stream listens on that port."""
+        name = self.port_to_stream.get(dst_port)
+        if name is None:
+            return False
+        st = self.stats[name]
+        st.received += 1
+        st.last_rx = time.monotonic()
+        self._dispatch(name, data, src, st.last_rx)
+        return True
+
+    def _dispatch(self, name, data, addr, t):
+        st = self.stats[name]
+        wcls, handler, decode = self.handlers[name]
+        try:
+            msg = decode(data)
+        except udp.DecodeError as e:
+            st.decode_errors += 1
+            st.last_error = str(e)
+            rospy.logwarn_throttle(5.0, 'udp_bridge: malformed datagram on %s port from %s:%d: %s'
+                                   % (name, addr[0], addr[1], e))
+            return
+        if type(msg) is not wcls:
+            st.wrong_type += 1
+            st.last_error = 'got %s on the %s port' % (type(msg).__name__, name)
+            rospy.logwarn_throttle(5.0, 'udp_bridge: %s (check the simulator port settings)' % st.last_error)
+            return
+        handler(msg)
+        st.published += 1
+
+    def _stamp(self, sec, nsec):
+        if self.cfg.stamp_source == 'sim' and sec is not None:
+            s = conv.sim_stamp(sec, nsec)
+            if s is not None:
+                return s
+            self.bad_stamps += 1
+        return rospy.Time.now()
+
+    def _on_listened(self, name):
+        def handler(w):
+            cb = self.listeners.get(name)
+            if cb is not None:
+                cb(w)
+        return handler
+
+    # ------------------------------------------------------------ per stream
+
+    def _on_ego_status(self, w):
+        stamp = self._stamp(w.sec, w.nsec)
+        msg = conv.ego_status(w, stamp, self.cfg.frame_id)
+        with self.status_cond:
+            self.status = w
+            self.status_msg = msg
+            self.status_cond.notify_all()
+        self.pubs['ego_status'].publish(msg)
+        if self.clock_pub is not None and w.sec is not None and stamp != self.last_clock:
+            self.last_clock = stamp
+            self.clock_pub.publish(Clock(stamp))
+        if self.odom_pub is not None or self.tf is not None:
+            odom, tf = conv.odometry(w, stamp, self.cfg.frame_id, self.cfg.child_frame_id)
+            if self.odom_pub is not None:
+                self.odom_pub.publish(odom)
+            if self.tf is not None:
+                self.tf.sendTransform(tf)
+
+    def _on_object_info(self, w):
+        self.pubs['object_info'].publish(conv.object_list(w, self._stamp(w.sec, w.nsec), self.cfg.frame_id))
+
+    def _on_collision(self, w):
+        self.pubs['collision'].publish(conv.collision(w, self._stamp(w.sec, w.nsec), self.cfg.frame_id))
+
+    def _on_traffic_light(self, w):
+        self.pubs['traffic_light'].publish(conv.traffic_light(w, rospy.Time.now(), self.cfg.frame_id))
+
+    def _on_intersection(self, w):
+        self.pubs['intersection'].publish(conv.intersection(w, rospy.Time.now(), self.cfg.frame_id))
+
+    def _on_vehicle_collision(self, w):
+        self.pubs['vehicle_collision'].publish(conv.npc_collision(w, rospy.Time.now(), self.cfg.frame_id))
+
+    def _on_sim_status(self, w):
+        with self.sim_status_cond:
+            self.sim_status = w
+            self.sim_status_t = time.monotonic()
+            self.sim_status_cond.notify_all()
+        self.pubs['sim_status'].publish(conv.sim_proc_status(w, rospy.Time.now(), self.last_sim_command))
+
+    def _on_gps(self, w):
+        if w.altitude is not None:
+            self.gps_alt = w.altitude
+        g, n = conv.gps(w, rospy.Time.now(), self.cfg.gps_frame_id, self.cfg.gps_east_offset,
+                        self.cfg.gps_north_offset, self.gps_alt)
+        if g is not None:
+            self.pubs['gps'].publish(g)
+            self.navsat_pub.publish(n)
+
+    def _on_imu(self, w):
+        self.pubs['imu'].publish(conv.imu(w, self._stamp(w.sec, w.nsec), self.cfg.imu_frame_id))
+
+    # ------------------------------------------------------------ for services
+
+    def wait_sim_status(self, pred, timeout, since):
+        """True when a SimStatus received after monotonic time ``since`` satisfies pred within
+        timeout; None when the simulator is not reporting status at all (nothing to wait for)."""
+        st = self.stats.get('sim_status')
+        if st is None or st.age() is None or st.age() > 2.0 + timeout:
+            return None
+        end = time.monotonic() + timeout
+        with self.sim_status_cond:
+            while True:
+                s = self.sim_status
+                if s is not None and self.sim_status_t >= since and pred(s):
+                    return True
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self.sim_status_cond.wait(left)
+
+    def wait_status_at(self, sec, nsec, timeout):
+        """The ego status message stamped (sec, nsec) if it arrives within timeout, else None."""
+        end = time.monotonic() + timeout
+        with self.status_cond:
+            while (self.status is None or (self.status.sec, self.status.nsec) != (sec, nsec)) \
+                    and time.monotonic() < end:
+                self.status_cond.wait(max(0.0, end - time.monotonic()))
+            if self.status is not None and (self.status.sec, self.status.nsec) == (sec, nsec):
+                return self.status_msg
+        return None
