@@ -17,9 +17,8 @@ import time
 
 import pytest
 
-from morai_bridge.emu.scenario import boxes_overlap
-from morai_bridge.emu.sim import (FIELD_DOCS, LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator,
-                                  utm_to_latlon)
+from morai_bridge.emu.geo import boxes_overlap, utm_to_latlon
+from morai_bridge.emu.sim import FIELD_DOCS, LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
 from morai_bridge.transport import TransportError
 from morai_bridge.wire import emu_sync, nmea, udp
 
