@@ -83,7 +83,8 @@ __all__ = ["SimConfig", "SimEmulator", "SimSnapshot", "EgoSnapshot", "ObjectSnap
 log = logging.getLogger("morai_bridge.emu.sim")
 
 NS = 1_000_000_000
-#: a loop that falls behind makes up at most this many steps at once
+#: a loop that falls behind makes up at most this many step periods at once (each one
+#: stepped and sent, late); beyond that it gives up real time and its clock lags
 MAX_CATCHUP = 5
 
 _AUTO, _KEYBOARD = int(CtrlMode.AUTO), int(CtrlMode.KEYBOARD)
@@ -173,6 +174,8 @@ class SimEmulator(SimCommands, SyncExtension):
         # real-time loop: next deadline (monotonic ns) and how it kept up
         self._deadline = 0
         self._overruns = 0
+        self._late_steps = 0
+        self._lost_periods = 0
         # lock-step extension
         self._sync_on = False
         self._sync_user = ""
@@ -249,8 +252,12 @@ class SimEmulator(SimCommands, SyncExtension):
     def _step_once(self) -> None:
         """One iteration of the loop: receive until the next deadline, then tick.
 
-        Deadlines are absolute (no drift).  A late loop makes up to MAX_CATCHUP
-        missed steps at once (counted in ``overruns`` beyond that).
+        Deadlines are absolute (no drift).  Every step period that is due is
+        ticked and its streams sent, even when the loop is late (then they go
+        out late, back to back): no step is ever made without being sent.  A
+        loop more than MAX_CATCHUP periods late makes up MAX_CATCHUP of them and
+        gives the rest up (``overruns``, ``lost_periods``): the simulated clock
+        then lags the wall clock, as a simulator's does when it cannot keep up.
         """
         self._rx.poll(max(0, self._deadline - time.monotonic_ns()) / NS)
         now = time.monotonic_ns()
@@ -260,9 +267,14 @@ class SimEmulator(SimCommands, SyncExtension):
         late = (now - self._deadline) // period           # whole periods missed
         if late > MAX_CATCHUP:
             self._overruns += 1
+            self._lost_periods += late - MAX_CATCHUP
         self._deadline += (1 + late) * period               # absolute deadlines: no drift
+        ticks = 1 + min(late, MAX_CATCHUP)
         with self._lock:
-            self._tick(1 + min(late, MAX_CATCHUP), advance=not self._sync_on)
+            advance = not self._sync_on
+            for _ in range(ticks):
+                self._tick(advance)
+            self._late_steps += ticks - 1
 
     # ------------------------------------------------------------ manual drive
     def poll(self, timeout: float = 0.0) -> None:
@@ -284,7 +296,7 @@ class SimEmulator(SimCommands, SyncExtension):
             if self._thread is None and not self._closed:
                 self._rx.poll(0)
             with self._lock:
-                self._tick(1, advance=True)
+                self._tick(advance=True)
 
     def wait_for(self, predicate, timeout: float = 2.0) -> bool:
         """Poll (or wait for the loop) until ``predicate(snapshot())`` is true."""
@@ -370,14 +382,14 @@ class SimEmulator(SimCommands, SyncExtension):
                 inters, self._contacts, self._npc_pairs, self._lamps, dict(self._sensors),
                 self._scenario_name, self._status_snapshot(),
                 SyncSnapshot(self._sync_on, self._sync_user, self._frame, self._sync_step_ms),
-                counters, dict(self._sent), self._overruns)
+                counters, dict(self._sent), self._overruns, self._late_steps,
+                self._lost_periods)
 
     # ------------------------------------------------------------ simulation
-    def _tick(self, steps: int, advance: bool) -> None:
-        """One loop tick (lock held): ``steps`` physics steps, then the due streams."""
+    def _tick(self, advance: bool) -> None:
+        """One step period (lock held): a physics step, then the streams due at it."""
         if advance and not self._paused:
-            for _ in range(steps):
-                self._advance()
+            self._advance()
         if self._sync_on:
             # lock-step: the data goes out after each frame; only the status keeps its rate
             self._publish({"sim_status"} & self._due())

@@ -105,7 +105,9 @@ class SimSnapshot(NamedTuple):
     sync: SyncSnapshot
     counters: Dict[str, PortCounters]
     sent: Dict[str, int]                  # datagrams sent per stream
-    overruns: int                         # loop ticks that started late (steps skipped)
+    overruns: int       # loop ticks more than MAX_CATCHUP steps late: the clock fell behind
+    late_steps: int = 0     # steps made (and sent) after their deadline, in a catch-up burst
+    lost_periods: int = 0   # wall-clock step periods given up after overruns (clock lag, steps)
 
 
 class PortTally:
