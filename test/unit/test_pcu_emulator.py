@@ -13,7 +13,7 @@ import pytest
 import serial
 
 from morai_bridge.emu.pcu import Mode, PcuEmulator
-from morai_bridge.emu.vehicle import VehicleModel, VehicleState
+from morai_bridge.emu.pcu_vehicle import VehicleModel, VehicleState
 from morai_bridge.wire.erp42 import (
     Command, FeedbackFramer, encode_command, next_alive)
 

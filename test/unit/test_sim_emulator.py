@@ -17,9 +17,8 @@ import time
 
 import pytest
 
-from morai_bridge.emu.scenario import boxes_overlap
-from morai_bridge.emu.sim import (FIELD_DOCS, LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator,
-                                  utm_to_latlon)
+from morai_bridge.emu.geo import boxes_overlap, utm_to_latlon
+from morai_bridge.emu.sim import FIELD_DOCS, LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
 from morai_bridge.transport import TransportError
 from morai_bridge.wire import emu_sync, nmea, udp
 
@@ -158,6 +157,27 @@ def test_rates_are_counted_in_steps(make_sim, rx):
     assert count(udp.GetTrafficLightStatus) == 10 * 4   # 4 lights, one datagram each
     assert count(udp.NmeaSentence) == 10 * 2           # GGA + RMC
 
+
+def test_a_late_loop_sends_every_step_late_never_skips_one(make_sim, rx):
+    """The real-time loop stalled (another thread holds the world, as the node's diagnostics
+    or a PCU hook do, or the GIL): every step it makes is sent exactly once, in order."""
+    sim, _ = make_sim(only=("ego_status", "object_info", "gps"))   # stamps = step x 20 ms
+    sim.start()
+    time.sleep(0.2)
+    for stall in (0.07, 0.25):      # 3.5 periods: made up; 12.5: beyond MAX_CATCHUP
+        with sim._lock:
+            time.sleep(stall)
+        time.sleep(0.2)
+    sim.close()
+    s = sim.snapshot()
+    got = rx.messages(timeout=0.1)
+    for cls in (udp.EgoVehicleStatus, udp.ObjectInfo):
+        steps = [(m.sec * 10 ** 9 + m.nsec) // 20_000_000 for m in got if isinstance(m, cls)]
+        assert steps == list(range(1, s.steps + 1)), (cls.__name__, s.steps, len(steps))
+    # the 10 Hz stream stays on the step grid: every 5th step from the first
+    assert sum(isinstance(m, udp.NmeaSentence) for m in got) == 2 * math.ceil(s.steps / 5)
+    assert s.sent["ego_status"] == s.steps
+    assert s.late_steps >= 5 and s.overruns >= 1 and s.lost_periods >= 1   # and counted
 
 def test_port_zero_disables_and_minus_one_is_ephemeral(rx):
     cfg = sim_config(rx.port, only=("ego_status",))._replace(gv_direct_port=0, gv_state_port=0)

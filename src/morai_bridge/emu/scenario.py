@@ -49,14 +49,18 @@ import random
 import re
 from typing import NamedTuple, Optional, Tuple
 
+from morai_bridge.wire.enums import Gear, ObjectType
+from morai_bridge.wire.units import KMH_TO_MPS
+
 from .sim_signals import IntersectionSpec, LightSpec, check_plan
 
 __all__ = ["ScenarioError", "EgoStart", "PathSpec", "ActorSpec", "Scenario", "Actor",
            "OBJ_PEDESTRIAN", "OBJ_VEHICLE", "OBJ_OBSTACLE", "parse_scenario", "load_scenario",
-           "scenario_path", "boxes_overlap", "VALID_NAME"]
+           "scenario_path", "VALID_NAME"]
 
-OBJ_PEDESTRIAN, OBJ_VEHICLE, OBJ_OBSTACLE = 0, 1, 2
-KMH = 1.0 / 3.6
+# plain ints of wire.enums.ObjectType
+OBJ_PEDESTRIAN, OBJ_VEHICLE, OBJ_OBSTACLE = (
+    int(ObjectType.PEDESTRIAN), int(ObjectType.VEHICLE), int(ObjectType.OBSTACLE))
 VALID_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,30}$")
 
 DEFAULT_SIZES = {
@@ -197,7 +201,7 @@ class _Reader:
         return [(f"{self.where}.{key}[{k}]", item) for k, item in enumerate(v)]
 
 
-_GEARS = (1, 2, 3, 4)
+_GEARS = (int(Gear.P), int(Gear.R), int(Gear.N), int(Gear.D))
 
 
 def _ego(obj) -> EgoStart:
@@ -366,7 +370,7 @@ class Actor:
         else:
             self.wheelbase = self.overhang = self.rear_overhang = 0.0
         self.path = spec.path
-        self.speed = spec.speed_kmh * KMH
+        self.speed = spec.speed_kmh * KMH_TO_MPS
         self.wander = spec.wander_m
         self.ghost = False
         self.x, self.y, self.z = spec.x, spec.y, spec.z
@@ -429,30 +433,3 @@ class Actor:
     def box(self):
         return self.x, self.y, self.yaw, self.length, self.width
 
-
-def _corners(box):
-    cx, cy, yaw, length, width = box
-    c, s = math.cos(yaw), math.sin(yaw)
-    hl, hw = length / 2.0, width / 2.0
-    return [(cx + c * dx - s * dy, cy + s * dx + c * dy)
-            for dx, dy in ((hl, hw), (hl, -hw), (-hl, -hw), (-hl, hw))]
-
-
-def boxes_overlap(a, b, margin: float = 1e-9) -> bool:
-    """Separating-axis test of two oriented rectangles ``(cx, cy, yaw, length, width)``.
-
-    Touching edges (overlap below ``margin``) do not count as a collision.
-    """
-    # quick reject on the bounding circles
-    ra = math.hypot(a[3], a[4]) / 2.0
-    rb = math.hypot(b[3], b[4]) / 2.0
-    if math.hypot(a[0] - b[0], a[1] - b[1]) > ra + rb:
-        return False
-    ca, cb = _corners(a), _corners(b)
-    for yaw in (a[2], b[2]):
-        for ax, ay in ((math.cos(yaw), math.sin(yaw)), (-math.sin(yaw), math.cos(yaw))):
-            pa = [x * ax + y * ay for x, y in ca]
-            pb = [x * ax + y * ay for x, y in cb]
-            if min(max(pa), max(pb)) - max(min(pa), min(pb)) <= margin:
-                return False
-    return True

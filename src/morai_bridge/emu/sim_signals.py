@@ -30,24 +30,31 @@ at its first phase.
 
 from typing import NamedTuple, Optional, Sequence, Tuple
 
+from morai_bridge.wire.enums import TrafficLightBit, TrafficLightType
+
 __all__ = ["TL_RED", "TL_YELLOW", "TL_GREEN", "TL_LEFT", "DEFAULT_PLANS", "LightSpec",
            "IntersectionSpec", "DEFAULT_LIGHTS", "DEFAULT_INTERSECTIONS", "TrafficLight",
            "Intersection", "UNPLANNED_PHASE_S", "check_plan"]
 
-TL_RED, TL_YELLOW, TL_GREEN, TL_LEFT = 1, 4, 16, 32
+# plain ints of wire.enums.TrafficLightBit
+TL_RED, TL_YELLOW, TL_GREEN, TL_LEFT = (
+    int(TrafficLightBit.RED), int(TrafficLightBit.YELLOW), int(TrafficLightBit.GREEN),
+    int(TrafficLightBit.GREEN_LEFT))
+_RYG, _RYG_LEFT, _RYG_LEFT_G = (int(TrafficLightType.RYG), int(TrafficLightType.RYG_LEFT),
+                                int(TrafficLightType.RYG_LEFT_G))
 NS = 1_000_000_000
 UNPLANNED_PHASE_S = 10.0
 
 DEFAULT_PLANS = {
-    0: ((TL_GREEN, 22.0), (TL_YELLOW, 3.0), (TL_RED, 25.0)),
-    1: ((TL_RED | TL_LEFT, 22.0), (TL_YELLOW, 3.0), (TL_RED, 25.0)),
-    2: ((TL_GREEN, 17.0), (TL_GREEN | TL_LEFT, 5.0), (TL_YELLOW, 3.0), (TL_RED, 25.0)),
+    _RYG: ((TL_GREEN, 22.0), (TL_YELLOW, 3.0), (TL_RED, 25.0)),
+    _RYG_LEFT: ((TL_RED | TL_LEFT, 22.0), (TL_YELLOW, 3.0), (TL_RED, 25.0)),
+    _RYG_LEFT_G: ((TL_GREEN, 17.0), (TL_GREEN | TL_LEFT, 5.0), (TL_YELLOW, 3.0), (TL_RED, 25.0)),
 }
 
 
 class LightSpec(NamedTuple):
     id: str                                   # 12-character id, e.g. C119BS010007
-    type: int = 2                             # traffic_light_type
+    type: int = _RYG_LEFT_G                   # traffic_light_type
     offset_s: float = 0.0                     # phase offset into the cycle
     plan: Tuple[Tuple[int, float], ...] = ()  # () = DEFAULT_PLANS[type]
 
@@ -59,10 +66,10 @@ class IntersectionSpec(NamedTuple):
 
 
 DEFAULT_LIGHTS = (
-    LightSpec("C119BS010007", 2, 0.0),
-    LightSpec("C119BS010008", 2, 25.0),
-    LightSpec("C119BS010021", 0, 0.0),
-    LightSpec("C119BS010022", 0, 25.0),
+    LightSpec("C119BS010007", _RYG_LEFT_G, 0.0),
+    LightSpec("C119BS010008", _RYG_LEFT_G, 25.0),
+    LightSpec("C119BS010021", _RYG, 0.0),
+    LightSpec("C119BS010022", _RYG, 25.0),
 )
 DEFAULT_INTERSECTIONS = (IntersectionSpec(7),)
 
@@ -96,7 +103,7 @@ class TrafficLight:
     def __init__(self, spec: LightSpec):
         self.id = spec.id
         self.type = spec.type
-        plan = spec.plan or DEFAULT_PLANS.get(spec.type) or DEFAULT_PLANS[2]
+        plan = spec.plan or DEFAULT_PLANS.get(spec.type) or DEFAULT_PLANS[_RYG_LEFT_G]
         self.plan = tuple((s, _ns(d)) for s, d in plan)
         self.cycle = sum(d for _, d in self.plan)
         self.offset = _ns(spec.offset_s)

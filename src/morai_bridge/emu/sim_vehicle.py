@@ -38,14 +38,18 @@ instantly, or at ``steer_rate_deg_s`` (front-wheel deg/s) when that is > 0.
 import math
 from typing import FrozenSet, NamedTuple, Optional, Tuple
 
+from morai_bridge.wire.enums import Gear
+from morai_bridge.wire.units import KMH_TO_MPS
+
 __all__ = ["GEAR_M", "GEAR_P", "GEAR_R", "GEAR_N", "GEAR_D", "GEAR_L",
            "CMD_EXTERNAL", "CMD_THROTTLE", "CMD_VELOCITY", "CMD_ACCELERATION",
            "VehicleParams", "Drive", "EgoModel", "wrap_deg"]
 
-GEAR_M, GEAR_P, GEAR_R, GEAR_N, GEAR_D, GEAR_L = range(6)
-CMD_THROTTLE, CMD_VELOCITY, CMD_ACCELERATION = 1, 2, 3
+# plain ints of wire.enums.Gear for the hot path
+GEAR_M, GEAR_P, GEAR_R, GEAR_N, GEAR_D, GEAR_L = (
+    int(Gear.M), int(Gear.P), int(Gear.R), int(Gear.N), int(Gear.D), int(Gear.L))
+CMD_THROTTLE, CMD_VELOCITY, CMD_ACCELERATION = 1, 2, 3   # Ego Ctrl Cmd cmd_type
 CMD_EXTERNAL = 0   # ours: speed imposed by another model (velocity_kmh, no rate limits)
-KMH = 1.0 / 3.6
 
 _DIRECTION = {GEAR_M: 1, GEAR_D: 1, GEAR_L: 1, GEAR_R: -1, GEAR_N: 0, GEAR_P: 0}
 
@@ -149,8 +153,8 @@ class EgoModel:
         self.x, self.y, self.z = float(x), float(y), float(z)
         self.roll, self.pitch = float(roll), float(pitch)
         self.yaw = math.radians(yaw_deg)
-        limit = self.p.max_speed_kmh * KMH
-        self.v = max(-limit, min(limit, float(speed_kmh) * KMH))
+        limit = self.p.max_speed_kmh * KMH_TO_MPS
+        self.v = max(-limit, min(limit, float(speed_kmh) * KMH_TO_MPS))
         if steer_deg is not None:
             lim = math.radians(self.p.max_steer_deg)
             self.wheel = max(-lim, min(lim, -math.radians(steer_deg)))
@@ -201,12 +205,12 @@ class EgoModel:
             return _toward(v, 0.0, p.max_brake * dt)
         mode = drive.cmd_type if drive is not None else None
         if mode == CMD_EXTERNAL:
-            new = (direction or _sign(v) or 1) * max(0.0, drive.velocity_kmh) * KMH
+            new = (direction or _sign(v) or 1) * max(0.0, drive.velocity_kmh) * KMH_TO_MPS
             self._pedals_from(new - v, dt, v)
             self.brake_pedal = min(1.0, max(0.0, drive.brake))
             return new
         if mode == CMD_VELOCITY and direction:
-            target = direction * max(0.0, drive.velocity_kmh) * KMH
+            target = direction * max(0.0, drive.velocity_kmh) * KMH_TO_MPS
             growing = abs(target) > abs(v) and _sign(target) * _sign(v) >= 0
             if _sign(target) * _sign(v) < 0:
                 target = 0.0  # reverse through standstill: slow down first
@@ -259,7 +263,7 @@ class EgoModel:
             self.gear = drive.gear
         old_v = self.v
         new_v = self._longitudinal(dt, drive)
-        limit = p.max_speed_kmh * KMH
+        limit = p.max_speed_kmh * KMH_TO_MPS
         new_v = max(-limit, min(limit, new_v))
         if _sign(new_v) in blocked:
             new_v = 0.0

@@ -9,7 +9,7 @@ from diagnostic_msgs.msg import DiagnosticStatus
 
 import diagnostic_updater
 from morai_bridge.emu.pcu import ALIVE_CHECKS, FEEDBACK_MODES, PcuEmulator
-from morai_bridge.emu.vehicle import VehicleModel
+from morai_bridge.emu.pcu_vehicle import VehicleModel
 from morai_bridge.ros.params import Param, ParamError, load
 
 PARAMS = [

@@ -2,8 +2,8 @@
 
 The emulator itself (:mod:`morai_bridge.emu.sim`) needs no ROS; this node only
 reads its options from private parameters (one per ``SimConfig`` field, same
-name and default), runs it in real time, reports its counters on
-/diagnostics, and closes it on shutdown.  With ``~erp42_link`` it also runs an
+name and default; the lock-step extension only with ``~emulator_sync``), runs
+it in real time, reports its counters on /diagnostics, and closes it on shutdown.  With ``~erp42_link`` it also runs an
 ERP-42 PCU emulator on a pseudo-terminal whose motion drives the emulated ego,
 reproducing the simulator's Serial+UDP mode.
 """
@@ -16,6 +16,12 @@ from diagnostic_msgs.msg import DiagnosticStatus
 import diagnostic_updater
 from morai_bridge.emu import sim as simemu
 from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.wire.enums import Gear
+from morai_bridge.wire.erp42 import GEAR_BACKWARD, GEAR_FORWARD, GEAR_NEUTRAL
+from morai_bridge.wire.units import MPS_TO_KMH
+
+# ERP-42 gear (PCU emulator) -> MORAI gear of the emulated ego
+_ERP_TO_MORAI_GEAR = {GEAR_FORWARD: int(Gear.D), GEAR_NEUTRAL: int(Gear.N), GEAR_BACKWARD: int(Gear.R)}
 
 _PARAM_TYPES = (bool, int, float, str)
 
@@ -66,13 +72,12 @@ class SimEmulatorNode(object):
 
     def _start_pcu(self, cfg):
         from morai_bridge.emu.pcu import PcuEmulator
-        sim, wheelbase = self.sim, cfg.wheelbase
+        sim = self.sim
 
         def on_state(st):
-            # ERP gear 0 forward, 1 neutral, 2 backward -> MORAI gear D / N / R
-            gear = {0: 4, 1: 3, 2: 2}.get(st.gear, 3)
+            gear = _ERP_TO_MORAI_GEAR.get(st.gear, int(Gear.N))
             steer = -math.degrees(st.steer_rad) / cfg.max_steer_deg     # wire + = right
-            sim.drive_external(speed_kmh=abs(st.speed_mps) * 3.6, gear=gear,
+            sim.drive_external(speed_kmh=abs(st.speed_mps) * MPS_TO_KMH, gear=gear,
                                steer=max(-1.0, min(1.0, steer)), brake=st.brake)
 
         self.pcu = PcuEmulator(link=cfg.erp42_link, init_s=cfg.erp42_init_s, encoder_enabled=False,
@@ -99,6 +104,8 @@ class SimEmulatorNode(object):
                                                     c.wrong_type, c.foreign))
         stat.add('sent', ', '.join('%s %d' % kv for kv in sorted(s.sent.items())))
         stat.add('loop overruns', s.overruns)
+        stat.add('steps sent late (caught up)', s.late_steps)
+        stat.add('step periods given up (clock lag)', s.lost_periods)
         if self.pcu is not None:
             p = self.pcu.state
             stat.add('PCU mode', str(p.mode))

@@ -1,9 +1,11 @@
-"""A deliberately small vehicle model shared by the emulators.
+"""The ERP-42 PCU emulator's vehicle: a deliberately small rate-limited model.
 
 Not a dynamics simulation: speed and wheel angle move toward their targets
 with rate limits, and travelled distance is integrated.  This is enough to
 produce plausible feedback (speed converging, encoder counting, steering
-turning over time) and to let two emulators agree on one vehicle state.
+turning over time).  The PCU emulator's ``on_state`` hook hands its
+:class:`VehicleState` to another model (the simulator emulator's ego in the
+Serial+UDP mode).  (Was ``morai_bridge.emu.vehicle``.)
 
 Units are SI with ROS conventions: speed in m/s (positive forward, negative
 backward), wheel angle in rad (positive left), brake 0..1.

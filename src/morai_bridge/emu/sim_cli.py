@@ -1,0 +1,101 @@
+"""``python3 -m morai_bridge.emu.sim``: the simulator emulator as a program (no ROS).
+
+Every :class:`~morai_bridge.emu.sim_config.SimConfig` field is a flag (``_``
+becoming ``-``); booleans take ``--name`` / ``--no-name``.  Program-only flags:
+``--status-s``, ``--list-scenarios``, ``-v/--verbose``.  It logs the bound and
+destination ports, one status line every ``--status-s`` seconds, and stops on
+Ctrl-C / SIGTERM.
+"""
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+
+from .sim import SimEmulator
+from .sim_config import FIELD_DOCS, SimConfig
+
+__all__ = ["main"]
+
+log = logging.getLogger("morai_bridge.emu.sim")
+
+
+class _OnOff(argparse.Action):
+    """``--name`` sets True, ``--no-name`` False (argparse.BooleanOptionalAction is 3.9+)."""
+
+    def __init__(self, option_strings, dest, default=None, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, not option_string.startswith("--no-"))
+
+
+def _add_bool(p: argparse.ArgumentParser, field: str, default: bool, doc: str) -> None:
+    flag = field.replace("_", "-")
+    p.add_argument("--" + flag, "--no-" + flag, dest=field, action=_OnOff, default=default,
+                   help=doc)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python3 -m morai_bridge.emu.sim",
+        description="MORAI simulator emulator: the simulator side of the UDP protocol "
+                    "(see docs/emulator.md). Ctrl-C stops it. Booleans: --name / --no-name.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    for field, default in SimConfig._field_defaults.items():
+        doc = FIELD_DOCS[field]
+        if isinstance(default, bool):
+            _add_bool(p, field, default, doc)
+        else:
+            p.add_argument("--" + field.replace("_", "-"), type=type(default), default=default,
+                           help=doc, metavar=type(default).__name__.upper())
+    p.add_argument("--status-s", type=float, default=5.0,
+                   help="print a status line every this many seconds (0 = never)")
+    p.add_argument("--list-scenarios", action="store_true",
+                   help="list the scenarios in --scenario-dir and exit")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    return p
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.list_scenarios:
+        try:
+            names = sorted(f[:-5] for f in os.listdir(args.scenario_dir) if f.endswith(".json"))
+        except OSError as e:
+            print(f"cannot list {args.scenario_dir}: {e}", file=sys.stderr)
+            return 2
+        print("\n".join(names))
+        return 0
+    cfg = SimConfig(**{f: getattr(args, f) for f in SimConfig._fields})
+    try:
+        sim = SimEmulator(cfg)
+    except (ValueError, RuntimeError, OSError) as e:
+        print(f"morai sim emulator: {e}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    with sim:
+        sim.start()
+        log.info("listening on %s: %s", cfg.listen_ip,
+                 ", ".join(f"{n} {p}" for n, p in sim.ports.items()))
+        log.info("sending to %s: %s", cfg.user_ip,
+                 ", ".join(f"{n} {p}" for n, p in sim.dst_ports.items()))
+        while not stop.wait(args.status_s if args.status_s > 0 else 3600):
+            s = sim.snapshot()
+            e = s.ego
+            log.info("t=%d.%03d %s ego (%.1f, %.1f) yaw %.1f v %.1f km/h gear %d mode %d, "
+                     "%d objects, contacts %s%s", s.sec, s.nsec // 1_000_000,
+                     "PAUSED" if s.paused else "playing", e.x, e.y, e.yaw_deg, e.speed_kmh,
+                     e.gear, e.ctrl_mode, len(s.objects), list(s.collisions) or "none",
+                     f", sync frame {s.sync.frame}" if s.sync.on else "")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

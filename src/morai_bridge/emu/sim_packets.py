@@ -1,0 +1,140 @@
+"""Packets the simulator emulator sends: pure functions from the world's state to codec objects.
+
+Each function takes the emulator's state objects (the :class:`EgoModel`, the
+:class:`Actor` s, the light and intersection controllers, the config) and
+returns a :mod:`morai_bridge.wire.udp` message (or a tuple of them) for
+:func:`udp.encode`.  Nothing here sends, locks or keeps state; units are
+converted with :mod:`morai_bridge.wire.units` (the model is SI, the wire km/h
+and degrees).  No ROS.
+"""
+
+import datetime
+import math
+
+from morai_bridge.wire import nmea, udp
+from morai_bridge.wire.enums import ObjectType, Platform
+from morai_bridge.wire.units import MPS_TO_KMH, quaternion_from_rpy
+
+from .geo import KNOTS_PER_MPS, utm_to_latlon
+from .sim_vehicle import wrap_deg
+
+__all__ = ["Templates", "ego_status", "object_info", "collision", "npc_collision",
+           "traffic_light", "intersection", "sim_status", "gps", "imu",
+           "MAX_OBJECTS", "MAX_COLLISIONS", "MAX_NPC_PAIRS", "STAGE_PLAY", "GRAVITY"]
+
+MAX_OBJECTS = 20        # Object Info records
+MAX_COLLISIONS = 5      # Collision Data records
+MAX_NPC_PAIRS = 10      # NPC Vehicle Collision pairs
+STAGE_PLAY = 0x02       # SimStatus stage (spec 3.20): the emulator is always in play
+GRAVITY = 9.80665       # m/s^2, in the IMU's linear acceleration (as an IMU measures it)
+_VEHICLE = int(ObjectType.VEHICLE)
+_SIMULATOR = int(Platform.SIMULATOR)
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+class Templates:
+    """The configured size variants of the status, objects and collision packets."""
+
+    def __init__(self, cfg):
+        self.ego_status = udp.make(udp.EgoVehicleStatus, cfg.ego_status_data_length)
+        self.object_info = udp.make(udp.ObjectInfo, cfg.object_info_data_length)
+        self.collision = udp.make(udp.CollisionData, cfg.collision_data_length)
+        #: fields the ego status variant carries (the others stay None)
+        self.status_fields = frozenset(f for f in udp.EgoVehicleStatus._fields
+                                       if getattr(self.ego_status, f) is not None)
+        self.object_stamp = getattr(self.object_info, "sec", None) is not None
+        self.collision_stamp = getattr(self.collision, "sec", None) is not None
+
+
+def ego_status(t: Templates, ego, cfg, ctrl_mode: int, sec: int, nsec: int):
+    """Ego Vehicle Status of ``ego`` (an EgoModel), velocities in ``cfg.velocity_frame``."""
+    frame = cfg.velocity_frame
+    vx, vy = ego.velocity(frame)
+    ax, ay = ego.acceleration(frame)
+    p = ego.p
+    values = dict(
+        sec=sec, nsec=nsec, ctrl_mode=ctrl_mode, gear=ego.gear, signed_vel=ego.v * MPS_TO_KMH,
+        map_data_id=cfg.map_data_id, accel=ego.accel_pedal, brake=ego.brake_pedal,
+        size_x=p.length, size_y=p.width, size_z=p.height, overhang=p.front_overhang,
+        wheelbase=p.wheelbase, rear_overhang=p.rear_overhang, pos_x=ego.x, pos_y=ego.y,
+        pos_z=ego.z, roll=ego.roll, pitch=ego.pitch, yaw=ego.yaw_deg, vel_x=vx * MPS_TO_KMH,
+        vel_y=vy * MPS_TO_KMH, vel_z=0.0, ang_vel_x=0.0, ang_vel_y=0.0,
+        ang_vel_z=math.degrees(ego.yaw_rate), acc_x=ax, acc_y=ay, acc_z=0.0,
+        steer=ego.steer_deg, rear_steer=0.0, link_id="")
+    return t.ego_status._replace(**{k: v for k, v in values.items() if k in t.status_fields})
+
+
+def object_info(t: Templates, actors, sec: int, nsec: int):
+    """Object Info of ``actors`` (nearest first; the first MAX_OBJECTS are sent)."""
+    recs = tuple(udp.ObjectRecord(
+        a.id, a.obj_type, a.x, a.y, a.z, wrap_deg(math.degrees(a.yaw)), a.length, a.width,
+        a.height, a.overhang, a.wheelbase, a.rear_overhang, a.vx * MPS_TO_KMH,
+        a.vy * MPS_TO_KMH, 0.0, a.ax, a.ay, 0.0, a.link_id if a.obj_type == _VEHICLE else "")
+        for a in actors[:MAX_OBJECTS])
+    if t.object_stamp:
+        return t.object_info._replace(sec=sec, nsec=nsec, objects=recs)
+    return t.object_info._replace(objects=recs)
+
+
+def collision(t: Templates, touching, cfg, sec: int, nsec: int):
+    """Collision Data of the actors ``touching`` the ego (nearest first)."""
+    recs = tuple(udp.CollisionRecord(a.obj_type, a.id, a.x, a.y, a.z, cfg.map_offset_x,
+                                     cfg.map_offset_y, cfg.map_offset_z)
+                 for a in touching[:MAX_COLLISIONS])
+    if t.collision_stamp:
+        return t.collision._replace(sec=sec, nsec=nsec, records=recs)
+    return t.collision._replace(records=recs)
+
+
+def _npc_record(a):
+    return udp.NpcCollisionRecord(a.obj_type, a.id, a.x, a.y, a.z,
+                                  wrap_deg(math.degrees(a.yaw)), a.length, a.width, a.height,
+                                  a.vx * MPS_TO_KMH, a.vy * MPS_TO_KMH, 0.0, a.ax, a.ay, 0.0)
+
+
+def npc_collision(pairs):
+    """NPC Vehicle Collision of ``pairs`` of overlapping actors."""
+    return udp.make(udp.NpcVehicleCollision,
+                    pairs=tuple((_npc_record(a), _npc_record(b)) for a, b in pairs[:MAX_NPC_PAIRS]))
+
+
+def traffic_light(light, status: int):
+    """Get TrafficLight Status of one light controller."""
+    return udp.make(udp.GetTrafficLightStatus, traffic_light_index=light.id,
+                    traffic_light_type=light.type, traffic_light_status=status)
+
+
+def intersection(i):
+    """Get Intersection Status of one intersection controller."""
+    return udp.make(udp.GetIntersectionStatus, intersection_index=i.index,
+                    intersection_status=i.status, intersection_status_time=i.time_s)
+
+
+def sim_status(st):
+    """SimStatus of a SimStatusSnapshot (platform simulator, stage play)."""
+    return udp.make(udp.SimStatus, platform=_SIMULATOR, stage=STAGE_PLAY, status=st.status,
+                    command_platform=st.command_platform, command=st.command,
+                    command_option=st.option, result=st.result)
+
+
+def gps(ego, time_ns: int, cfg):
+    """($GPGGA, $GPRMC) of the ego's reference point at simulated time ``time_ns`` (UTC)."""
+    lat, lon = utm_to_latlon(ego.x + cfg.gps_utm_offset_x, ego.y + cfg.gps_utm_offset_y,
+                             cfg.gps_utm_zone)
+    when = _EPOCH + datetime.timedelta(microseconds=time_ns // 1000)
+    vx, vy = ego.velocity("map")
+    course = (90.0 - math.degrees(math.atan2(vy, vx))) % 360.0 if (vx or vy) else \
+        (90.0 - ego.yaw_deg) % 360.0
+    utc = when.time().replace(tzinfo=None)
+    return (nmea.make_gga(utc, lat, lon, ego.z + cfg.gps_alt_offset),
+            nmea.make_rmc(utc, when.date(), lat, lon, abs(ego.v) * KNOTS_PER_MPS,
+                          round(course, 1) % 360.0))
+
+
+def imu(ego, sec: int, nsec: int):
+    """#IMUData$: orientation (ENU), yaw rate, body-frame acceleration including gravity."""
+    x, y, z, w = quaternion_from_rpy(math.radians(ego.roll), math.radians(ego.pitch), ego.yaw)
+    along, alat = ego.acceleration("body")
+    return udp.make(udp.ImuData, sec=sec, nsec=nsec, ori_w=w, ori_x=x, ori_y=y, ori_z=z,
+                    ang_vel_x=0.0, ang_vel_y=0.0, ang_vel_z=ego.yaw_rate,
+                    lin_acc_x=along, lin_acc_y=alat, lin_acc_z=GRAVITY)
