@@ -62,8 +62,9 @@ def docs_with_table(text, node):
 if __name__ == '__main__':
     docs = os.path.join(ROOT, 'docs', 'ros_api.md')
     for node in sys.argv[1:]:
+        text = launch_text(node)     # before opening: a failed import must not truncate the file
         with open(os.path.join(ROOT, 'launch', node + '.launch'), 'w') as f:
-            f.write(launch_text(node))
+            f.write(text)
         with open(docs) as f:
             text = f.read()
         with open(docs, 'w') as f:

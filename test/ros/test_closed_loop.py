@@ -77,7 +77,7 @@ class ClosedLoopTest(unittest.TestCase):
     def setUpClass(cls):
         ports = dict(zip(STREAMS + COMMANDS, free_ports(len(STREAMS) + len(COMMANDS))))
         port_args = ['%s_port:=%d' % kv for kv in ports.items()]
-        sim_args = port_args + ['scenario:=', 'output:=log']
+        sim_args = port_args + ['scenario:=', 'output:=log', 'emulator_sync:=true']
         uuid = roslaunch.rlutil.get_or_generate_uuid(None, False)
         roslaunch.configure_logging(uuid)
         cls.launch = roslaunch.parent.ROSLaunchParent(uuid, [

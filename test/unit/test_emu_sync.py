@@ -96,7 +96,7 @@ def world():
     port = rx.getsockname()[1]
     kw = {f: -1 for f, _, _ in LISTEN_PORTS.values()}
     kw.update({f: 0 for f, _, _ in SEND_PORTS.values()})
-    kw.update(ego_status_port=port, sync_state_port=port, collision_port=port,
+    kw.update(ego_status_port=port, sync_state_port=port, collision_port=port, emulator_sync=True,
               deterministic=True)
     sim = SimEmulator(SimConfig(**kw))
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -58,6 +58,9 @@ OUTPUT_PARAMS = [
     Param('publish_tf', False, 'broadcast TF frame_id -> child_frame_id'),
     Param('gps_east_offset', 0.0, 'GPSMessage.eastOffset: map origin east [m]'),
     Param('gps_north_offset', 0.0, 'GPSMessage.northOffset: map origin north [m]'),
+    Param('state_queue_size', 1, 'publisher queue depth of the state topics (1: subscribers get the latest; raise '
+          'it when every message must be recorded, e.g. rosbag on a loaded machine); event topics keep 100',
+          minimum=1, maximum=10000),
     Param('stale_timeout', 1.0, 'a stream silent for this long is stale (diagnostics WARN) [s]', minimum=0.05),
 ]
 RECEIVE_PARAMS = PORT_PARAMS + TOPIC_PARAMS + FRAME_PARAMS + OUTPUT_PARAMS
@@ -99,7 +102,7 @@ class SimReceiver(object):
                 self.handlers[name] = (wcls, self._on_listened(name), emu_sync.decode)
             else:
                 # live: state topics keep only the latest; replay as fast as possible must not drop
-                depth = QUEUE.get(name, 1) if live else 1000
+                depth = QUEUE.get(name, cfg.state_queue_size) if live else 1000
                 self.pubs[name] = rospy.Publisher(cfg[name + '_topic'], rtype, queue_size=depth)
                 self.handlers[name] = (wcls, getattr(self, '_on_' + name), udp.decode)
         self.navsat_pub = rospy.Publisher(cfg.navsat_topic, NavSatFix, queue_size=1) \
