@@ -160,6 +160,7 @@ class Protocol:
         self._not_ours = f"not {self._a_name} datagram: starts with {{!r}} (expected " \
                          f"{_one_of(accepted)}); received {{}} bytes"
         self.decode = self._make_decode()
+        self._codec_for = self._make_codec_for()
         self.encode = self._make_encode()
 
     def __repr__(self):
@@ -327,17 +328,23 @@ class Protocol:
 
     # ------------------------------------------------------------------ encode
 
-    def _codec_for(self, message) -> VariantCodec:
-        table = self._by_class.get(type(message))
-        if table is None:
-            raise TypeError(f"encode() needs a message object, got {type(message).__name__}")
-        dl = getattr(message, "data_length", None)
-        codec = table.get(dl)
-        if codec is None:
-            raise EncodeError(f"{type(message).__name__}: unsupported data_length {dl!r} "
-                              f"(supported: {', '.join(map(str, table))})",
-                              field="data_length")
-        return codec
+    def _make_codec_for(self):
+        by_class = self._by_class
+
+        def codec_for(message) -> VariantCodec:
+            """The codec of ``message``'s class and data_length."""
+            table = by_class.get(type(message))
+            if table is None:
+                raise TypeError(f"encode() needs a message object, got "
+                                f"{type(message).__name__}")
+            dl = getattr(message, "data_length", None)
+            codec = table.get(dl)
+            if codec is None:
+                raise EncodeError(f"{type(message).__name__}: unsupported data_length {dl!r} "
+                                  f"(supported: {', '.join(map(str, table))})",
+                                  field="data_length")
+            return codec
+        return codec_for
 
     def _make_encode(self):
         codec_for = self._codec_for
