@@ -231,3 +231,30 @@ def test_real_time_loop_stops_in_sync_mode_and_resumes(world):
     _, r = world.request(EmuSyncCmd(False, 0, "rt"))
     assert not r.sync_on
     assert sim.wait_for(lambda s: s.time_ns >= t_sync + 200_000_000, 3.0)   # real time again
+
+
+def test_layouts_are_declared_with_define_message_in_their_own_registry():
+    from morai_bridge.wire import udp_schema
+    assert emu_sync.MESSAGE_CLASSES == (EmuSyncCmd, EmuSyncTick, EmuSyncState)
+    assert all(c.__module__ == "morai_bridge.wire.emu_sync" for c in emu_sync.MESSAGE_CLASSES)
+    assert not any(c in emu_sync.MESSAGE_CLASSES for c in udp.MESSAGE_CLASSES)
+    assert not any(s.cls in emu_sync.MESSAGE_CLASSES for s in udp_schema.SPECS)
+    assert "data_length" not in EmuSyncCmd._fields
+    assert (EmuSyncCmd().time_step_ms, EmuSyncTick().cmd_type) == (20, 1)
+    assert emu_sync.make(EmuSyncTick, frame=4) == EmuSyncTick(4)
+    assert "time_step_ms (I): ms;" in EmuSyncCmd.__doc__
+    for msg in (EmuSyncCmd(True, 100, "bridge"), EmuSyncTick(3), EmuSyncState()):
+        with pytest.raises(udp.DecodeError, match="unknown header"):
+            udp.decode(emu_sync.encode(msg))    # not a MORAI packet
+        assert udp.classify(emu_sync.encode(msg)) is None
+
+
+@pytest.mark.parametrize("msg,field", [
+    (EmuSyncTick(gear=True), "gear"), (EmuSyncTick(frame=1.0), "frame"),
+    (EmuSyncTick(velocity=True), "velocity"), (EmuSyncCmd(start=1.0), "start"),
+    (EmuSyncTick(velocity=3.4028235e38), "velocity"), (EmuSyncCmd(user_id=b"x"), "user_id"),
+])
+def test_encode_is_strict_about_value_types(msg, field):
+    with pytest.raises(udp.EncodeError) as e:
+        emu_sync.encode(msg)
+    assert e.value.field == field

@@ -225,3 +225,123 @@ def test_ground_vehicle_header_version_cannot_confuse_dispatch(version):
         data = udp.encode(msg)
         assert udp.decode(data) == msg
         assert udp.classify(data) == msg.TYPE_NAME
+
+
+# ----------------------------------------------------------------------------- the compiler
+
+def test_public_api_is_the_compiled_morai_registry():
+    from morai_bridge.wire import emu_sync, udp_codec, udp_protocol, udp_schema
+    assert isinstance(udp.PROTOCOL, udp_protocol.Protocol)
+    assert udp.decode is udp.PROTOCOL.decode and udp.encode is udp.PROTOCOL.encode
+    assert udp.VARIANTS is udp.PROTOCOL.VARIANTS and udp.HEADERS is udp.PROTOCOL.HEADERS
+    assert [s.cls for s in udp_schema.SPECS] == list(udp.MESSAGE_CLASSES[:-1])
+    assert udp.DecodeError is udp_codec.DecodeError is emu_sync.DecodeError
+    assert udp.EncodeError is udp_codec.EncodeError is emu_sync.EncodeError
+    assert udp.DecodeError.__module__ == "morai_bridge.wire.udp"
+
+
+def test_a_registry_of_its_own_compiles_with_defaults():
+    from morai_bridge.wire.udp_protocol import Protocol
+    from morai_bridge.wire.udp_schema import PAD_NUL, Field, Registry, Variant, define_message
+    reg = Registry("test_registry", data_length_field=False)
+    fields = (Field("n", "H", "count", default=7), Field("on", "?", "bool"),
+              Field("name", "8s", "ASCII", PAD_NUL), Field("x", "f", "m"))
+    Demo = define_message("Demo", "demo", b"#Demo$", "user->sim", "A test message.",
+                          [Variant(15, fields)], current=15, registry=reg)
+    assert Demo._fields == ("n", "on", "name", "x") and Demo() == Demo(7, False, "", 0.0)
+    assert Demo.__module__ == "test_registry" and "n (H): count (default 7)" in Demo.__doc__
+    proto = Protocol("Demo", reg, strict=True)
+    data = proto.encode(Demo(n=3, on=True, name="ab", x=1.5))
+    assert data == b"#Demo$" + struct.pack("<I", 15) + bytes(12) + \
+        struct.pack("<H?8sf", 3, True, b"ab", 1.5) + b"\r\n"
+    assert proto.decode(data) == Demo(3, True, "ab", 1.5)
+    assert proto.make(Demo) == Demo() and proto.classify(data) == "demo"
+    assert proto.HEADERS[b"#Demo$"].lengths == {15: (len(data),)}
+    for bad, field in ((Demo(on=2), "on"), (Demo(n=True), "n"), (Demo(x="1"), "x"),
+                       (Demo(n=70000), "n"), (Demo(name="x" * 9), "name")):
+        with pytest.raises(udp.EncodeError) as info:
+            proto.encode(bad)
+        assert info.value.field == field
+    with pytest.raises(udp.DecodeError, match="not a Demo datagram"):
+        proto.decode(b"$GPGGA,1*00\r\n")
+    with pytest.raises(udp.DecodeError, match="unknown header"):
+        proto.decode(udp.encode(udp.make(udp.LampControl)))
+    with pytest.raises(udp.DecodeError, match="unknown header"):
+        udp.decode(data)  # registries never accept each other's packets
+    with pytest.raises(TypeError):
+        proto.encode(udp.make(udp.LampControl))
+
+
+# ----------------------------------------------------------------------------- docs/codec.md
+
+CODEC_DOC = SRC.parent / "docs" / "codec.md"
+REFERENCE_START = "### EgoCtrlCmd"
+
+
+def codec_reference() -> str:
+    """The 'Message reference' tables of docs/codec.md, from the layout tables."""
+    out = []
+    for cls in udp.MESSAGE_CLASSES:
+        if cls is udp.NmeaSentence:
+            continue
+        vs = [v for v in udp.VARIANTS if v.cls is cls]
+        cur = next(v for v in vs if v.current)
+        if cur.header is not None:
+            out += [f"### {cls.__name__} — `{cur.header.decode()}`, {cur.direction}, "
+                    f"type `{cur.type_name}`", ""]
+            out.append("Variants (data_length → datagram): " + ", ".join(
+                f"{v.data_length}→{'/'.join(map(str, v.total_lengths))} B"
+                + (" (current)" if v.current else "") for v in vs) + ".")
+        else:
+            out += [f"### {cls.__name__} — binary msg_type {cur.msg_type}, {cur.direction}, "
+                    f"type `{cur.type_name}`", "",
+                    f"{cur.total_lengths[0]} B, no data_length/aux/tail."]
+        out += ["", "| field | wire | unit / meaning | variants |", "|---|---|---|---|"]
+        records = []
+        for name in cls._fields:
+            if name == "data_length":
+                out.append(f"| `data_length` | – | selects the variant; default "
+                           f"{cur.data_length} | – |")
+                continue
+            carrying, item = [], None
+            for v in vs:
+                f = next((f for f in v.fields if f.name == name and f.const is None), None)
+                if f is None and v.records is not None and v.records.attr == name:
+                    f = v.records
+                if f is not None:
+                    carrying.append(v)
+                    item = item or f
+            where = "all" if len(carrying) == len(vs) else \
+                ", ".join(str(v.data_length) for v in carrying)
+            if hasattr(item, "record"):
+                pairs = "pairs of " if item.group > 1 else ""
+                out.append(f"| `{name}` | {item.count}×{item.record_size} B | tuple of {pairs}"
+                           f"`{item.record.__name__}` (occupied slots) | {where} |")
+                records.append((item, [v.records for v in carrying]))
+            else:
+                out.append(f"| `{name}` | {item.code} | {item.unit} | {where} |")
+        for item, blocks in records:
+            out += ["", f"`{item.record.__name__}` ({item.record_size} B):", "",
+                    "| field | wire | unit / meaning |", "|---|---|---|"]
+            for f in item.fields:
+                wire = "/".join(sorted({g.code for b in blocks for g in b.fields
+                                        if g.name == f.name}))
+                out.append(f"| `{f.name}` | {wire} | {f.unit} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def codec_doc_with_reference(text: str) -> str:
+    return text[:text.index(REFERENCE_START)] + codec_reference()
+
+
+def test_codec_doc_message_reference_matches_the_layouts():
+    text = CODEC_DOC.read_text(encoding="utf-8")
+    assert codec_doc_with_reference(text) == text, (
+        "docs/codec.md 'Message reference' is out of date: run "
+        "PYTHONPATH=src /usr/bin/python3 test/unit/test_udp_api.py --write-doc")
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--write-doc"]:
+    CODEC_DOC.write_text(codec_doc_with_reference(CODEC_DOC.read_text(encoding="utf-8")),
+                         encoding="utf-8")

@@ -12,7 +12,8 @@ import time
 import dpkt
 import pytest
 
-from morai_bridge import udp_dump
+from morai_bridge import dump
+from morai_bridge.dump import formatters, jsonout
 from morai_bridge.wire import udp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -100,7 +101,7 @@ def capture(tmp_path):
 
 
 def run(capsys, *argv):
-    status = udp_dump.main(list(argv))
+    status = dump.main(list(argv))
     out, err = capsys.readouterr()
     return status, out.splitlines(), err
 
@@ -214,7 +215,7 @@ def test_json_lines(capsys, capture):
     assert ego["ts"] == T0 and ego["time"] == "2024-09-12 13:30:50.500Z"
     assert (ego["src"], ego["dst"], ego["size"]) == (f"{SIM}:908", f"{USER}:909", 229)
     assert (ego["type"], ego["class"]) == ("ego_status", "EgoVehicleStatus")
-    assert ego["msg"] == udp_dump.jsonable(udp.to_wire_precision(EGO))
+    assert ego["msg"] == jsonout.jsonable(udp.to_wire_precision(EGO))
     assert ego["msg"]["rear_steer"] is None and ego["msg"]["link_id"] == "A219BS010391"
     assert "hex" not in ego
 
@@ -495,8 +496,8 @@ def test_real_909_capture(capsys):
 def test_every_message_variant_prints_in_all_modes():
     """A datagram of every supported variant: summary, -v and JSON without fallbacks."""
     out = []
-    dumpers = [udp_dump.Dumper(out.append), udp_dump.Dumper(out.append, verbose=True, hexdump=True),
-               udp_dump.Dumper(out.append, as_json=True)]
+    dumpers = [dump.Dumper(out.append), dump.Dumper(out.append, verbose=True, hexdump=True),
+               dump.Dumper(out.append, as_json=True)]
     src, dst = (SIM, 1000), (USER, 2000)
     seen = set()
     for info in udp.VARIANTS:
@@ -522,7 +523,53 @@ def test_every_message_variant_prints_in_all_modes():
     assert "summary failed" not in text
     assert all(d.error_count == 0 and d.datagrams == len(udp.VARIANTS) + 1 for d in dumpers)
     assert set(dumpers[0].types) == seen | {"gps_nmea"}
-    assert set(udp_dump._SUMMARIES) == seen | {"gps_nmea"}, "a summary for every message type"
+    assert set(formatters.SUMMARIES) == seen | {"gps_nmea"}, "a summary for every message type"
     assert "GPGGA lat=37.2400667 lon=126.7739617 alt=29.1 m fix=1 sats=9" in text
     for line in out[-1].splitlines():
         json.loads(line, parse_constant=pytest.fail)
+
+
+# ----------------------------------------------------------------------------- package layout
+
+def test_compat_module_and_module_entry_point():
+    from morai_bridge import udp_dump
+    assert udp_dump.main is dump.main and udp_dump.Dumper is dump.Dumper
+    assert (udp_dump.EXIT_OK, udp_dump.EXIT_DECODE_ERRORS, udp_dump.EXIT_USAGE) == (0, 1, 2)
+    done = subprocess.run(["/usr/bin/python3", "-m", "morai_bridge.dump", "--help"], env=_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "--listen" in done.stdout
+
+
+def test_stream_names_as_ports(tmp_path, capsys):
+    from morai_bridge.dump import cli, sources
+    from morai_bridge.wire import streams
+    path = write_capture(tmp_path / "mixed.pcap", fmt="pcap")
+    status, lines, _ = run(capsys, path, "--port", "ego_status")  # = --port 909
+    assert len([ln for ln in lines if " -> " in ln]) == 2 and "filtered out by --port: 6" in lines
+    assert status == 1
+    status, lines, _ = run(capsys, path, "--port", "traffic_light,9092", "-q")
+    assert "filtered out by --port: 6" in lines and status == 0
+    status, _, err = run(capsys, "--listen", "no_such_stream")
+    assert status == 2 and "not a port number or stream name: 'no_such_stream'" in err
+    sim = cli.PORT_GROUPS["sim"]
+    assert sim == tuple(s.port for s in streams.FROM_SIM if not s.extension)
+    assert 909 in sim and 7505 in sim and streams.BY_NAME["sync_state"].port not in sim
+    assert sources.port_names(909) == " (ego_status)" and sources.port_names(1) == ""
+    status, lines, _ = run(capsys, "--help")
+    assert "ego_status 909" in " ".join(lines)
+
+
+def test_enum_labels_come_from_wire_enums():
+    from morai_bridge.dump.formatters import label
+    from morai_bridge.wire.enums import (CtrlMode, Gear, GvSteerMode, ObjectType, Platform,
+                                         SimResult, TrafficLightType)
+    assert [label(Gear, v) for v in range(6)] == ["M", "P", "R", "N", "D", "L"]
+    assert [label(CtrlMode, v) for v in (1, 2, 7)] == ["keyboard", "auto", "7"]
+    assert [label(ObjectType, v) for v in (-1, 0, 1, 2)] == ["ego", "ped", "veh", "obj"]
+    assert [label(TrafficLightType, v) for v in (0, 1, 2, 100)] == [
+        "R-Y-G", "R-Y-GLeft", "R-Y-GLeft-G", "Y-Y-Y"]
+    assert [label(Platform, v) for v in (1, 2)] == ["launcher", "simulator"]
+    assert [label(SimResult, v) for v in (0, 1, 9)] == ["none", "success", "9"]
+    assert [label(GvSteerMode, v) for v in (1, 2, 3)] == ["skid", "ackermann", "zero-turn"]
+    assert formatters._tl_status(16 | 32) == "48 (G+GLeft)" and formatters._tl_status(-1) == "-1 (off)"
+    assert formatters._tl_status(64 | 1) == "65 (R+0x40?)"

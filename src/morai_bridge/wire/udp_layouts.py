@@ -7,7 +7,8 @@ specification (udp.md).  The classes defined here are re-exported by
 objects; do not import this module directly.
 """
 
-from .enums import CtrlMode, Gear, ObjectType, TrafficLightBit, doc_of
+from .enums import (CtrlMode, Gear, GvSteerMode, ObjectType, Platform, SimCommand, SimResult,
+                    SimState, TrafficLightBit, TrafficLightType, doc_of)
 from .udp_schema import (PAD_DOLLAR, PAD_NUL, PAD_SPACE, Records, Variant,
                          define_message, define_record, table)
 
@@ -25,6 +26,7 @@ _GEAR = doc_of(Gear)
 _CTRL_MODE = doc_of(CtrlMode) + " (AUTO = external control)"
 _OBJ_TYPE = doc_of(ObjectType)
 _TL_STATUS = doc_of(TrafficLightBit, "bit set") + "; -1 default/off"
+_PLATFORM = doc_of(Platform)
 _TIME = (("sec", "i", "s; timestamp seconds (simulator clock, section 4.3)"),
          ("nsec", "i", "ns; timestamp fraction"))
 
@@ -151,7 +153,7 @@ _EGO_RECORD = table((("ego_index", "h", "ego vehicle index"),)
     ("g_pitch", "f", "deg"),
     ("g_yaw", "f", "deg"),
     ("speed", "f", "km/h"),
-    ("gear", "b", "enum: 1 P, 2 R, 3 N, 4 D"),
+    ("gear", "b", _GEAR),
     ("ctrl_mode", "b", _CTRL_MODE),
 ))
 _EGO_RECORD_LEGACY = table((
@@ -163,8 +165,8 @@ _EGO_RECORD_LEGACY = table((
     ("g_pitch", "f", "deg"),
     ("g_yaw", "f", "deg"),
     ("speed", "f", "km/h"),
-    ("gear", "B", "enum"),
-    ("ctrl_mode", "B", "enum"),
+    ("gear", "B", _GEAR),
+    ("ctrl_mode", "B", _CTRL_MODE),
 ))
 MultiEgoRecord = define_record(
     "MultiEgoRecord", "One ego vehicle of Multi Ego Setting.", _EGO_RECORD)
@@ -221,7 +223,7 @@ def _gv_header(msg_type: int):
 
 
 _GV_DIRECT = (
-    ("steer_type", "I", "enum: 1 SKID_STEERING, 2 ACKERMANN_STEERING, 3 ZERO_TURN"),
+    ("steer_type", "I", doc_of(GvSteerMode)),
     ("throttle", "f", "-1..1; sign = direction (ZERO_TURN: + right), magnitude = throttle"),
     ("skid_steering", "f", "-1..1; SKID_STEERING only, + right"),
     ("steer_angle", "10f", "-1..1 per steerable axle; ACKERMANN only; angle / max angle, + right"),
@@ -330,7 +332,7 @@ GetTrafficLightStatus = define_message(
     "Get TrafficLight Status: state of one traffic light (no timestamp).",
     [Variant(16, table((
         ("traffic_light_index", "12s", "ASCII id, e.g. C119BS010007"),
-        ("traffic_light_type", "h", "enum: 0 R-Y-G, 1 R-Y-GLeft, 2 R-Y-GLeft-G, 100 Y-Y-Y"),
+        ("traffic_light_type", "h", doc_of(TrafficLightType)),
         ("traffic_light_status", "h", _TL_STATUS),
     ), PAD_NUL), note="48 B")],
     current=16)
@@ -381,14 +383,13 @@ NpcVehicleCollision = define_message(
     current=1120)
 
 # --------------------------------------------------------------------------- 3.19-3.20
-_PLATFORM = "enum: 1 launcher, 2 simulator"
 SimControl = define_message(
     "SimControl", "sim_control", b"#SimControl$", "user->sim",
     "Simulator control (20-byte aux).  `option` is the argument text only: the "
     "codec appends '$' and NUL padding (at most 99 characters).",
     [Variant(103, table((
         ("platform", "B", _PLATFORM),
-        ("command", "H", "enum, e.g. 0x0002 SIM_PAUSE, 0x0003 SIM_PLAY (section 3.19)"),
+        ("command", "H", doc_of(SimCommand) + " (section 3.19)"),
         ("option", "100s", "ASCII argument text (without the '$' terminator)", PAD_DOLLAR),
     )), note="141 B")],
     current=103, aux_length=20)
@@ -399,12 +400,12 @@ SimStatus = define_message(
     [Variant(108, table((
         ("platform", "B", _PLATFORM + " (who reports)"),
         ("stage", "B", "enum: launcher 1 before / 2 after login; simulator 1 lobby / 2 play"),
-        ("status", "H", "enum/bits; 0x1000 bit = busy (section 3.20)"),
-        ("command_platform", "B", "platform of the last command received"),
-        ("command", "H", "last command received"),
+        ("status", "H", doc_of(SimState) + "; 0x1000 bit = busy (section 3.20)"),
+        ("command_platform", "B", "platform of the last command received (" + _PLATFORM + ")"),
+        ("command", "H", "last command received (" + doc_of(SimCommand) + ")"),
         ("command_option", "100s", "ASCII option of the last command (without '$')",
          PAD_DOLLAR),
-        ("result", "B", "enum: 0 none, 1 success, other values = errors (section 3.20)"),
+        ("result", "B", doc_of(SimResult) + ", other values = errors (section 3.20)"),
     )), note="145 B")],
     current=108, aux_length=20)
 

@@ -1,11 +1,15 @@
-"""Declarative building blocks for the MORAI UDP layouts.
+"""Declarative building blocks for '#NAME$'-framed UDP layouts.
 
 A message layout is *data*: an ordered table of :class:`Field` rows (name, struct
 code, unit/meaning) per size variant.  :func:`define_message` turns those tables
 into an immutable :class:`typing.NamedTuple` class (fields, defaults, typed
-annotations and a generated docstring listing units) and records a
-:class:`MessageSpec`, from which :mod:`morai_bridge.wire.udp` precompiles its
-``struct.Struct`` objects once at import.
+annotations and a generated docstring listing units) and appends a
+:class:`MessageSpec` to a :class:`Registry`.  :class:`~.udp_protocol.Protocol`
+compiles a registry into ``struct.Struct`` objects once at import.
+
+Two registries exist: :data:`MORAI` (the simulator's messages,
+:mod:`.udp_layouts`, public API :mod:`.udp`; the default) and the emulator's
+lock-step extension (:mod:`.emu_sync`).
 
 Nothing here touches bytes at run time, and nothing imports ROS.
 """
@@ -15,7 +19,7 @@ import types
 import typing
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-#: Module the generated classes claim to live in (the public API module), so that
+#: Module the MORAI classes claim to live in (the public API module), so that
 #: their ``repr`` and pickling refer to ``morai_bridge.wire.udp.<Name>``.
 PUBLIC_MODULE = "morai_bridge.wire.udp"
 
@@ -36,6 +40,7 @@ class Field(NamedTuple):
     unit: str          # unit and meaning, used for the generated docs
     pad: str = ""      # text fields only: PAD_NUL, PAD_SPACE or PAD_DOLLAR
     const: Optional[int] = None  # wire constant that is not stored in the object
+    default: object = None       # class / make() default; None = the zero value
 
     @property
     def letter(self) -> str:
@@ -154,15 +159,43 @@ def zero_value(f: Field):
     return {str: "", bool: False, int: 0, float: 0.0}[t]
 
 
+def default_value(f: Field):
+    """The field's declared default, else its zero value."""
+    return zero_value(f) if f.default is None else f.default
+
+
+class Registry:
+    """An ordered list of :class:`MessageSpec` that one Protocol compiles.
+
+    ``module`` is the public module the generated classes claim to live in;
+    ``data_length_field``: whether '#'-framed classes get a ``data_length`` field
+    that selects the variant (MORAI) or not (one variant per message).
+    """
+
+    def __init__(self, module: str, data_length_field: bool = True):
+        self.module = module
+        self.data_length_field = data_length_field
+        self.specs: List["MessageSpec"] = []
+
+    def __iter__(self):
+        return iter(self.specs)
+
+    def __len__(self):
+        return len(self.specs)
+
+    def __repr__(self):
+        return f"Registry({self.module!r}, {len(self.specs)} messages)"
+
+
 def _new_namedtuple(name: str, fields: List[Tuple[str, object, object]], doc: str,
-                    extra: Dict[str, object]) -> type:
+                    extra: Dict[str, object], module: str) -> type:
     """Create a typing.NamedTuple class from (name, annotation, default) triples."""
 
     def body(ns):
         ns["__annotations__"] = {n: ann for n, ann, _ in fields}
         ns.update({n: default for n, _, default in fields})
         ns["__doc__"] = doc
-        ns["__module__"] = PUBLIC_MODULE
+        ns["__module__"] = module
         ns.update(extra)
 
     return types.new_class(name, (typing.NamedTuple,), {}, body)
@@ -173,33 +206,43 @@ def _unit_lines(fields: Sequence[Field], where: Dict[str, List[str]]) -> List[st
     for f in fields:
         w = where.get(f.name)
         suffix = f"  [only data_length {', '.join(w)}]" if w else ""
-        lines.append(f"    {f.name} ({f.code}): {f.unit}{suffix}")
+        lines.append(f"    {f.name} ({f.code}): {f.unit}{_default_text(f)}{suffix}")
     return lines
 
 
-def define_record(name: str, doc: str, fields: Sequence[Field]) -> type:
+def _default_text(f: Field) -> str:
+    return "" if f.default is None else f" (default {f.default!r})"
+
+
+#: The MORAI simulator's messages (:mod:`.udp_layouts`), the default registry.
+MORAI = Registry(PUBLIC_MODULE)
+
+#: Every MORAI message spec, in declaration order (the list of :data:`MORAI`).
+SPECS: List[MessageSpec] = MORAI.specs
+
+
+def define_record(name: str, doc: str, fields: Sequence[Field],
+                  registry: Registry = MORAI) -> type:
     """Create the class of one array record (e.g. one object of Object Info)."""
-    members = [(f.name, _python_type(f), zero_value(f)) for f in fields]
+    members = [(f.name, _python_type(f), default_value(f)) for f in fields]
     text = "\n".join([doc, "", "Fields (struct code: unit / meaning):"]
                      + _unit_lines(fields, {}))
-    cls = _new_namedtuple(name, members, text, {})
+    cls = _new_namedtuple(name, members, text, {}, registry.module)
     cls._layout = tuple(fields)  # the declaring layout, for docs and strategies
     return cls
-
-
-#: Every message spec, in declaration order.
-SPECS: List[MessageSpec] = []
 
 
 def define_message(name: str, type_name: str, header: Optional[bytes], direction: str,
                    doc: str, variants: Sequence[Variant], current: Optional[int],
                    aux_length: int = 12, msg_type: Optional[int] = None,
-                   order: Optional[Sequence[str]] = None) -> type:
-    """Create a message class from its variant tables and register its spec.
+                   order: Optional[Sequence[str]] = None,
+                   registry: Registry = MORAI) -> type:
+    """Create a message class from its variant tables and append its spec to ``registry``.
 
     Class fields: the fields of the *current* variant in wire order, then fields
     that only other variants carry (in order of appearance), then ``data_length``
-    (text framing only).  Defaults: zero for fields of the current variant, None
+    (text framing, when the registry has that field).  Defaults: the field's
+    ``default`` (zero unless declared) for fields of the current variant, None
     for fields the current variant does not carry, ``data_length`` = current.
     ``order`` overrides the field order (binary messages put payload first).
     """
@@ -240,11 +283,12 @@ def define_message(name: str, type_name: str, header: Optional[bytes], direction
             default: object = ()
         else:
             ann = _python_type(item)
-            default = zero_value(item)
+            default = default_value(item)
         if mname not in current_members:
             ann, default = Optional[ann], None
         fields.append((mname, ann, default))
-    if header is not None:
+    has_dl = header is not None and registry.data_length_field
+    if has_dl:
         fields.append(("data_length", int, current))
 
     # Generated docstring: header, variants, fields with units.
@@ -274,8 +318,9 @@ def define_message(name: str, type_name: str, header: Optional[bytes], direction
             lines.append(f"    {mname}: tuple of {kind}{item.record.__name__} "
                          f"(occupied slots only, wire order; {item.count} slots){suffix}")
         else:
-            lines.append(f"    {mname} ({flat[mname].code}): {flat[mname].unit}{suffix}")
-    if header is not None:
+            lines.append(f"    {mname} ({flat[mname].code}): {flat[mname].unit}"
+                         f"{_default_text(flat[mname])}{suffix}")
+    if has_dl:
         lines.append("    data_length: selects the variant to encode; one of "
                      + ", ".join(all_lengths))
 
@@ -284,8 +329,8 @@ def define_message(name: str, type_name: str, header: Optional[bytes], direction
              "CURRENT_DATA_LENGTH": current}
     if msg_type is not None:
         extra["MSG_TYPE"] = msg_type
-    cls = _new_namedtuple(name, fields, "\n".join(lines), extra)
-    SPECS.append(MessageSpec(cls, name, type_name, header, direction,
+    cls = _new_namedtuple(name, fields, "\n".join(lines), extra, registry.module)
+    registry.specs.append(MessageSpec(cls, name, type_name, header, direction,
                              aux_length if header is not None else 0,
                              variants, current, msg_type, doc.strip()))
     return cls
