@@ -48,6 +48,13 @@ class TrafficLightBit(enum.IntEnum):
     GREEN_LEFT = 32
 
 
+class LonglCmdType(enum.IntEnum):
+    """Ego Ctrl Cmd cmd_type / CtrlCmd.longlCmdType: which fields command the ego."""
+    THROTTLE = 1       # accel / brake pedals
+    VELOCITY = 2       # target speed [km/h]
+    ACCELERATION = 3   # target acceleration [m/s^2]
+
+
 class Platform(enum.IntEnum):
     """SimControl / SimStatus platform."""
     LAUNCHER = 1
@@ -101,7 +108,7 @@ def doc_of(enum_cls, prefix='enum'):
 
 
 def light_text(status):
-    """'R+Y' style text of a traffic-light status bit set ('off' for -1, '0' for 0)."""
+    """'RED+YELLOW' style text of a traffic-light status bit set ('off' for -1, '0' for 0)."""
     if status < 0:
         return 'off'
     names = [b.name for b in TrafficLightBit if status & b.value]
