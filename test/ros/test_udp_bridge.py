@@ -378,6 +378,58 @@ class UdpBridgeTest(unittest.TestCase):
         r = ev(EventInfo(option=2, gear=4))
         self.assertEqual(r.response.gear, 4)
 
+    # ------------------------------------------------- meaning at the edges (MORAI's ROS manual)
+
+    def next_ctrl(self, velocity=3.0):
+        """The ctrl command packet sent for a CtrlCmd published now (braking packets skipped)."""
+        self.sim.drain('ctrl_cmd')
+        self.pub('/ctrl_cmd', CtrlCmd).publish(CtrlCmd(longlCmdType=2, velocity=velocity))
+        c = self.sim.recv('ctrl_cmd')
+        while c.velocity != velocity:
+            c = self.sim.recv('ctrl_cmd')
+        return c
+
+    def test_fidelity_multi_ego_ctrl_mode_16_is_automode(self):
+        self.sim.drain('multi_ego')
+        self.pub('/ego_setting', MultiEgoSetting).publish(MultiEgoSetting(
+            number_of_ego_vehicle=3, camera_index=0, ego_index=[0, 1, 2], global_position_x=[1.0, 2.0, 3.0],
+            global_position_y=[0.0] * 3, global_position_z=[0.0] * 3, global_roll=[0.0] * 3,
+            global_pitch=[0.0] * 3, global_yaw=[0.0] * 3, velocity=[0.0] * 3, gear=[4, 4, 4],
+            ctrl_mode=[16, 1, 2]))
+        p = self.sim.recv('multi_ego')
+        self.assertEqual([e.ctrl_mode for e in p.egos], [2, 1, 2])     # ROS 16 (automode) = wire 2
+
+    def test_fidelity_event_codes_of_the_ros_manual(self):
+        rospy.wait_for_service('/Service_MoraiEventCmd', TIMEOUT)
+        ev = rospy.ServiceProxy('/Service_MoraiEventCmd', MoraiEventCmdSrv)
+        try:
+            r = ev(EventInfo(option=1, ctrl_mode=1))                  # 1 Keyboard
+            self.assertEqual(r.response.ctrl_mode, 1)
+            self.assertEqual(self.next_ctrl().ctrl_mode, 1)
+            for mode in (2, 4):                                       # GameWheel, cruisemode: no UDP form
+                r = ev(EventInfo(option=1, ctrl_mode=mode))
+                self.assertEqual(r.response.ctrl_mode, 1, 'the response reports the mode in force')
+                self.assertEqual(self.next_ctrl().ctrl_mode, 1)
+            self.diag_value('UDP commands', 'last refusal', lambda v: 'CRUISE' in v and 'no UDP form' in v)
+            r = ev(EventInfo(option=1, ctrl_mode=3))                  # 3 automode
+            self.assertEqual(r.response.ctrl_mode, 3)
+            self.assertEqual(self.next_ctrl().ctrl_mode, 2)
+            r = ev(EventInfo(option=2, gear=2))
+            self.assertEqual(r.response.gear, 2)
+            r = ev(EventInfo(option=2, gear=-1))                      # keep the previous gear
+            self.assertEqual(r.response.gear, 2)
+            self.assertEqual(self.next_ctrl().gear, 2)
+            self.sim.drain('lamps')
+            r = ev(EventInfo(option=4, lamps=Lamps(turnSignal=1, emergencySignal=0)))
+            lp = self.sim.recv('lamps')
+            self.assertEqual((lp.turn_signal, lp.emergency_signal), (1, 0))
+            r = ev(EventInfo(option=4, lamps=Lamps(turnSignal=3, emergencySignal=1)))   # keep the turn signal
+            lp = self.sim.recv('lamps')
+            self.assertEqual((lp.turn_signal, lp.emergency_signal), (1, 1))
+            self.assertEqual((r.response.lamps.turnSignal, r.response.lamps.emergencySignal), (1, 1))
+        finally:
+            ev(EventInfo(option=1 | 2 | 4, ctrl_mode=3, gear=4, lamps=Lamps(turnSignal=0, emergencySignal=0)))
+
     def test_z_keyboard_mode_diagnosed(self):
         self.pub('/ctrl_cmd', CtrlCmd).publish(CtrlCmd(longlCmdType=2, velocity=5.0))
         for _ in range(3):

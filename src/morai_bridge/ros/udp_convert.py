@@ -21,7 +21,7 @@ from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStat
                             VehicleCollision, VehicleCollisionData)
 
 from morai_bridge.wire import udp
-from morai_bridge.wire.enums import Platform, SimCommand, SimProc, SimState
+from morai_bridge.wire.enums import MULTI_EGO_TO_WIRE_CTRL_MODE, Platform, SimCommand, SimProc, SimState
 from morai_bridge.wire.units import DEG_TO_RAD, KMH_TO_MPS, quaternion_from_rpy
 
 # plain ints on the per-packet path
@@ -382,7 +382,18 @@ def ego_ghost(m):
                     speed=m.velocity, steer_angle=m.steering_angle)
 
 
+def _multi_ego_ctrl_mode(v):
+    """Wire ctrl_mode of a MultiEgoSetting.ctrl_mode: the ROS manual's 1 keyboard / 16 automode,
+    and the wire's own 2 (automatic)."""
+    wire = MULTI_EGO_TO_WIRE_CTRL_MODE.get(v)
+    if wire is None:
+        raise CommandError('MultiEgoSetting.ctrl_mode = %r: expected 1 (keyboard) or 16 (automode; 2 is also '
+                           'taken as automatic): refused' % (v,))
+    return int(wire)
+
+
 def multi_ego(m):
+    """MultiEgoSetting packet; ctrl_mode per ego: 1 keyboard, 16 (or 2) automatic -> wire 1 / 2."""
     n = m.number_of_ego_vehicle
     _int_range('MultiEgoSetting', 'number_of_ego_vehicle', n, 0, 20)
     arrays = ('ego_index', 'global_position_x', 'global_position_y', 'global_position_z', 'global_roll',
@@ -400,7 +411,7 @@ def multi_ego(m):
             v['global_position_x'], v['global_position_y'], v['global_position_z'],
             v['global_roll'], v['global_pitch'], v['global_yaw'], v['velocity'],
             _int_range('MultiEgoSetting', 'gear', v['gear'], 0, 5),
-            _int_range('MultiEgoSetting', 'ctrl_mode', v['ctrl_mode'], 1, 2)))
+            _multi_ego_ctrl_mode(v['ctrl_mode'])))
     return udp.make(udp.MultiEgoSetting, num_of_ego=n, camera_index=m.camera_index, egos=tuple(egos))
 
 
@@ -447,3 +458,4 @@ def sim_proc_handle(h):
         return sim_control(SimCommand.PAUSE)
     raise CommandError('sim_process_status 0x%02x (replay control) has no UDP equivalent; only 0x01 play '
                        'and 0x10 pause can be sent' % h.sim_process_status)
+
