@@ -3,14 +3,23 @@
 1. MultiEgoSetting.ctrl_mode: the ROS manual's 16 = automode (and 2) -> wire 2.
 2. EventInfo codes of the ROS manual: ctrl_mode 1 keyboard / 2 GameWheel / 3 automode /
    4 cruisemode, gear -1 and turnSignal 3 = keep the previous value.
+3. Vehicle profiles (config/vehicles): the ERP-42 steers up to 28.17 deg, not 36.25.
 
 Needs the built workspace (morai_msgs message classes, roslaunch); no ROS master.
 """
+import math
 import os
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROFILES = os.path.join(ROOT, 'config', 'vehicles')
+
+
+def param_default(module, name):
+    import importlib
+    mod = importlib.import_module('morai_bridge.nodes.' + module)
+    return next(p.default for p in mod.PARAMS if p.name == name)
 
 
 # ----------------------------------------------------------------------------- 1. MultiEgoSetting
@@ -104,4 +113,133 @@ def test_event_turn_signal_3_keeps_the_previous_turn_signal_only():
     p = plan_event(event(4, turn=1, emergency=0), 2, 4, Lamps(turnSignal=2, emergencySignal=1))
     assert (p.lamps.turnSignal, p.lamps.emergencySignal) == (1, 0)
     assert plan_event(event(2, gear=4), 2, 4, Lamps()).lamps is None      # lamps bit not set
+
+
+# ----------------------------------------------------------------------------- 3. vehicle profiles
+
+def test_profiles_shipped():
+    from morai_bridge.wire import vehicle_profiles as vp
+    assert {'morai_sedan', 'erp42'} <= set(vp.available(PROFILES))
+    sedan = vp.load_profile('morai_sedan', PROFILES)
+    assert (sedan.max_steering_deg, sedan.wheelbase_m) == (36.25, 2.795)
+    assert (sedan.length_m, sedan.width_m, sedan.height_m) == (4.845, 1.835, 1.455)
+    assert (sedan.front_overhang_m, sedan.rear_overhang_m) == (0.965, 1.085)
+    assert sedan.length_m == pytest.approx(sedan.front_overhang_m + sedan.wheelbase_m + sedan.rear_overhang_m)
+    erp = vp.load_profile('erp42', PROFILES)
+    assert (erp.max_steering_deg, erp.wheelbase_m) == (28.17, 1.04)
+    assert erp.verified == ()                         # nothing of it checked against traffic
+
+
+def test_sedan_profile_matches_the_captured_status():
+    """The sizes marked verified are those of the ego status in the shared captures."""
+    cap = os.path.join(ROOT, '..', 'shared', 'captures', 'MORAI_909.pcap')
+    if not os.path.exists(cap):
+        cap = '/work/shared/captures/MORAI_909.pcap'
+    if not os.path.exists(cap):
+        pytest.skip('shared captures not present')
+    from morai_bridge.wire import capture, udp
+    from morai_bridge.wire import vehicle_profiles as vp
+    sedan = vp.load_profile('morai_sedan', PROFILES)
+    got = set()
+    for _, _, _, data in capture.read_capture(cap):
+        m = udp.decode(data)
+        got.add(tuple(round(v, 3) for v in (m.size_x, m.size_y, m.size_z, m.overhang, m.wheelbase,
+                                            m.rear_overhang)))
+    assert got == {(sedan.length_m, sedan.width_m, sedan.height_m, sedan.front_overhang_m, sedan.wheelbase_m,
+                    sedan.rear_overhang_m)}
+    assert set(sedan.verified) == {'length_m', 'width_m', 'height_m', 'front_overhang_m', 'wheelbase_m',
+                                   'rear_overhang_m'}
+
+
+def test_profile_by_path_and_errors(tmp_path):
+    from morai_bridge.wire import vehicle_profiles as vp
+    f = tmp_path / 'kart.yaml'
+    f.write_text('max_steering_deg: 30\nwheelbase_m: 1.2\nlength_m: null\n')
+    p = vp.load_profile(str(f))
+    assert (p.name, p.max_steering_deg, p.wheelbase_m, p.length_m, p.path) == ('kart', 30.0, 1.2, None, str(f))
+    with pytest.raises(vp.ProfileError, match='known profiles: .*erp42.*morai_sedan'):
+        vp.load_profile('nosuchcar', PROFILES)
+    f.write_text('wheelbase_m: 1.2\n')
+    with pytest.raises(vp.ProfileError, match='max_steering_deg is missing'):
+        vp.load_profile(str(f))
+    f.write_text('max_steering_deg: 30\nwheelbase_m: 1.2\nmax_steer: 3\n')
+    with pytest.raises(vp.ProfileError, match='unknown keys max_steer'):
+        vp.load_profile(str(f))
+    f.write_text('max_steering_deg: .nan\nwheelbase_m: 1.2\n')
+    with pytest.raises(vp.ProfileError, match='not a number'):
+        vp.load_profile(str(f))
+    with pytest.raises(vp.ProfileError, match='no profile directory'):
+        vp.load_profile('erp42', None)
+    with pytest.raises(vp.ProfileError):
+        vp.load_profile('', PROFILES)
+
+
+def test_nodes_find_the_profiles_of_the_package():
+    from morai_bridge.ros import profiles
+    d = profiles.profile_dir()
+    assert d is not None and os.path.samefile(d, PROFILES)
+    assert profiles.load_vehicle_profile('erp42').max_steering_deg == 28.17
+
+
+def test_explicit_parameter_overrides_the_profile():
+    from morai_bridge.wire import vehicle_profiles as vp
+    assert vp.choose(0.0, 28.17) == 28.17          # not set: the profile's
+    assert vp.choose(30.0, 28.17) == 30.0          # set: wins
+
+
+def test_bridge_defaults_take_max_steering_from_the_profile():
+    assert param_default('udp_bridge', 'vehicle_profile') == 'morai_sedan'
+    assert param_default('udp_bridge', 'max_steering_deg') == 0.0
+    assert param_default('erp42_serial', 'vehicle_profile') == 'erp42'
+    assert param_default('erp42_serial', 'max_steer_deg') == 0.0
+    assert param_default('erp42_serial', 'wheelbase_m') == 0.0
+
+
+def test_erp42_steering_normalised_by_28_17_deg():
+    """The issue: ERP-42 steering came out x0.78 because 36.25 deg was used in every mode."""
+    from morai_msgs.msg import CtrlCmd
+    from morai_bridge.ros import udp_convert as conv
+    from morai_bridge.wire import vehicle_profiles as vp
+    erp = vp.load_profile('erp42', PROFILES)
+    max_deg = vp.choose(param_default('udp_bridge', 'max_steering_deg'), erp.max_steering_deg)
+    half = CtrlCmd(longlCmdType=2, steering=math.radians(28.17 / 2))
+    p = conv.ctrl_cmd(half, 4, 2, max_deg, -1)
+    assert p.steer == pytest.approx(-0.5, abs=1e-6)
+
+
+def test_erp42_serial_takes_clamp_and_wheelbase_from_the_profile():
+    from morai_bridge.nodes.erp42_serial import PARAMS, with_profile
+    from morai_bridge.ros.params import ParamError, load
+    from morai_bridge.wire import vehicle_profiles as vp
+    cfg = load(PARAMS, getter=lambda n, d: d)
+    erp = vp.load_profile('erp42', PROFILES)
+    out = with_profile(cfg, erp)
+    assert (out.max_steer_deg, out.wheelbase_m) == (28.17, 1.04)
+    cfg['max_steer_deg'], cfg['wheelbase_m'] = 20.0, 1.1
+    out = with_profile(cfg, erp)
+    assert (out.max_steer_deg, out.wheelbase_m) == (20.0, 1.1)
+    cfg['max_steer_deg'] = 0.0
+    with pytest.raises(ParamError, match='exceeds the ERP-42'):
+        with_profile(cfg, vp.load_profile('morai_sedan', PROFILES))
+
+
+def launch_params(name, args=()):
+    config = pytest.importorskip('roslaunch.config')
+    import roslaunch.xmlloader
+    path = os.path.join(ROOT, 'launch', name)
+    cfg = config.ROSLaunchConfig()
+    loader = roslaunch.xmlloader.XmlLoader()
+    argv = list(args)
+    loader.load(path, cfg, argv=argv, verbose=False)
+    return dict((k, v.value) for k, v in cfg.params.items())
+
+
+def test_serial_mode_launch_files_select_the_erp42_profile():
+    p = launch_params('erp42_serial_udp.launch')
+    assert p['/udp_bridge/vehicle_profile'] == 'erp42'
+    assert p['/erp42_serial/vehicle_profile'] == 'erp42'
+    assert p['/udp_bridge/max_steering_deg'] == 0.0          # the profile decides
+    assert launch_params('erp42_serial_ros.launch')['/erp42_serial/vehicle_profile'] == 'erp42'
+    assert launch_params('erp42_serial.launch')['/erp42_serial/vehicle_profile'] == 'erp42'
+    assert launch_params('udp_bridge.launch')['/udp_bridge/vehicle_profile'] == 'morai_sedan'
 

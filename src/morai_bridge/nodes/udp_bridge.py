@@ -14,10 +14,12 @@ from morai_bridge import transport
 from morai_bridge.ros import sim_commands, sim_receive
 from morai_bridge.ros.bridge_diagnostics import BridgeDiagnostics, make_updater
 from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.ros.profiles import load_vehicle_profile
 from morai_bridge.ros.sim_commands import CommandSender
 from morai_bridge.ros.sim_receive import SimReceiver
 from morai_bridge.ros.sim_services import SimServices
 from morai_bridge.ros.sync_services import SyncServices
+from morai_bridge.wire.vehicle_profiles import ProfileError
 
 
 PARAMS = [
@@ -54,8 +56,9 @@ class UdpBridge(object):
         self.stats = self.rx.stats
         self.updater, self.timer = make_updater('morai_sim@%s' % cfg.sim_ip)
         self.tx = None
+        self.profile = load_vehicle_profile(cfg.vehicle_profile)
         if live:
-            self.tx = CommandSender(cfg, bind_ip, sim_ip)
+            self.tx = CommandSender(cfg, bind_ip, sim_ip, self.profile)
             SimServices(cfg, self.rx, self.tx)
             if cfg.emulator_sync and cfg.sync_port and cfg.sync_state_port:
                 SyncServices(cfg, self.rx, self.tx)
@@ -78,13 +81,16 @@ def main(argv=None):
     try:
         cfg = load(PARAMS)
         node = UdpBridge(cfg)
-    except (ParamError, transport.TransportError) as e:
+    except (ParamError, ProfileError, transport.TransportError) as e:
         rospy.logfatal('udp_bridge: %s', e)
         raise SystemExit(2)
     rospy.on_shutdown(node.shutdown)
     node.start()
     rospy.loginfo('udp_bridge: receiving from %s on %s (%s), sending to %s', cfg.sim_ip, cfg.bind_ip,
                   ', '.join('%s:%d' % (n, cfg[n + '_port']) for n in node.rx.enabled), node.tx.host)
+    rospy.loginfo('udp_bridge: vehicle profile %s (%s): steering normalised by %.2f deg%s', node.profile.name,
+                  node.profile.path, node.tx.max_steering_deg,
+                  ' (~max_steering_deg overrides the profile)' if cfg.max_steering_deg > 0 else '')
     rospy.spin()
 
 
