@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """rostest: steering signs, vehicle profiles and the information services, end to end.
 
+* A ROS user's steering reads back unchanged through the bridge and the simulator
+  emulator (+ = left both ways), for CtrlCmd and for GhostMessage.
 * A bridge started with ``vehicle_profile:=erp42`` normalises steering by 28.17 deg.
 """
 import math
@@ -14,8 +16,9 @@ import unittest
 import roslaunch
 import rospy
 import rostest
+from geometry_msgs.msg import Vector3
 
-from morai_msgs.msg import CtrlCmd, EgoVehicleStatus
+from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, GhostMessage
 from morai_bridge.wire import streams
 
 HERE = os.path.dirname(os.path.realpath(__file__))
@@ -79,11 +82,40 @@ class FidelityTest(unittest.TestCase):
         cls.launch.start()
         cls.ego = Latest('/Ego_topic', EgoVehicleStatus)
         cls.ctrl = rospy.Publisher('/ctrl_cmd', CtrlCmd, queue_size=1)
+        cls.ghost = rospy.Publisher('/GhostCtrlCmd', GhostMessage, queue_size=1)
         assert cls.ego.wait(timeout=30.0) is not None, 'no ego status from the emulator through the bridge'
 
     @classmethod
     def tearDownClass(cls):
         cls.launch.shutdown()
+
+    def test_a_ghost_steering_reads_back(self):
+        """Before any ctrl command (the emulator then holds the ghost's wheel angle)."""
+        e = self.ego.wait()
+        g = GhostMessage(position=Vector3(e.position.x, e.position.y, 0.0), rotation=Vector3(0.0, 0.0, e.heading),
+                         velocity=0.0, steering_angle=6.0)
+        m = self.ego.wait(lambda m: abs(m.wheel_angle - 6.0) < 1e-3, during=lambda: self.ghost.publish(g))
+        self.assertIsNotNone(m, 'ghost steering_angle +6 deg read back as %r' % self.ego.msg.wheel_angle)
+        # placed moving at 20 km/h with the wheels 6 deg to the left, the ego coasts counter-clockwise
+        h0 = m.heading
+        g.velocity = 20.0
+        self.ghost.publish(g)
+        m = self.ego.wait(lambda m: (m.heading - h0 + 180.0) % 360.0 - 180.0 > 1.0, timeout=5.0)
+        self.assertIsNotNone(m, 'a + (left) ghost steering angle must turn counter-clockwise; heading %r -> %r'
+                             % (h0, self.ego.msg.heading))
+
+    def test_b_ctrl_steering_reads_back_and_turns_left(self):
+        h0 = self.ego.wait().heading
+        cmd = CtrlCmd(longlCmdType=2, velocity=10.0, steering=0.2)
+        m = self.ego.wait(lambda m: abs(m.wheel_angle - math.degrees(0.2)) < 1e-3,
+                          during=lambda: self.ctrl.publish(cmd))
+        self.assertIsNotNone(m, 'commanded +0.2 rad (%.2f deg), read back %r' % (math.degrees(0.2),
+                                                                              self.ego.msg.wheel_angle))
+        m = self.ego.wait(lambda m: (m.heading - h0 + 180.0) % 360.0 - 180.0 > 5.0,
+                          during=lambda: self.ctrl.publish(cmd))
+        self.assertIsNotNone(m, '+ steering must turn counter-clockwise')
+        stop = CtrlCmd(longlCmdType=2, velocity=0.0, steering=0.0)
+        self.ego.wait(lambda m: abs(m.wheel_angle) < 1e-3, during=lambda: self.ctrl.publish(stop))
 
     def test_d_erp42_profile_bridge(self):
         sim = FakeSim()

@@ -110,7 +110,7 @@ class UdpBridgeTest(unittest.TestCase):
         self.assertEqual((m.acceleration.x, m.acceleration.y), (1.5, -0.5))
         self.assertAlmostEqual(m.heading, f.yaw, places=4)
         self.assertEqual((m.accel, m.brake), (0.25, 0.0))
-        self.assertAlmostEqual(m.wheel_angle, -5.5, places=5)
+        self.assertAlmostEqual(m.wheel_angle, 5.5, places=5)      # wire -5.5 (+ right) = 5.5 left (ROS + left)
         o = odom.until(lambda: self.sim.send('ego_status', pkt))
         self.assertIsNotNone(o, 'no Odometry although publish_odom is true')
         self.assertAlmostEqual(o.twist.twist.linear.x, 10.0, places=5)
@@ -306,7 +306,7 @@ class UdpBridgeTest(unittest.TestCase):
             ('/GhostCtrlCmd', GhostMessage(position=Vector3(1.0, 2.0, 3.0), rotation=Vector3(0.0, 0.0, 90.0),
                                            velocity=20.0, steering_angle=-4.0),
              'ego_ghost', dict(position_x=1.0, position_y=2.0, position_z=3.0, rotation_z=90.0, speed=20.0,
-                               steer_angle=-4.0)),
+                               steer_angle=4.0)),          # ROS -4 (right) -> wire +4 (+ right)
             ('/gv_state_cmd', GVStateCmd(latCtrlType=1, targetLongitudinalVelocity=1.5, targetAngularVelocity=-0.25),
              'gv_state', dict(target_longitudinal_velocity=1.5, target_angular_velocity=-0.25)),
             ('/gv_direct_cmd', GVDirectCmd(steerType=2, throttle=0.5, brake=0.0, skidSteering=0.0,
@@ -429,6 +429,22 @@ class UdpBridgeTest(unittest.TestCase):
             self.assertEqual((r.response.lamps.turnSignal, r.response.lamps.emergencySignal), (1, 1))
         finally:
             ev(EventInfo(option=1 | 2 | 4, ctrl_mode=3, gear=4, lamps=Lamps(turnSignal=0, emergencySignal=0)))
+
+    def test_fidelity_steering_plus_left_both_ways(self):
+        w = Waiter('/Ego_topic', EgoVehicleStatus)
+        m = w.until(lambda: self.sim.send('ego_status', self.ego_packet(sec=5151, steer=7.25)),
+                    lambda m: m.header.stamp.secs == 5151)
+        self.assertIsNotNone(m)
+        self.assertAlmostEqual(m.wheel_angle, -7.25, places=5)     # wire + right -> ROS right = negative
+        self.sim.drain('ego_ghost')
+        self.pub('/GhostCtrlCmd', GhostMessage).publish(GhostMessage(steering_angle=3.5, velocity=1.0))
+        self.assertAlmostEqual(self.sim.recv('ego_ghost').steer_angle, -3.5, places=5)
+        self.sim.drain('ctrl_cmd')
+        self.pub('/ctrl_cmd', CtrlCmd).publish(CtrlCmd(longlCmdType=2, velocity=4.0, steering=0.1))
+        c = self.sim.recv('ctrl_cmd')
+        while c.velocity != 4.0:
+            c = self.sim.recv('ctrl_cmd')
+        self.assertAlmostEqual(c.steer, -math.degrees(0.1) / 36.25, places=6)
 
     def test_z_keyboard_mode_diagnosed(self):
         self.pub('/ctrl_cmd', CtrlCmd).publish(CtrlCmd(longlCmdType=2, velocity=5.0))

@@ -4,11 +4,14 @@
 2. EventInfo codes of the ROS manual: ctrl_mode 1 keyboard / 2 GameWheel / 3 automode /
    4 cruisemode, gear -1 and turnSignal 3 = keep the previous value.
 3. Vehicle profiles (config/vehicles): the ERP-42 steers up to 28.17 deg, not 36.25.
+4. Steering signs: + = left on the ROS side both ways; a command read back through the
+   simulator emulator is what was commanded (commands, status, ghost).
 
 Needs the built workspace (morai_msgs message classes, roslaunch); no ROS master.
 """
 import math
 import os
+import socket
 
 import pytest
 
@@ -242,4 +245,120 @@ def test_serial_mode_launch_files_select_the_erp42_profile():
     assert launch_params('erp42_serial_ros.launch')['/erp42_serial/vehicle_profile'] == 'erp42'
     assert launch_params('erp42_serial.launch')['/erp42_serial/vehicle_profile'] == 'erp42'
     assert launch_params('udp_bridge.launch')['/udp_bridge/vehicle_profile'] == 'morai_sedan'
+
+
+# ----------------------------------------------------------------------------- 4. steering signs
+
+def status(**kw):
+    from morai_bridge.wire import udp
+    return udp.make(udp.EgoVehicleStatus, data_length=200, sec=1, nsec=0, **kw)
+
+
+def test_sign_defaults_make_ros_plus_left_both_ways():
+    from morai_bridge.wire.units import WIRE_STEERING_SIGN
+    assert WIRE_STEERING_SIGN == -1
+    for name in ('steering_sign', 'status_steering_sign', 'ghost_steering_sign'):
+        assert param_default('udp_bridge', name) == WIRE_STEERING_SIGN, name
+
+
+def test_status_wheel_angle_sign():
+    import rospy
+    from morai_bridge.ros import udp_convert as conv
+    sign = param_default('udp_bridge', 'status_steering_sign')
+    m = conv.ego_status(status(steer=-5.5), rospy.Time(1), 'map', sign)
+    assert m.wheel_angle == 5.5                      # wire + right -> ROS + left
+    assert conv.ego_status(status(steer=-5.5), rospy.Time(1), 'map', 1).wheel_angle == -5.5
+
+
+def test_ghost_steering_sign():
+    from geometry_msgs.msg import Vector3
+    from morai_msgs.msg import GhostMessage
+    from morai_bridge.ros import udp_convert as conv
+    sign = param_default('udp_bridge', 'ghost_steering_sign')
+    g = GhostMessage(position=Vector3(1.0, 2.0, 0.0), rotation=Vector3(0.0, 0.0, 90.0), velocity=10.0,
+                     steering_angle=4.0)
+    assert conv.ego_ghost(g, sign).steer_angle == -4.0
+    assert conv.ego_ghost(g, 1).steer_angle == 4.0
+
+
+class Emulator(object):
+    """The simulator emulator on ephemeral ports, stepped by hand; its ego status comes to ``rx``."""
+
+    def __init__(self):
+        from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
+        self.rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.rx.bind(('127.0.0.1', 0))
+        kw = dict((field, -1) for field, _, _ in LISTEN_PORTS.values())
+        for name, (field, _, _) in SEND_PORTS.items():
+            kw[field] = self.rx.getsockname()[1] if name == 'ego_status' else 0
+        self.sim = SimEmulator(SimConfig(deterministic=True, **kw))
+        self.tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+
+    def send(self, port, packet):
+        from morai_bridge.wire import udp
+        before = self.sim.snapshot().counters[port].accepted
+        self.tx.sendto(udp.encode(packet), ('127.0.0.1', self.sim.ports[port]))
+        assert self.sim.wait_for(lambda s: s.counters[port].accepted > before, 2.0), 'not accepted'
+
+    def last_status(self):
+        from morai_bridge.wire import udp
+        self.rx.settimeout(0.2)
+        last = None
+        try:
+            while True:
+                last = udp.decode(self.rx.recv(65535))
+        except socket.timeout:
+            pass
+        return last
+
+    def close(self):
+        self.sim.close()
+        self.rx.close()
+        self.tx.close()
+
+
+@pytest.fixture
+def emulator():
+    e = Emulator()
+    yield e
+    e.close()
+
+
+def test_round_trip_through_the_emulator_reads_back_what_was_commanded(emulator):
+    """CtrlCmd.steering +0.2 rad (left) -> bridge -> emulator -> status -> EgoVehicleStatus: +11.46 deg."""
+    import rospy
+    from morai_msgs.msg import CtrlCmd
+    from morai_bridge.ros import udp_convert as conv
+    from morai_bridge.wire import vehicle_profiles as vp
+    sedan = vp.load_profile(param_default('udp_bridge', 'vehicle_profile'), PROFILES)
+    max_deg = vp.choose(param_default('udp_bridge', 'max_steering_deg'), sedan.max_steering_deg)
+    for steering in (0.2, -0.3):
+        cmd = CtrlCmd(longlCmdType=2, velocity=10.0, steering=steering)
+        emulator.send('ctrl_cmd', conv.ctrl_cmd(cmd, 4, 2, max_deg, param_default('udp_bridge', 'steering_sign')))
+        emulator.sim.step(3)
+        w = emulator.last_status()
+        m = conv.ego_status(w, rospy.Time(1), 'map', param_default('udp_bridge', 'status_steering_sign'))
+        assert m.wheel_angle == pytest.approx(math.degrees(steering), abs=1e-3)
+    emulator.sim.step(100)
+    assert emulator.sim.snapshot().ego.yaw_deg < 0      # the last command (-0.3 rad, right) turned clockwise
+
+
+def test_ghost_round_trip_through_the_emulator(emulator):
+    import rospy
+    from geometry_msgs.msg import Vector3
+    from morai_msgs.msg import GhostMessage
+    from morai_bridge.ros import udp_convert as conv
+    g = GhostMessage(position=Vector3(5.0, 6.0, 0.0), rotation=Vector3(0.0, 0.0, 30.0), velocity=0.0,
+                     steering_angle=7.5)
+    emulator.send('ego_ghost', conv.ego_ghost(g, param_default('udp_bridge', 'ghost_steering_sign')))
+    emulator.sim.step(2)
+    m = conv.ego_status(emulator.last_status(), rospy.Time(1), 'map',
+                        param_default('udp_bridge', 'status_steering_sign'))
+    assert (m.position.x, m.position.y) == (5.0, 6.0)
+    assert m.wheel_angle == pytest.approx(7.5, abs=1e-4)
+    # placed moving with the wheels to the left, the ego turns counter-clockwise
+    g.velocity = 20.0
+    emulator.send('ego_ghost', conv.ego_ghost(g, param_default('udp_bridge', 'ghost_steering_sign')))
+    emulator.sim.step(50)
+    assert emulator.sim.snapshot().ego.yaw_deg > 31.0
 

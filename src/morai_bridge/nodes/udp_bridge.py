@@ -37,7 +37,7 @@ PARAMS = [
     Param('sync_ctrl_service', 'SyncModeCtrlCmd', 'MoraiSyncModeCtrlCmdSrv: command for the next frame'),
     Param('sync_gear_service', 'SyncModeSetGear', 'MoraiSyncModeSetGearSrv: gear for the next frames'),
     Param('sync_scenario_service', 'SyncModeScenarioLoad', 'MoraiSyncModeSLSrv: scenario load in sync mode'),
-] + sim_receive.FRAME_PARAMS + sim_commands.COMMAND_PARAMS + [
+] + sim_receive.FRAME_PARAMS + sim_commands.COMMAND_PARAMS + sim_receive.STATUS_PARAMS + [
     Param('publish_clock', False, 'publish /clock from the simulator time in ego status packets'),
 ] + sim_receive.OUTPUT_PARAMS + [
     Param('service_timeout', 1.0, 'how long services wait for the simulator to confirm [s]', minimum=0.0),

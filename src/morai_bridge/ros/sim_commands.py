@@ -19,6 +19,7 @@ from morai_bridge import transport
 from morai_bridge.ros import udp_convert as conv
 from morai_bridge.ros.params import Param, port_param
 from morai_bridge.wire import enums, streams, udp, vehicle_profiles
+from morai_bridge.wire.units import WIRE_STEERING_SIGN
 
 # stream name -> (default topic, ROS type); None: no topic (used by services only)
 TOPICS = {
@@ -46,8 +47,10 @@ COMMAND_PARAMS = [
           'the path of a YAML file; gives the maximum steering angle, wheelbase and size'),
     Param('max_steering_deg', 0.0, 'maximum front wheel angle [deg] that normalises ctrl_cmd steering; '
           '0 = the vehicle profile\'s', minimum=0.0, maximum=90.0),
-    Param('steering_sign', -1, 'wire steer = sign x ROS steering (ROS: + left; MORAI UDP example: + right)',
-          choices=(-1, 1)),
+    Param('steering_sign', WIRE_STEERING_SIGN, 'wire steer = sign x CtrlCmd.steering (ROS + left; wire taken '
+          'as + right, docs/units.md)', choices=(-1, 1)),
+    Param('ghost_steering_sign', WIRE_STEERING_SIGN, 'wire Ego Ghost steer_angle = sign x '
+          'GhostMessage.steering_angle (ROS + left; wire taken as + right)', choices=(-1, 1)),
     Param('gear', 4, 'gear sent with ctrl commands: 1 P, 2 R, 3 N, 4 D', minimum=0, maximum=5),
     Param('ctrl_cmd_bytes', 55, 'Ego Ctrl Cmd packet size: 55 (front steer) or 59 (front + rear)',
           choices=(55, 59)),
@@ -58,7 +61,7 @@ COMMAND_PARAMS = [
 # converters of the topics whose packet depends on nothing but the message
 _SIMPLE = {'set_intersection': conv.set_intersection, 'lamps': conv.lamps, 'scenario_load': conv.scenario_load,
            'save_sensor_data': conv.save_sensor_data, 'npc_ghost': conv.npc_ghost, 'multi_ego': conv.multi_ego,
-           'ego_ghost': conv.ego_ghost, 'gv_direct': conv.gv_direct, 'gv_state': conv.gv_state}
+           'gv_direct': conv.gv_direct, 'gv_state': conv.gv_state}
 
 
 class CommandSender(object):
@@ -124,6 +127,8 @@ class CommandSender(object):
             return [conv.set_traffic_light(m, self.tl_bytes)]
         if name == 'sensor_control':
             return conv.sensor_control(m)
+        if name == 'ego_ghost':
+            return [conv.ego_ghost(m, self.cfg.ghost_steering_sign)]
         if name == 'lamps':
             self.lamps_state = m
         return [_SIMPLE[name](m)]

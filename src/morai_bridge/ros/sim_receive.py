@@ -23,6 +23,7 @@ from morai_bridge import transport
 from morai_bridge.ros import udp_convert as conv
 from morai_bridge.ros.params import Param, port_param
 from morai_bridge.wire import emu_sync, streams, udp
+from morai_bridge.wire.units import WIRE_STEERING_SIGN
 
 # stream name -> (default topic, ROS type); None: no topic (the sync extension answers services)
 TOPICS = {
@@ -61,6 +62,11 @@ OUTPUT_PARAMS = [
     Param('stale_timeout', 1.0, 'a stream silent for this long is stale (diagnostics WARN) [s]', minimum=0.05),
 ]
 RECEIVE_PARAMS = PORT_PARAMS + TOPIC_PARAMS + FRAME_PARAMS + OUTPUT_PARAMS
+# declared by udp_bridge (capture_replay uses the default)
+STATUS_PARAMS = [
+    Param('status_steering_sign', WIRE_STEERING_SIGN, 'EgoVehicleStatus.wheel_angle = sign x the status '
+          'packet\'s steer (wire taken as + right; -1 gives ROS + left)', choices=(-1, 1)),
+]
 
 # how deep the publisher queue is: state topics keep the latest, events keep all
 QUEUE = {'collision': 100, 'vehicle_collision': 100}
@@ -111,6 +117,7 @@ class SimReceiver(object):
         self.last_clock = None
         self.gps_alt = None
         self.bad_stamps = 0
+        self.status_sign = cfg.get('status_steering_sign', WIRE_STEERING_SIGN)
         # latest ego status (wire and ROS form), for the sync tick service
         self.status = None
         self.status_msg = None
@@ -182,7 +189,7 @@ class SimReceiver(object):
 
     def _on_ego_status(self, w):
         stamp = self._stamp(w.sec, w.nsec)
-        msg = conv.ego_status(w, stamp, self.cfg.frame_id)
+        msg = conv.ego_status(w, stamp, self.cfg.frame_id, self.status_sign)
         with self.status_cond:
             self.status = w
             self.status_msg = msg

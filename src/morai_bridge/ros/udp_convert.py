@@ -98,7 +98,10 @@ def _vector3(x, y, z):
 # simulator -> ROS
 # --------------------------------------------------------------------------
 
-def ego_status(w, stamp, frame_id):
+def ego_status(w, stamp, frame_id, steer_sign=1):
+    """EgoVehicleStatus of a status packet; wheel_angle = steer_sign x the wire's steer.
+    The bridge passes ``~status_steering_sign`` (default WIRE_STEERING_SIGN: the wire's
+    + right becomes ROS + left, docs/units.md); 1 copies the wire's number."""
     m = _new(EgoVehicleStatus)
     m.header = _header(stamp, frame_id)
     m.unique_id = 0
@@ -108,7 +111,7 @@ def ego_status(w, stamp, frame_id):
     m.heading = w.yaw
     m.accel = w.accel
     m.brake = w.brake
-    m.wheel_angle = w.steer
+    m.wheel_angle = steer_sign * w.steer
     return m
 
 
@@ -373,13 +376,15 @@ def lamps(m):
                     emergency_signal=_int_range('Lamps', 'emergencySignal', m.emergencySignal, 0, 1))
 
 
-def ego_ghost(m):
+def ego_ghost(m, steer_sign=1):
+    """EgoGhostCmd of a GhostMessage; steer_angle = steer_sign x steering_angle (deg).
+    The bridge passes ``~ghost_steering_sign`` (default WIRE_STEERING_SIGN)."""
     v = dict(x=m.position.x, y=m.position.y, z=m.position.z, roll=m.rotation.x, pitch=m.rotation.y,
              yaw=m.rotation.z, velocity=m.velocity, steering_angle=m.steering_angle)
     _finite('GhostMessage', **v)
     return udp.make(udp.EgoGhostCmd, position_x=v['x'], position_y=v['y'], position_z=v['z'],
                     rotation_x=v['roll'], rotation_y=v['pitch'], rotation_z=v['yaw'],
-                    speed=m.velocity, steer_angle=m.steering_angle)
+                    speed=m.velocity, steer_angle=steer_sign * m.steering_angle)
 
 
 def _multi_ego_ctrl_mode(v):
