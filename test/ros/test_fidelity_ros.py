@@ -3,7 +3,9 @@
 
 * A ROS user's steering reads back unchanged through the bridge and the simulator
   emulator (+ = left both ways), for CtrlCmd and for GhostMessage.
-* A bridge started with ``vehicle_profile:=erp42`` normalises steering by 28.17 deg.
+* Service_MoraiVehicleSpec answers the simulator's own ego size (from the status).
+* A bridge started with ``vehicle_profile:=erp42`` normalises steering by 28.17 deg and
+  answers the ERP-42 profile and the configured map origin.
 """
 import math
 import os
@@ -18,7 +20,8 @@ import rospy
 import rostest
 from geometry_msgs.msg import Vector3
 
-from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, GhostMessage
+from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, GhostMessage, MapSpecIndex, VehicleSpecIndex
+from morai_msgs.srv import MoraiMapSpecSrv, MoraiVehicleSpecSrv
 from morai_bridge.wire import streams
 
 HERE = os.path.dirname(os.path.realpath(__file__))
@@ -117,12 +120,27 @@ class FidelityTest(unittest.TestCase):
         stop = CtrlCmd(longlCmdType=2, velocity=0.0, steering=0.0)
         self.ego.wait(lambda m: abs(m.wheel_angle) < 1e-3, during=lambda: self.ctrl.publish(stop))
 
+    def test_c_vehicle_spec_is_the_simulators_ego(self):
+        rospy.wait_for_service('/Service_MoraiVehicleSpec', T)
+        r = rospy.ServiceProxy('/Service_MoraiVehicleSpec', MoraiVehicleSpecSrv)(VehicleSpecIndex()).response
+        self.assertAlmostEqual(r.size.x, 4.6, places=5)            # the emulator's ego (sim_emulator ~length)
+        self.assertAlmostEqual(r.wheel_base, 2.7, places=5)
+        self.assertEqual(r.max_steering, 36.25)
+
     def test_d_erp42_profile_bridge(self):
         sim = FakeSim()
         bridge = roslaunch.parent.ROSLaunchParent(self.uuid, [(os.path.join(LAUNCH, 'udp_bridge.launch'), sim.args() + [
-            'ns:=erp', 'output:=log', 'vehicle_profile:=erp42'])])
+            'ns:=erp', 'output:=log', 'vehicle_profile:=erp42', 'gps_east_offset:=302459.942',
+            'gps_north_offset:=4122635.537', 'map_origin_z:=28.991'])])
         bridge.start()
         try:
+            rospy.wait_for_service('/erp/Service_MoraiVehicleSpec', T)
+            r = rospy.ServiceProxy('/erp/Service_MoraiVehicleSpec', MoraiVehicleSpecSrv)(VehicleSpecIndex()).response
+            self.assertEqual(r.max_steering, 28.17)
+            self.assertAlmostEqual(r.wheel_base, 1.04, places=5)      # no ego status yet: the profile
+            m = rospy.ServiceProxy('/erp/Service_MoraiMapSpec', MoraiMapSpecSrv)(MapSpecIndex()).response
+            self.assertEqual((m.utm_num, m.utm_offset.x, m.utm_offset.y, m.utm_offset.z),
+                             (52, 302459.942, 4122635.537, 28.991))
             pub = rospy.Publisher('/erp/ctrl_cmd', CtrlCmd, queue_size=1)
             end = time.monotonic() + T
             while pub.get_num_connections() < 1 and time.monotonic() < end:

@@ -24,10 +24,12 @@ from sensor_msgs.msg import Imu, NavSatFix
 
 from morai_msgs.msg import (CollisionData, CtrlCmd, EgoVehicleStatus, EventInfo, GetTrafficLightStatus,
                             GhostMessage, GPSMessage, GVDirectCmd, GVStateCmd, IntersectionControl,
-                            IntersectionStatus, Lamps, MoraiSimProcHandle, MoraiSimProcStatus,
-                            MultiEgoSetting, NpcGhostCmd, NpcGhostInfo, ObjectStatusList, SaveSensorData,
-                            ScenarioLoad, SensorPosControl, SetTrafficLight, VehicleCollisionData)
-from morai_msgs.srv import MoraiEventCmdSrv, MoraiScenarioLoadSrv, MoraiSimProcSrv
+                            IntersectionStatus, Lamps, MapSpecIndex, MoraiSimProcHandle, MoraiSimProcStatus,
+                            MoraiTLIndex, MultiEgoSetting, NpcGhostCmd, NpcGhostInfo, ObjectStatusList,
+                            SaveSensorData, ScenarioLoad, SensorPosControl, SetTrafficLight, VehicleCollisionData,
+                            VehicleSpecIndex)
+from morai_msgs.srv import (MoraiEventCmdSrv, MoraiMapSpecSrv, MoraiScenarioLoadSrv, MoraiSimProcSrv,
+                            MoraiTLInfoSrv, MoraiVehicleSpecSrv)
 
 from morai_bridge.wire import udp
 
@@ -445,6 +447,39 @@ class UdpBridgeTest(unittest.TestCase):
         while c.velocity != 4.0:
             c = self.sim.recv('ctrl_cmd')
         self.assertAlmostEqual(c.steer, -math.degrees(0.1) / 36.25, places=6)
+
+    def test_fidelity_tl_info_service_from_the_wire(self):
+        tl = Waiter('/GetTrafficLightStatus', GetTrafficLightStatus)
+        self.assertIsNotNone(tl.until(lambda: self.sim.send('traffic_light', udp.make(
+            udp.GetTrafficLightStatus, traffic_light_index='C119BS010099', traffic_light_type=0,
+            traffic_light_status=20)), lambda m: m.trafficLightIndex == 'C119BS010099'))
+        rospy.wait_for_service('/Morai_TLSrv', TIMEOUT)
+        call = rospy.ServiceProxy('/Morai_TLSrv', MoraiTLInfoSrv)
+        r = call(MoraiTLIndex(idx='C119BS010099')).response
+        self.assertEqual((r.idx, r.status, r.header.frame_id), ('C119BS010099', 20, 'map'))
+        self.assertFalse(r.header.stamp.is_zero())
+        r = call(MoraiTLIndex(idx='NEVERSEEN999')).response
+        self.assertEqual((r.idx, r.status), ('NEVERSEEN999', 0))
+        self.assertTrue(r.header.stamp.is_zero(), 'an id never seen is answered with a zero stamp')
+
+    def test_fidelity_vehicle_and_map_spec_services(self):
+        rospy.wait_for_service('/Service_MoraiVehicleSpec', TIMEOUT)
+        call = rospy.ServiceProxy('/Service_MoraiVehicleSpec', MoraiVehicleSpecSrv)
+        w = Waiter('/Ego_topic', EgoVehicleStatus)
+        self.assertIsNotNone(w.until(lambda: self.sim.send('ego_status', self.ego_packet(sec=6161)),
+                                     lambda m: m.header.stamp.secs == 6161))
+        r = call(VehicleSpecIndex(unique_id=0)).response           # the simulator's own figures
+        self.assertAlmostEqual(r.size.x, 4.845, places=5)
+        self.assertAlmostEqual(r.size.y, 1.835, places=5)
+        self.assertAlmostEqual(r.wheel_base, 2.795, places=5)
+        self.assertAlmostEqual(r.overhang, 0.9, places=5)
+        self.assertAlmostEqual(r.rear_overhang, 1.1, places=5)
+        self.assertEqual(r.max_steering, 36.25)                      # the morai_sedan profile
+        rospy.wait_for_service('/Service_MoraiMapSpec', TIMEOUT)
+        m = rospy.ServiceProxy('/Service_MoraiMapSpec', MoraiMapSpecSrv)(MapSpecIndex()).response
+        self.assertEqual((m.utm_num, m.central_meridian, m.scale_factor, m.false_easting), (52, 129.0, 0.9996,
+                                                                                            500000.0))
+        self.assertEqual((m.utm_offset.x, m.utm_offset.y), (0.0, 0.0))   # not configured here
 
     def test_z_keyboard_mode_diagnosed(self):
         self.pub('/ctrl_cmd', CtrlCmd).publish(CtrlCmd(longlCmdType=2, velocity=5.0))

@@ -67,6 +67,8 @@ STATUS_PARAMS = [
     Param('status_steering_sign', WIRE_STEERING_SIGN, 'EgoVehicleStatus.wheel_angle = sign x the status '
           'packet\'s steer (wire taken as + right; -1 gives ROS + left)', choices=(-1, 1)),
 ]
+# at most this many traffic-light ids are remembered for the Morai_TLSrv service
+MAX_TRAFFIC_LIGHTS = 4096
 
 # how deep the publisher queue is: state topics keep the latest, events keep all
 QUEUE = {'collision': 100, 'vehicle_collision': 100}
@@ -118,6 +120,8 @@ class SimReceiver(object):
         self.gps_alt = None
         self.bad_stamps = 0
         self.status_sign = cfg.get('status_steering_sign', WIRE_STEERING_SIGN)
+        # traffic-light id -> (status, type, receive stamp) of the last packet with that id
+        self.traffic_lights = {}
         # latest ego status (wire and ROS form), for the sync tick service
         self.status = None
         self.status_msg = None
@@ -212,7 +216,11 @@ class SimReceiver(object):
         self.pubs['collision'].publish(conv.collision(w, self._stamp(w.sec, w.nsec), self.cfg.frame_id))
 
     def _on_traffic_light(self, w):
-        self.pubs['traffic_light'].publish(conv.traffic_light(w, rospy.Time.now(), self.cfg.frame_id))
+        stamp = rospy.Time.now()
+        lights = self.traffic_lights
+        if w.traffic_light_index in lights or len(lights) < MAX_TRAFFIC_LIGHTS:
+            lights[w.traffic_light_index] = (w.traffic_light_status, w.traffic_light_type, stamp)
+        self.pubs['traffic_light'].publish(conv.traffic_light(w, stamp, self.cfg.frame_id))
 
     def _on_intersection(self, w):
         self.pubs['intersection'].publish(conv.intersection(w, rospy.Time.now(), self.cfg.frame_id))

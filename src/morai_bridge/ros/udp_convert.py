@@ -17,12 +17,13 @@ from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
 from std_msgs.msg import Header
 
 from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStatus, GPSMessage,
-                            IntersectionStatus, MoraiSimProcStatus, ObjectStatus, ObjectStatusList,
-                            VehicleCollision, VehicleCollisionData)
+                            IntersectionStatus, MapSpec, MoraiSimProcStatus, MoraiTLInfo, ObjectStatus,
+                            ObjectStatusList, VehicleCollision, VehicleCollisionData, VehicleSpec)
 
 from morai_bridge.wire import udp
 from morai_bridge.wire.enums import MULTI_EGO_TO_WIRE_CTRL_MODE, Platform, SimCommand, SimProc, SimState
-from morai_bridge.wire.units import DEG_TO_RAD, KMH_TO_MPS, quaternion_from_rpy
+from morai_bridge.wire.units import (DEG_TO_RAD, KMH_TO_MPS, UTM_FALSE_EASTING, UTM_FALSE_NORTHING_NORTH,
+                                     UTM_SCALE_FACTOR, quaternion_from_rpy, utm_central_meridian)
 
 # plain ints on the per-packet path
 KMH = KMH_TO_MPS
@@ -464,3 +465,52 @@ def sim_proc_handle(h):
     raise CommandError('sim_process_status 0x%02x (replay control) has no UDP equivalent; only 0x01 play '
                        'and 0x10 pause can be sent' % h.sim_process_status)
 
+
+# --------------------------------------------------------------------------
+# information services
+# --------------------------------------------------------------------------
+
+def tl_info(idx, seen, frame_id):
+    """MoraiTLInfo for light ``idx`` from ``seen`` = (status, type, receive stamp) of the last
+    Get TrafficLight Status packet with that id, or None when the id never came: then the
+    header stamp is zero (no data) and status 0."""
+    m = MoraiTLInfo()
+    m.idx = idx
+    if seen is not None:
+        m.status = seen[0]
+        m.header.stamp = seen[2]
+        m.header.frame_id = frame_id
+    return m
+
+
+def vehicle_spec(profile, max_steering_deg, status=None):
+    """VehicleSpec: size, wheelbase and overhangs from the latest ego status when there is one
+    (the simulator's own figures), else from the profile (unknown = 0); max steering from
+    ``max_steering_deg`` (the profile's or the parameter overriding it)."""
+    m = VehicleSpec()
+    if status is not None:
+        m.size.x, m.size.y, m.size.z = status.size_x, status.size_y, status.size_z
+        m.wheel_base, m.overhang, m.rear_overhang = status.wheelbase, status.overhang, status.rear_overhang
+    else:
+        z = lambda v: 0.0 if v is None else v  # noqa: E731
+        m.size.x, m.size.y, m.size.z = z(profile.length_m), z(profile.width_m), z(profile.height_m)
+        m.wheel_base = profile.wheelbase_m
+        m.overhang, m.rear_overhang = z(profile.front_overhang_m), z(profile.rear_overhang_m)
+    m.max_steering = max_steering_deg
+    return m
+
+
+def map_spec(plane_coordinate_system, utm_zone, offset_x, offset_y, offset_z):
+    """MapSpec of a map in UTM zone ``utm_zone`` (north, WGS84) whose origin is at the
+    given UTM coordinates: the projection constants follow from the zone."""
+    m = MapSpec()
+    m.plane_coordinate_system = plane_coordinate_system
+    m.utm_num = utm_zone
+    m.utm_offset = _vector3(offset_x, offset_y, offset_z)
+    m.ellipse = 'WGS84'
+    m.central_latitude = 0.0
+    m.central_meridian = utm_central_meridian(utm_zone)
+    m.scale_factor = UTM_SCALE_FACTOR
+    m.false_easting = UTM_FALSE_EASTING
+    m.false_northing = UTM_FALSE_NORTHING_NORTH
+    return m
