@@ -18,8 +18,8 @@ DEG_TO_RAD = math.pi / 180.0
 RAD_TO_DEG = 180.0 / math.pi
 
 #: Steering sign between ROS and the UDP wire.  ROS side (CtrlCmd.steering,
-#: GhostMessage.steering_angle, EgoVehicleStatus.wheel_angle): + = left (REP-103,
-#: MORAI's ROS examples).  Wire side (Ego Ctrl Cmd steer, Ego Ghost Cmd steer_angle,
+#: GhostMessage.steering_angle, EgoVehicleStatus.wheel_angle): + = left (REP-103).
+#: Wire side (Ego Ctrl Cmd steer, Ego Ghost Cmd steer_angle,
 #: Ego Vehicle Status steer): taken as + = right, as the manual states for the
 #: ground-vehicle commands and MORAI's UDP closed-loop example implies; no captured
 #: traffic shows a non-zero angle, so this is not verified.  wire = sign x ROS.
