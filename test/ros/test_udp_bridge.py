@@ -24,10 +24,12 @@ from sensor_msgs.msg import Imu, NavSatFix
 
 from morai_msgs.msg import (CollisionData, CtrlCmd, EgoVehicleStatus, EventInfo, GetTrafficLightStatus,
                             GhostMessage, GPSMessage, GVDirectCmd, GVStateCmd, IntersectionControl,
-                            IntersectionStatus, Lamps, MoraiSimProcHandle, MoraiSimProcStatus,
-                            MultiEgoSetting, NpcGhostCmd, NpcGhostInfo, ObjectStatusList, SaveSensorData,
-                            ScenarioLoad, SensorPosControl, SetTrafficLight, VehicleCollisionData)
-from morai_msgs.srv import MoraiEventCmdSrv, MoraiScenarioLoadSrv, MoraiSimProcSrv
+                            IntersectionStatus, Lamps, MapSpecIndex, MoraiSimProcHandle, MoraiSimProcStatus,
+                            MoraiTLIndex, MultiEgoSetting, NpcGhostCmd, NpcGhostInfo, ObjectStatusList,
+                            SaveSensorData, ScenarioLoad, SensorPosControl, SetTrafficLight, VehicleCollisionData,
+                            VehicleSpecIndex)
+from morai_msgs.srv import (MoraiEventCmdSrv, MoraiMapSpecSrv, MoraiScenarioLoadSrv, MoraiSimProcSrv,
+                            MoraiTLInfoSrv, MoraiVehicleSpecSrv)
 
 from morai_bridge.wire import udp
 
@@ -110,7 +112,7 @@ class UdpBridgeTest(unittest.TestCase):
         self.assertEqual((m.acceleration.x, m.acceleration.y), (1.5, -0.5))
         self.assertAlmostEqual(m.heading, f.yaw, places=4)
         self.assertEqual((m.accel, m.brake), (0.25, 0.0))
-        self.assertAlmostEqual(m.wheel_angle, -5.5, places=5)
+        self.assertAlmostEqual(m.wheel_angle, 5.5, places=5)      # wire -5.5 (+ right) = 5.5 left (ROS + left)
         o = odom.until(lambda: self.sim.send('ego_status', pkt))
         self.assertIsNotNone(o, 'no Odometry although publish_odom is true')
         self.assertAlmostEqual(o.twist.twist.linear.x, 10.0, places=5)
@@ -306,7 +308,7 @@ class UdpBridgeTest(unittest.TestCase):
             ('/GhostCtrlCmd', GhostMessage(position=Vector3(1.0, 2.0, 3.0), rotation=Vector3(0.0, 0.0, 90.0),
                                            velocity=20.0, steering_angle=-4.0),
              'ego_ghost', dict(position_x=1.0, position_y=2.0, position_z=3.0, rotation_z=90.0, speed=20.0,
-                               steer_angle=-4.0)),
+                               steer_angle=4.0)),          # ROS -4 (right) -> wire +4 (+ right)
             ('/gv_state_cmd', GVStateCmd(latCtrlType=1, targetLongitudinalVelocity=1.5, targetAngularVelocity=-0.25),
              'gv_state', dict(target_longitudinal_velocity=1.5, target_angular_velocity=-0.25)),
             ('/gv_direct_cmd', GVDirectCmd(steerType=2, throttle=0.5, brake=0.0, skidSteering=0.0,
@@ -377,6 +379,107 @@ class UdpBridgeTest(unittest.TestCase):
         self.assertEqual(c.gear, 2)
         r = ev(EventInfo(option=2, gear=4))
         self.assertEqual(r.response.gear, 4)
+
+    # ------------------------------------------------- meaning at the edges (MORAI's ROS manual)
+
+    def next_ctrl(self, velocity=3.0):
+        """The ctrl command packet sent for a CtrlCmd published now (braking packets skipped)."""
+        self.sim.drain('ctrl_cmd')
+        self.pub('/ctrl_cmd', CtrlCmd).publish(CtrlCmd(longlCmdType=2, velocity=velocity))
+        c = self.sim.recv('ctrl_cmd')
+        while c.velocity != velocity:
+            c = self.sim.recv('ctrl_cmd')
+        return c
+
+    def test_fidelity_multi_ego_ctrl_mode_16_is_automode(self):
+        self.sim.drain('multi_ego')
+        self.pub('/ego_setting', MultiEgoSetting).publish(MultiEgoSetting(
+            number_of_ego_vehicle=3, camera_index=0, ego_index=[0, 1, 2], global_position_x=[1.0, 2.0, 3.0],
+            global_position_y=[0.0] * 3, global_position_z=[0.0] * 3, global_roll=[0.0] * 3,
+            global_pitch=[0.0] * 3, global_yaw=[0.0] * 3, velocity=[0.0] * 3, gear=[4, 4, 4],
+            ctrl_mode=[16, 1, 2]))
+        p = self.sim.recv('multi_ego')
+        self.assertEqual([e.ctrl_mode for e in p.egos], [2, 1, 2])     # ROS 16 (automode) = wire 2
+
+    def test_fidelity_event_codes_of_the_ros_manual(self):
+        rospy.wait_for_service('/Service_MoraiEventCmd', TIMEOUT)
+        ev = rospy.ServiceProxy('/Service_MoraiEventCmd', MoraiEventCmdSrv)
+        try:
+            r = ev(EventInfo(option=1, ctrl_mode=1))                  # 1 Keyboard
+            self.assertEqual(r.response.ctrl_mode, 1)
+            self.assertEqual(self.next_ctrl().ctrl_mode, 1)
+            for mode in (2, 4):                                       # GameWheel, cruisemode: no UDP form
+                r = ev(EventInfo(option=1, ctrl_mode=mode))
+                self.assertEqual(r.response.ctrl_mode, 1, 'the response reports the mode in force')
+                self.assertEqual(self.next_ctrl().ctrl_mode, 1)
+            self.diag_value('UDP commands', 'last refusal', lambda v: 'CRUISE' in v and 'no UDP form' in v)
+            r = ev(EventInfo(option=1, ctrl_mode=3))                  # 3 automode
+            self.assertEqual(r.response.ctrl_mode, 3)
+            self.assertEqual(self.next_ctrl().ctrl_mode, 2)
+            r = ev(EventInfo(option=2, gear=2))
+            self.assertEqual(r.response.gear, 2)
+            r = ev(EventInfo(option=2, gear=-1))                      # keep the previous gear
+            self.assertEqual(r.response.gear, 2)
+            self.assertEqual(self.next_ctrl().gear, 2)
+            self.sim.drain('lamps')
+            r = ev(EventInfo(option=4, lamps=Lamps(turnSignal=1, emergencySignal=0)))
+            lp = self.sim.recv('lamps')
+            self.assertEqual((lp.turn_signal, lp.emergency_signal), (1, 0))
+            r = ev(EventInfo(option=4, lamps=Lamps(turnSignal=3, emergencySignal=1)))   # keep the turn signal
+            lp = self.sim.recv('lamps')
+            self.assertEqual((lp.turn_signal, lp.emergency_signal), (1, 1))
+            self.assertEqual((r.response.lamps.turnSignal, r.response.lamps.emergencySignal), (1, 1))
+        finally:
+            ev(EventInfo(option=1 | 2 | 4, ctrl_mode=3, gear=4, lamps=Lamps(turnSignal=0, emergencySignal=0)))
+
+    def test_fidelity_steering_plus_left_both_ways(self):
+        w = Waiter('/Ego_topic', EgoVehicleStatus)
+        m = w.until(lambda: self.sim.send('ego_status', self.ego_packet(sec=5151, steer=7.25)),
+                    lambda m: m.header.stamp.secs == 5151)
+        self.assertIsNotNone(m)
+        self.assertAlmostEqual(m.wheel_angle, -7.25, places=5)     # wire + right -> ROS right = negative
+        self.sim.drain('ego_ghost')
+        self.pub('/GhostCtrlCmd', GhostMessage).publish(GhostMessage(steering_angle=3.5, velocity=1.0))
+        self.assertAlmostEqual(self.sim.recv('ego_ghost').steer_angle, -3.5, places=5)
+        self.sim.drain('ctrl_cmd')
+        self.pub('/ctrl_cmd', CtrlCmd).publish(CtrlCmd(longlCmdType=2, velocity=4.0, steering=0.1))
+        c = self.sim.recv('ctrl_cmd')
+        while c.velocity != 4.0:
+            c = self.sim.recv('ctrl_cmd')
+        self.assertAlmostEqual(c.steer, -math.degrees(0.1) / 36.25, places=6)
+
+    def test_fidelity_tl_info_service_from_the_wire(self):
+        tl = Waiter('/GetTrafficLightStatus', GetTrafficLightStatus)
+        self.assertIsNotNone(tl.until(lambda: self.sim.send('traffic_light', udp.make(
+            udp.GetTrafficLightStatus, traffic_light_index='C119BS010099', traffic_light_type=0,
+            traffic_light_status=20)), lambda m: m.trafficLightIndex == 'C119BS010099'))
+        rospy.wait_for_service('/Morai_TLSrv', TIMEOUT)
+        call = rospy.ServiceProxy('/Morai_TLSrv', MoraiTLInfoSrv)
+        r = call(MoraiTLIndex(idx='C119BS010099')).response
+        self.assertEqual((r.idx, r.status, r.header.frame_id), ('C119BS010099', 20, 'map'))
+        self.assertFalse(r.header.stamp.is_zero())
+        r = call(MoraiTLIndex(idx='NEVERSEEN999')).response
+        self.assertEqual((r.idx, r.status), ('NEVERSEEN999', 0))
+        self.assertTrue(r.header.stamp.is_zero(), 'an id never seen is answered with a zero stamp')
+
+    def test_fidelity_vehicle_and_map_spec_services(self):
+        rospy.wait_for_service('/Service_MoraiVehicleSpec', TIMEOUT)
+        call = rospy.ServiceProxy('/Service_MoraiVehicleSpec', MoraiVehicleSpecSrv)
+        w = Waiter('/Ego_topic', EgoVehicleStatus)
+        self.assertIsNotNone(w.until(lambda: self.sim.send('ego_status', self.ego_packet(sec=6161)),
+                                     lambda m: m.header.stamp.secs == 6161))
+        r = call(VehicleSpecIndex(unique_id=0)).response           # the simulator's own figures
+        self.assertAlmostEqual(r.size.x, 4.845, places=5)
+        self.assertAlmostEqual(r.size.y, 1.835, places=5)
+        self.assertAlmostEqual(r.wheel_base, 2.795, places=5)
+        self.assertAlmostEqual(r.overhang, 0.9, places=5)
+        self.assertAlmostEqual(r.rear_overhang, 1.1, places=5)
+        self.assertEqual(r.max_steering, 36.25)                      # the morai_sedan profile
+        rospy.wait_for_service('/Service_MoraiMapSpec', TIMEOUT)
+        m = rospy.ServiceProxy('/Service_MoraiMapSpec', MoraiMapSpecSrv)(MapSpecIndex()).response
+        self.assertEqual((m.utm_num, m.central_meridian, m.scale_factor, m.false_easting), (52, 129.0, 0.9996,
+                                                                                            500000.0))
+        self.assertEqual((m.utm_offset.x, m.utm_offset.y), (0.0, 0.0))   # not configured here
 
     def test_z_keyboard_mode_diagnosed(self):
         self.pub('/ctrl_cmd', CtrlCmd).publish(CtrlCmd(longlCmdType=2, velocity=5.0))

@@ -2,7 +2,9 @@
 
 Node shell: reads the parameters, then wires the serial link
 (:class:`morai_bridge.serial_link.Erp42Link`, no ROS) to its topics and
-diagnostics (:class:`morai_bridge.ros.erp42_ros.Erp42Ros`).  Parameters and
+diagnostics (:class:`morai_bridge.ros.erp42_ros.Erp42Ros`).  The steering clamp
+and the wheelbase come from the vehicle profile (``~vehicle_profile``, default
+erp42) unless ``~max_steer_deg`` / ``~wheelbase_m`` are set.  Parameters and
 topics: docs/ros_api.md.
 """
 import dataclasses
@@ -11,9 +13,10 @@ import rospy
 
 from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.erp42_ros import Erp42Ros
-from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.ros.params import Config, Param, ParamError, load
+from morai_bridge.ros.profiles import load_vehicle_profile
 from morai_bridge.serial_link import Erp42Link
-from morai_bridge.wire import erp42
+from morai_bridge.wire import erp42, vehicle_profiles
 
 _D = erp42.DEFAULT_PARAMS
 
@@ -28,7 +31,10 @@ PARAMS = [
     Param('shutdown_stop_s', _D.shutdown_stop_s, 'stop frames sent on shutdown for this long [s]', minimum=0.0),
     Param('shutdown_estop', _D.shutdown_estop, 'set E-STOP in the shutdown frames'),
     Param('max_speed_kmh', _D.max_speed_kmh, 'speed command clamp [km/h], <= 20'),
-    Param('max_steer_deg', _D.max_steer_deg, 'steering command clamp [deg], <= 28.17'),
+    Param('vehicle_profile', 'erp42', 'vehicle profile: a name in config/vehicles or the path of a YAML file; '
+          'gives max_steer_deg and wheelbase_m unless they are set'),
+    Param('max_steer_deg', 0.0, 'steering command clamp [deg], <= 28.17; 0 = the vehicle profile\'s maximum',
+          minimum=0.0),
     Param('steering_offset_deg', _D.steering_offset_deg, 'steering trim added to commands [deg, left +]'),
     Param('brake_min', _D.brake_min, 'BRAKE value meaning no braking'),
     Param('brake_max', _D.brake_max, 'BRAKE value meaning full braking (150 V3.0 firmware, 200 others)'),
@@ -38,7 +44,7 @@ PARAMS = [
     Param('encoder_ppr', _D.encoder_ppr, 'encoder counts per wheel revolution'),
     Param('encoder_sign', _D.encoder_sign, '+1 if ENC grows when driving forward', choices=(-1, 1)),
     Param('wheel_radius_m', _D.wheel_radius_m, 'wheel radius [m]'),
-    Param('wheelbase_m', _D.wheelbase_m, 'wheelbase [m]'),
+    Param('wheelbase_m', 0.0, 'wheelbase [m]; 0 = the vehicle profile\'s', minimum=0.0),
     Param('gear_interlock', _D.gear_interlock, 'change direction only at standstill'),
     Param('throttle_mode', True, 'accept longlCmdType 1 as a speed of accel x max_speed_kmh'),
     Param('frame_id', 'base_link', 'frame of ego_status and twist'),
@@ -54,9 +60,22 @@ PARAMS = [
 ]
 
 
+def with_profile(cfg, profile):
+    """``cfg`` with max_steer_deg and wheelbase_m taken from ``profile`` where they are 0 (not set)."""
+    out = Config(cfg)
+    out['max_steer_deg'] = vehicle_profiles.choose(cfg.max_steer_deg, profile.max_steering_deg)
+    out['wheelbase_m'] = vehicle_profiles.choose(cfg.wheelbase_m, profile.wheelbase_m)
+    if not cfg.max_steer_deg > 0 and out.max_steer_deg > erp42.DEFAULT_PARAMS.max_steer_deg:
+        raise ParamError('vehicle profile %s: maximum steering %.2f deg exceeds the ERP-42 protocol\'s %.2f deg '
+                         '(STEER +-2000 = deg x 71): use an ERP-42 profile or set ~max_steer_deg'
+                         % (profile.name, out.max_steer_deg, erp42.DEFAULT_PARAMS.max_steer_deg))
+    return out
+
+
 class Erp42Node(object):
 
     def __init__(self, cfg):
+        cfg = with_profile(cfg, load_vehicle_profile(cfg.vehicle_profile))
         known = {f.name for f in dataclasses.fields(erp42.Erp42Params)}
         self.params = erp42.Erp42Params.from_mapping({k: v for k, v in cfg.items() if k in known})
         self.ros = Erp42Ros(cfg, self.params)
@@ -80,7 +99,7 @@ def main(argv=None):
     rospy.init_node('erp42_serial')
     try:
         node = Erp42Node(load(PARAMS))
-    except (ParamError, erp42.Erp42Error) as e:
+    except (ParamError, vehicle_profiles.ProfileError, erp42.Erp42Error) as e:
         rospy.logfatal('erp42_serial: %s', e)
         raise SystemExit(2)
     rospy.on_shutdown(node.shutdown)

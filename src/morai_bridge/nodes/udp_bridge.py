@@ -3,7 +3,8 @@
 Node shell: declares the parameters and wires the parts together.
 Receive -> publish: :mod:`morai_bridge.ros.sim_receive`; topics -> packets:
 :mod:`morai_bridge.ros.sim_commands`; simulator services:
-:mod:`morai_bridge.ros.sim_services`; sync services (emulator only, opt-in):
+:mod:`morai_bridge.ros.sim_services`; traffic-light / vehicle / map information services:
+:mod:`morai_bridge.ros.info_services`; sync services (emulator only, opt-in):
 :mod:`morai_bridge.ros.sync_services`; /diagnostics:
 :mod:`morai_bridge.ros.bridge_diagnostics`.  Stream names and default ports:
 :mod:`morai_bridge.wire.streams`.  Parameters, topics and units: docs/ros_api.md.
@@ -11,13 +12,16 @@ Receive -> publish: :mod:`morai_bridge.ros.sim_receive`; topics -> packets:
 import rospy
 
 from morai_bridge import transport
-from morai_bridge.ros import sim_commands, sim_receive
+from morai_bridge.ros import info_services, sim_commands, sim_receive
 from morai_bridge.ros.bridge_diagnostics import BridgeDiagnostics, make_updater
+from morai_bridge.ros.info_services import InfoServices
 from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.ros.profiles import load_vehicle_profile
 from morai_bridge.ros.sim_commands import CommandSender
 from morai_bridge.ros.sim_receive import SimReceiver
 from morai_bridge.ros.sim_services import SimServices
 from morai_bridge.ros.sync_services import SyncServices
+from morai_bridge.wire.vehicle_profiles import ProfileError
 
 
 PARAMS = [
@@ -28,6 +32,7 @@ PARAMS = [
     Param('sim_proc_service', 'Morai_SimProc', 'MoraiSimProcSrv: play / pause'),
     Param('scenario_service', 'Service_MoraiSL', 'MoraiScenarioLoadSrv'),
     Param('event_service', 'Service_MoraiEventCmd', 'MoraiEventCmdSrv: lamps, gear, control mode, pause'),
+] + info_services.SERVICE_PARAMS + [
     Param('emulator_sync', False, 'offer the sync-mode services over our simulator emulator\'s lock-step '
           'extension (sync ports); the real simulator has no such UDP interface'),
     Param('sync_cmd_service', 'SyncModeCmd', 'MoraiSyncModeCmdSrv: start/stop lock-step mode (emulator_sync)'),
@@ -35,9 +40,9 @@ PARAMS = [
     Param('sync_ctrl_service', 'SyncModeCtrlCmd', 'MoraiSyncModeCtrlCmdSrv: command for the next frame'),
     Param('sync_gear_service', 'SyncModeSetGear', 'MoraiSyncModeSetGearSrv: gear for the next frames'),
     Param('sync_scenario_service', 'SyncModeScenarioLoad', 'MoraiSyncModeSLSrv: scenario load in sync mode'),
-] + sim_receive.FRAME_PARAMS + sim_commands.COMMAND_PARAMS + [
+] + sim_receive.FRAME_PARAMS + sim_commands.COMMAND_PARAMS + sim_receive.STATUS_PARAMS + [
     Param('publish_clock', False, 'publish /clock from the simulator time in ego status packets'),
-] + sim_receive.OUTPUT_PARAMS + [
+] + sim_receive.OUTPUT_PARAMS + info_services.MAP_PARAMS + [
     Param('service_timeout', 1.0, 'how long services wait for the simulator to confirm [s]', minimum=0.0),
 ]
 
@@ -54,9 +59,11 @@ class UdpBridge(object):
         self.stats = self.rx.stats
         self.updater, self.timer = make_updater('morai_sim@%s' % cfg.sim_ip)
         self.tx = None
+        self.profile = load_vehicle_profile(cfg.vehicle_profile)
         if live:
-            self.tx = CommandSender(cfg, bind_ip, sim_ip)
+            self.tx = CommandSender(cfg, bind_ip, sim_ip, self.profile)
             SimServices(cfg, self.rx, self.tx)
+            InfoServices(cfg, self.rx, self.profile, self.tx.max_steering_deg)
             if cfg.emulator_sync and cfg.sync_port and cfg.sync_state_port:
                 SyncServices(cfg, self.rx, self.tx)
         self.diagnostics = BridgeDiagnostics(cfg, self.updater, self.rx, self.tx)
@@ -78,13 +85,16 @@ def main(argv=None):
     try:
         cfg = load(PARAMS)
         node = UdpBridge(cfg)
-    except (ParamError, transport.TransportError) as e:
+    except (ParamError, ProfileError, transport.TransportError) as e:
         rospy.logfatal('udp_bridge: %s', e)
         raise SystemExit(2)
     rospy.on_shutdown(node.shutdown)
     node.start()
     rospy.loginfo('udp_bridge: receiving from %s on %s (%s), sending to %s', cfg.sim_ip, cfg.bind_ip,
                   ', '.join('%s:%d' % (n, cfg[n + '_port']) for n in node.rx.enabled), node.tx.host)
+    rospy.loginfo('udp_bridge: vehicle profile %s (%s): steering normalised by %.2f deg%s', node.profile.name,
+                  node.profile.path, node.tx.max_steering_deg,
+                  ' (~max_steering_deg overrides the profile)' if cfg.max_steering_deg > 0 else '')
     rospy.spin()
 
 

@@ -92,6 +92,8 @@ class BridgeDiagnostics(object):
         stat.add('send errors', tx.sender.errors)
         stat.add('gear sent', name_of(Gear, tx.gear))
         stat.add('ctrl_mode sent', name_of(CtrlMode, tx.ctrl_mode).lower())
+        stat.add('vehicle profile', tx.profile.name)
+        stat.add('max steering [deg]', '%.2f' % tx.max_steering_deg)
         return stat
 
     def control(self, stat):

@@ -18,7 +18,8 @@ from morai_msgs.msg import (CtrlCmd, GhostMessage, GVDirectCmd, GVStateCmd, Inte
 from morai_bridge import transport
 from morai_bridge.ros import udp_convert as conv
 from morai_bridge.ros.params import Param, port_param
-from morai_bridge.wire import enums, streams, udp
+from morai_bridge.wire import enums, streams, udp, vehicle_profiles
+from morai_bridge.wire.units import WIRE_STEERING_SIGN
 
 # stream name -> (default topic, ROS type); None: no topic (used by services only)
 TOPICS = {
@@ -42,10 +43,14 @@ PORT_PARAMS = [port_param(s.param, s.port, 'send ' + s.name + ' to the simulator
 TOPIC_PARAMS = [Param(s.name + '_topic', TOPICS[s.name][0], 'subscribed ' + TOPICS[s.name][1]._type)
                 for s in streams.TO_SIM if TOPICS[s.name][0]]
 COMMAND_PARAMS = [
-    Param('max_steering_deg', 36.25, 'vehicle maximum front wheel angle [deg] (normalises steering)',
-          minimum=1.0, maximum=90.0),
-    Param('steering_sign', -1, 'wire steer = sign x ROS steering (ROS: + left; MORAI UDP example: + right)',
-          choices=(-1, 1)),
+    Param('vehicle_profile', 'morai_sedan', 'vehicle profile: a name in config/vehicles (morai_sedan, erp42) or '
+          'the path of a YAML file; gives the maximum steering angle, wheelbase and size'),
+    Param('max_steering_deg', 0.0, 'maximum front wheel angle [deg] that normalises ctrl_cmd steering; '
+          '0 = the vehicle profile\'s', minimum=0.0, maximum=90.0),
+    Param('steering_sign', WIRE_STEERING_SIGN, 'wire steer = sign x CtrlCmd.steering (ROS + left; wire taken '
+          'as + right, docs/units.md)', choices=(-1, 1)),
+    Param('ghost_steering_sign', WIRE_STEERING_SIGN, 'wire Ego Ghost steer_angle = sign x '
+          'GhostMessage.steering_angle (ROS + left; wire taken as + right)', choices=(-1, 1)),
     Param('gear', 4, 'gear sent with ctrl commands: 1 P, 2 R, 3 N, 4 D', minimum=0, maximum=5),
     Param('ctrl_cmd_bytes', 55, 'Ego Ctrl Cmd packet size: 55 (front steer) or 59 (front + rear)',
           choices=(55, 59)),
@@ -56,14 +61,17 @@ COMMAND_PARAMS = [
 # converters of the topics whose packet depends on nothing but the message
 _SIMPLE = {'set_intersection': conv.set_intersection, 'lamps': conv.lamps, 'scenario_load': conv.scenario_load,
            'save_sensor_data': conv.save_sensor_data, 'npc_ghost': conv.npc_ghost, 'multi_ego': conv.multi_ego,
-           'ego_ghost': conv.ego_ghost, 'gv_direct': conv.gv_direct, 'gv_state': conv.gv_state}
+           'gv_direct': conv.gv_direct, 'gv_state': conv.gv_state}
 
 
 class CommandSender(object):
     """Command topics -> packets (see the module docstring)."""
 
-    def __init__(self, cfg, bind_ip, sim_ip):
+    def __init__(self, cfg, bind_ip, sim_ip, profile):
         self.cfg = cfg
+        self.profile = profile
+        # ~max_steering_deg, when set, overrides the vehicle profile's maximum
+        self.max_steering_deg = vehicle_profiles.choose(cfg.max_steering_deg, profile.max_steering_deg)
         self.ctrl_bytes = {55: 23, 59: 27}[cfg.ctrl_cmd_bytes]
         self.tl_bytes = {46: 14, 47: 15}[cfg.set_traffic_light_bytes]
         self.gear = cfg.gear
@@ -105,7 +113,7 @@ class CommandSender(object):
     def ctrl_packet(self, m, ctrl_mode=None, gear=None):
         return conv.ctrl_cmd(m, self.gear if gear is None else gear,
                              self.ctrl_mode if ctrl_mode is None else ctrl_mode,
-                             self.cfg.max_steering_deg, self.cfg.steering_sign, self.ctrl_bytes)
+                             self.max_steering_deg, self.cfg.steering_sign, self.ctrl_bytes)
 
     def brake(self):
         """Apply gear and mode now with a braking command (only once control commands flow)."""
@@ -119,6 +127,8 @@ class CommandSender(object):
             return [conv.set_traffic_light(m, self.tl_bytes)]
         if name == 'sensor_control':
             return conv.sensor_control(m)
+        if name == 'ego_ghost':
+            return [conv.ego_ghost(m, self.cfg.ghost_steering_sign)]
         if name == 'lamps':
             self.lamps_state = m
         return [_SIMPLE[name](m)]

@@ -23,6 +23,7 @@ from morai_bridge import transport
 from morai_bridge.ros import udp_convert as conv
 from morai_bridge.ros.params import Param, port_param
 from morai_bridge.wire import emu_sync, streams, udp
+from morai_bridge.wire.units import WIRE_STEERING_SIGN
 
 # stream name -> (default topic, ROS type); None: no topic (the sync extension answers services)
 TOPICS = {
@@ -64,6 +65,13 @@ OUTPUT_PARAMS = [
     Param('stale_timeout', 1.0, 'a stream silent for this long is stale (diagnostics WARN) [s]', minimum=0.05),
 ]
 RECEIVE_PARAMS = PORT_PARAMS + TOPIC_PARAMS + FRAME_PARAMS + OUTPUT_PARAMS
+# declared by udp_bridge (capture_replay uses the default)
+STATUS_PARAMS = [
+    Param('status_steering_sign', WIRE_STEERING_SIGN, 'EgoVehicleStatus.wheel_angle = sign x the status '
+          'packet\'s steer (wire taken as + right; -1 gives ROS + left)', choices=(-1, 1)),
+]
+# at most this many traffic-light ids are remembered for the Morai_TLSrv service
+MAX_TRAFFIC_LIGHTS = 4096
 
 # how deep the publisher queue is: state topics keep the latest, events keep all
 QUEUE = {'collision': 100, 'vehicle_collision': 100}
@@ -114,6 +122,9 @@ class SimReceiver(object):
         self.last_clock = None
         self.gps_alt = None
         self.bad_stamps = 0
+        self.status_sign = cfg.get('status_steering_sign', WIRE_STEERING_SIGN)
+        # traffic-light id -> (status, type, receive stamp) of the last packet with that id
+        self.traffic_lights = {}
         # latest ego status (wire and ROS form), for the sync tick service
         self.status = None
         self.status_msg = None
@@ -185,7 +196,7 @@ class SimReceiver(object):
 
     def _on_ego_status(self, w):
         stamp = self._stamp(w.sec, w.nsec)
-        msg = conv.ego_status(w, stamp, self.cfg.frame_id)
+        msg = conv.ego_status(w, stamp, self.cfg.frame_id, self.status_sign)
         with self.status_cond:
             self.status = w
             self.status_msg = msg
@@ -208,7 +219,11 @@ class SimReceiver(object):
         self.pubs['collision'].publish(conv.collision(w, self._stamp(w.sec, w.nsec), self.cfg.frame_id))
 
     def _on_traffic_light(self, w):
-        self.pubs['traffic_light'].publish(conv.traffic_light(w, rospy.Time.now(), self.cfg.frame_id))
+        stamp = rospy.Time.now()
+        lights = self.traffic_lights
+        if w.traffic_light_index in lights or len(lights) < MAX_TRAFFIC_LIGHTS:
+            lights[w.traffic_light_index] = (w.traffic_light_status, w.traffic_light_type, stamp)
+        self.pubs['traffic_light'].publish(conv.traffic_light(w, stamp, self.cfg.frame_id))
 
     def _on_intersection(self, w):
         self.pubs['intersection'].publish(conv.intersection(w, rospy.Time.now(), self.cfg.frame_id))

@@ -17,12 +17,13 @@ from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
 from std_msgs.msg import Header
 
 from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStatus, GPSMessage,
-                            IntersectionStatus, MoraiSimProcStatus, ObjectStatus, ObjectStatusList,
-                            VehicleCollision, VehicleCollisionData)
+                            IntersectionStatus, MapSpec, MoraiSimProcStatus, MoraiTLInfo, ObjectStatus,
+                            ObjectStatusList, VehicleCollision, VehicleCollisionData, VehicleSpec)
 
 from morai_bridge.wire import udp
-from morai_bridge.wire.enums import Platform, SimCommand, SimProc, SimState
-from morai_bridge.wire.units import DEG_TO_RAD, KMH_TO_MPS, quaternion_from_rpy
+from morai_bridge.wire.enums import MULTI_EGO_TO_WIRE_CTRL_MODE, Platform, SimCommand, SimProc, SimState
+from morai_bridge.wire.units import (DEG_TO_RAD, KMH_TO_MPS, UTM_FALSE_EASTING, UTM_FALSE_NORTHING_NORTH,
+                                     UTM_SCALE_FACTOR, quaternion_from_rpy, utm_central_meridian)
 
 # plain ints on the per-packet path
 KMH = KMH_TO_MPS
@@ -98,7 +99,10 @@ def _vector3(x, y, z):
 # simulator -> ROS
 # --------------------------------------------------------------------------
 
-def ego_status(w, stamp, frame_id):
+def ego_status(w, stamp, frame_id, steer_sign=1):
+    """EgoVehicleStatus of a status packet; wheel_angle = steer_sign x the wire's steer.
+    The bridge passes ``~status_steering_sign`` (default WIRE_STEERING_SIGN: the wire's
+    + right becomes ROS + left, docs/units.md); 1 copies the wire's number."""
     m = _new(EgoVehicleStatus)
     m.header = _header(stamp, frame_id)
     m.unique_id = 0
@@ -108,7 +112,7 @@ def ego_status(w, stamp, frame_id):
     m.heading = w.yaw
     m.accel = w.accel
     m.brake = w.brake
-    m.wheel_angle = w.steer
+    m.wheel_angle = steer_sign * w.steer
     return m
 
 
@@ -373,16 +377,29 @@ def lamps(m):
                     emergency_signal=_int_range('Lamps', 'emergencySignal', m.emergencySignal, 0, 1))
 
 
-def ego_ghost(m):
+def ego_ghost(m, steer_sign=1):
+    """EgoGhostCmd of a GhostMessage; steer_angle = steer_sign x steering_angle (deg).
+    The bridge passes ``~ghost_steering_sign`` (default WIRE_STEERING_SIGN)."""
     v = dict(x=m.position.x, y=m.position.y, z=m.position.z, roll=m.rotation.x, pitch=m.rotation.y,
              yaw=m.rotation.z, velocity=m.velocity, steering_angle=m.steering_angle)
     _finite('GhostMessage', **v)
     return udp.make(udp.EgoGhostCmd, position_x=v['x'], position_y=v['y'], position_z=v['z'],
                     rotation_x=v['roll'], rotation_y=v['pitch'], rotation_z=v['yaw'],
-                    speed=m.velocity, steer_angle=m.steering_angle)
+                    speed=m.velocity, steer_angle=steer_sign * m.steering_angle)
+
+
+def _multi_ego_ctrl_mode(v):
+    """Wire ctrl_mode of a MultiEgoSetting.ctrl_mode: the ROS manual's 1 keyboard / 16 automode,
+    and the wire's own 2 (automatic)."""
+    wire = MULTI_EGO_TO_WIRE_CTRL_MODE.get(v)
+    if wire is None:
+        raise CommandError('MultiEgoSetting.ctrl_mode = %r: expected 1 (keyboard) or 16 (automode; 2 is also '
+                           'taken as automatic): refused' % (v,))
+    return int(wire)
 
 
 def multi_ego(m):
+    """MultiEgoSetting packet; ctrl_mode per ego: 1 keyboard, 16 (or 2) automatic -> wire 1 / 2."""
     n = m.number_of_ego_vehicle
     _int_range('MultiEgoSetting', 'number_of_ego_vehicle', n, 0, 20)
     arrays = ('ego_index', 'global_position_x', 'global_position_y', 'global_position_z', 'global_roll',
@@ -400,7 +417,7 @@ def multi_ego(m):
             v['global_position_x'], v['global_position_y'], v['global_position_z'],
             v['global_roll'], v['global_pitch'], v['global_yaw'], v['velocity'],
             _int_range('MultiEgoSetting', 'gear', v['gear'], 0, 5),
-            _int_range('MultiEgoSetting', 'ctrl_mode', v['ctrl_mode'], 1, 2)))
+            _multi_ego_ctrl_mode(v['ctrl_mode'])))
     return udp.make(udp.MultiEgoSetting, num_of_ego=n, camera_index=m.camera_index, egos=tuple(egos))
 
 
@@ -447,3 +464,53 @@ def sim_proc_handle(h):
         return sim_control(SimCommand.PAUSE)
     raise CommandError('sim_process_status 0x%02x (replay control) has no UDP equivalent; only 0x01 play '
                        'and 0x10 pause can be sent' % h.sim_process_status)
+
+
+# --------------------------------------------------------------------------
+# information services
+# --------------------------------------------------------------------------
+
+def tl_info(idx, seen, frame_id):
+    """MoraiTLInfo for light ``idx`` from ``seen`` = (status, type, receive stamp) of the last
+    Get TrafficLight Status packet with that id, or None when the id never came: then the
+    header stamp is zero (no data) and status 0."""
+    m = MoraiTLInfo()
+    m.idx = idx
+    if seen is not None:
+        m.status = seen[0]
+        m.header.stamp = seen[2]
+        m.header.frame_id = frame_id
+    return m
+
+
+def vehicle_spec(profile, max_steering_deg, status=None):
+    """VehicleSpec: size, wheelbase and overhangs from the latest ego status when there is one
+    (the simulator's own figures), else from the profile (unknown = 0); max steering from
+    ``max_steering_deg`` (the profile's or the parameter overriding it)."""
+    m = VehicleSpec()
+    if status is not None:
+        m.size.x, m.size.y, m.size.z = status.size_x, status.size_y, status.size_z
+        m.wheel_base, m.overhang, m.rear_overhang = status.wheelbase, status.overhang, status.rear_overhang
+    else:
+        z = lambda v: 0.0 if v is None else v  # noqa: E731
+        m.size.x, m.size.y, m.size.z = z(profile.length_m), z(profile.width_m), z(profile.height_m)
+        m.wheel_base = profile.wheelbase_m
+        m.overhang, m.rear_overhang = z(profile.front_overhang_m), z(profile.rear_overhang_m)
+    m.max_steering = max_steering_deg
+    return m
+
+
+def map_spec(plane_coordinate_system, utm_zone, offset_x, offset_y, offset_z):
+    """MapSpec of a map in UTM zone ``utm_zone`` (north, WGS84) whose origin is at the
+    given UTM coordinates: the projection constants follow from the zone."""
+    m = MapSpec()
+    m.plane_coordinate_system = plane_coordinate_system
+    m.utm_num = utm_zone
+    m.utm_offset = _vector3(offset_x, offset_y, offset_z)
+    m.ellipse = 'WGS84'
+    m.central_latitude = 0.0
+    m.central_meridian = utm_central_meridian(utm_zone)
+    m.scale_factor = UTM_SCALE_FACTOR
+    m.false_easting = UTM_FALSE_EASTING
+    m.false_northing = UTM_FALSE_NORTHING_NORTH
+    return m

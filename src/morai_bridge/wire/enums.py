@@ -24,6 +24,48 @@ class CtrlMode(enum.IntEnum):
     AUTO = 2
 
 
+class EventCtrlMode(enum.IntEnum):
+    """EventInfo.ctrl_mode of /Service_MoraiEventCmd as MORAI's ROS manual defines it.
+
+    These are *not* the wire's :class:`CtrlMode` codes.  Mapping to the UDP wire
+    (:data:`EVENT_TO_WIRE_CTRL_MODE`): KEYBOARD 1 -> CtrlMode.KEYBOARD 1,
+    AUTO 3 -> CtrlMode.AUTO 2.  GAME_WHEEL 2 and CRUISE 4 have no UDP form: Ego
+    Ctrl Cmd carries only keyboard or automatic, so the bridge keeps the mode in
+    force and says so.
+    """
+    KEYBOARD = 1
+    GAME_WHEEL = 2
+    AUTO = 3
+    CRUISE = 4
+
+
+#: EventInfo ctrl_mode -> wire ctrl_mode, for the codes that have a UDP form.
+EVENT_TO_WIRE_CTRL_MODE = {EventCtrlMode.KEYBOARD: CtrlMode.KEYBOARD, EventCtrlMode.AUTO: CtrlMode.AUTO}
+#: wire ctrl_mode -> EventInfo ctrl_mode (the response reports the mode in force in EventInfo codes).
+WIRE_TO_EVENT_CTRL_MODE = {CtrlMode.KEYBOARD: EventCtrlMode.KEYBOARD, CtrlMode.AUTO: EventCtrlMode.AUTO}
+#: EventInfo.gear value meaning "keep the previous gear" (ROS manual).
+EVENT_KEEP_GEAR = -1
+#: EventInfo.lamps.turnSignal value meaning "keep the previous turn signal" (ROS manual).
+EVENT_KEEP_TURN_SIGNAL = 3
+
+
+class MultiEgoCtrlMode(enum.IntEnum):
+    """MultiEgoSetting.ctrl_mode as MORAI's ROS manual defines it: 1 keyboard, 16 automode.
+
+    The UDP record carries the wire :class:`CtrlMode` (1 keyboard, 2 auto); see
+    :data:`MULTI_EGO_TO_WIRE_CTRL_MODE`.
+    """
+    KEYBOARD = 1
+    AUTO = 16
+
+
+#: MultiEgoSetting ctrl_mode (ROS) -> wire ctrl_mode.  16 is the ROS manual's automode; 2 (the
+#: wire's own code, used by clients written against the UDP manual) is accepted as automatic too.
+MULTI_EGO_TO_WIRE_CTRL_MODE = {int(MultiEgoCtrlMode.KEYBOARD): CtrlMode.KEYBOARD,
+                               int(MultiEgoCtrlMode.AUTO): CtrlMode.AUTO,
+                               int(CtrlMode.AUTO): CtrlMode.AUTO}
+
+
 class ObjectType(enum.IntEnum):
     """ObjectInfo / collision record obj_type."""
     EGO = -1

@@ -1,0 +1,88 @@
+"""Information services of the UDP bridge that MORAI's ROS manual lists and UDP can answer:
+
+* ``/Morai_TLSrv`` (MoraiTLInfoSrv): the last status of a traffic light seen on the wire
+  (Get TrafficLight Status stream), by id.  An id never seen is answered with a zero
+  header stamp and status 0, and logged.
+* ``/Service_MoraiVehicleSpec`` (MoraiVehicleSpecSrv): size, wheelbase and overhangs from
+  the latest ego status (the simulator's own figures) or, before one arrives, from the
+  vehicle profile; the maximum steering angle from the profile (or ``~max_steering_deg``).
+  UDP carries no per-vehicle spec, so every unique_id gets the ego's.
+* ``/Service_MoraiMapSpec`` (MoraiMapSpecSrv): from parameters (UTM zone, map origin);
+  UDP carries no map description.
+"""
+import rospy
+
+from morai_msgs.srv import (MoraiMapSpecSrv, MoraiMapSpecSrvResponse, MoraiTLInfoSrv, MoraiTLInfoSrvResponse,
+                            MoraiVehicleSpecSrv, MoraiVehicleSpecSrvResponse)
+
+from morai_bridge.ros import udp_convert as conv
+from morai_bridge.ros.params import Param
+
+SERVICE_PARAMS = [
+    Param('tl_info_service', 'Morai_TLSrv', 'MoraiTLInfoSrv: last traffic-light status seen on the wire, by id'),
+    Param('vehicle_spec_service', 'Service_MoraiVehicleSpec', 'MoraiVehicleSpecSrv: ego size, wheelbase, '
+          'overhangs (ego status, else the vehicle profile) and maximum steering angle'),
+    Param('map_spec_service', 'Service_MoraiMapSpec', 'MoraiMapSpecSrv: map projection and origin, from the '
+          'map_* parameters and gps_east_offset / gps_north_offset'),
+]
+MAP_PARAMS = [
+    Param('map_utm_zone', 52, 'UTM zone (north) of the map, for Service_MoraiMapSpec (52: MORAI\'s Korean maps)',
+          minimum=1, maximum=60),
+    Param('map_origin_z', 0.0, 'UTM height of the map origin [m] (MapSpec.utm_offset.z; x and y are '
+          'gps_east_offset and gps_north_offset)'),
+    Param('map_plane_coordinate_system', 0, 'MapSpec.plane_coordinate_system code (MORAI publishes no table '
+          'of its codes; 0 = not stated)'),
+]
+
+
+class InfoServices(object):
+    """The three services (see the module docstring) over a SimReceiver ``receiver``."""
+
+    def __init__(self, cfg, receiver, profile, max_steering_deg, node='udp_bridge'):
+        self.cfg = cfg
+        self.rx = receiver
+        self.profile = profile
+        self.max_steering_deg = max_steering_deg
+        self.node = node
+        if 'traffic_light' in receiver.enabled:
+            rospy.Service(cfg.tl_info_service, MoraiTLInfoSrv, self.tl_info)
+        rospy.Service(cfg.vehicle_spec_service, MoraiVehicleSpecSrv, self.vehicle_spec)
+        rospy.Service(cfg.map_spec_service, MoraiMapSpecSrv, self.map_spec)
+
+    def tl_info(self, req):
+        idx = req.request.idx
+        seen = self.rx.traffic_lights.get(idx.strip())
+        if seen is None:
+            known = sorted(self.rx.traffic_lights)
+            rospy.logwarn('%s: %s: traffic light %r was never seen on the wire (Get TrafficLight Status); '
+                          'answered with a zero stamp and status 0. Seen: %s'
+                          % (self.node, self.cfg.tl_info_service, idx,
+                             ', '.join(known[:20]) + (' ...' if len(known) > 20 else '') if known else 'none'))
+        return MoraiTLInfoSrvResponse(conv.tl_info(idx, seen, self.cfg.frame_id))
+
+    def vehicle_spec(self, req):
+        status = self.rx.status
+        p = self.profile
+        if status is None:
+            rospy.loginfo('%s: vehicle spec from the profile %s (no ego status received yet)' % (self.node, p.name))
+        elif abs(status.wheelbase - p.wheelbase_m) > 0.01 or (
+                p.length_m is not None and abs(status.size_x - p.length_m) > 0.01):
+            rospy.logwarn_throttle(10.0, '%s: the simulator reports wheelbase %.3f m, length %.3f m; the vehicle '
+                                   'profile %s says %.3f m, %s: is ~vehicle_profile right for this vehicle?'
+                                   % (self.node, status.wheelbase, status.size_x, p.name, p.wheelbase_m,
+                                      '?' if p.length_m is None else '%.3f m' % p.length_m))
+        if req.request.unique_id != 0:
+            rospy.loginfo_throttle(10.0, '%s: UDP carries no per-vehicle spec: unique_id %d answered with the ego\'s'
+                                   % (self.node, req.request.unique_id))
+        return MoraiVehicleSpecSrvResponse(conv.vehicle_spec(p, self.max_steering_deg, status))
+
+    def map_spec(self, req):
+        c = self.cfg
+        if c.gps_east_offset == 0.0 and c.gps_north_offset == 0.0:
+            rospy.logwarn_throttle(10.0, '%s: map origin not configured (~gps_east_offset and ~gps_north_offset '
+                                   'are 0): answering a zero UTM offset' % self.node)
+        if req.request.load_map_data:
+            rospy.loginfo_throttle(10.0, '%s: load_map_data has no UDP form: the map spec comes from parameters'
+                                   % self.node)
+        return MoraiMapSpecSrvResponse(conv.map_spec(c.map_plane_coordinate_system, c.map_utm_zone,
+                                                     c.gps_east_offset, c.gps_north_offset, c.map_origin_z))

@@ -1,0 +1,397 @@
+"""Meaning at the ROS boundary, checked against MORAI's manuals (fidelity issue, ROS side).
+
+1. MultiEgoSetting.ctrl_mode: the ROS manual's 16 = automode (and 2) -> wire 2.
+2. EventInfo codes of the ROS manual: ctrl_mode 1 keyboard / 2 GameWheel / 3 automode /
+   4 cruisemode, gear -1 and turnSignal 3 = keep the previous value.
+3. Vehicle profiles (config/vehicles): the ERP-42 steers up to 28.17 deg, not 36.25.
+4. Steering signs: + = left on the ROS side both ways; a command read back through the
+   simulator emulator is what was commanded (commands, status, ghost).
+5. The information services' messages (traffic light, vehicle spec, map spec).
+
+Needs the built workspace (morai_msgs message classes, roslaunch); no ROS master.
+"""
+import math
+import os
+import socket
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROFILES = os.path.join(ROOT, 'config', 'vehicles')
+
+
+def param_default(module, name):
+    import importlib
+    mod = importlib.import_module('morai_bridge.nodes.' + module)
+    return next(p.default for p in mod.PARAMS if p.name == name)
+
+
+# ----------------------------------------------------------------------------- 1. MultiEgoSetting
+
+def multi_ego_msg(modes):
+    from morai_msgs.msg import MultiEgoSetting
+    n = len(modes)
+    return MultiEgoSetting(number_of_ego_vehicle=n, camera_index=0, ego_index=list(range(n)),
+                           global_position_x=[1.0] * n, global_position_y=[2.0] * n, global_position_z=[0.0] * n,
+                           global_roll=[0.0] * n, global_pitch=[0.0] * n, global_yaw=[90.0] * n,
+                           velocity=[0.0] * n, gear=[4] * n, ctrl_mode=list(modes))
+
+
+def test_multi_ego_ctrl_mode_16_is_automode_on_the_wire():
+    from morai_bridge.ros import udp_convert as conv
+    p = conv.multi_ego(multi_ego_msg([16, 1, 2]))
+    assert [e.ctrl_mode for e in p.egos] == [2, 1, 2]
+
+
+@pytest.mark.parametrize('mode', [0, 3, 4, 15, 17, -1])
+def test_multi_ego_other_ctrl_modes_refused(mode):
+    from morai_bridge.ros import udp_convert as conv
+    with pytest.raises(conv.CommandError, match='16'):
+        conv.multi_ego(multi_ego_msg([mode]))
+
+
+def test_multi_ego_codes_declared_in_enums():
+    from morai_bridge.wire import enums
+    assert enums.MultiEgoCtrlMode.AUTO == 16 and enums.MultiEgoCtrlMode.KEYBOARD == 1
+    assert enums.MULTI_EGO_TO_WIRE_CTRL_MODE == {1: enums.CtrlMode.KEYBOARD, 16: enums.CtrlMode.AUTO,
+                                                 2: enums.CtrlMode.AUTO}
+
+
+# ----------------------------------------------------------------------------- 2. EventInfo
+
+def event(option, ctrl_mode=0, gear=0, turn=0, emergency=0):
+    from morai_msgs.msg import EventInfo, Lamps
+    return EventInfo(option=option, ctrl_mode=ctrl_mode, gear=gear,
+                     lamps=Lamps(turnSignal=turn, emergencySignal=emergency))
+
+
+def test_event_codes_declared_next_to_the_wire_codes():
+    from morai_bridge.wire import enums
+    E, W = enums.EventCtrlMode, enums.CtrlMode
+    assert (E.KEYBOARD, E.GAME_WHEEL, E.AUTO, E.CRUISE) == (1, 2, 3, 4)
+    assert enums.EVENT_TO_WIRE_CTRL_MODE == {E.KEYBOARD: W.KEYBOARD, E.AUTO: W.AUTO}
+    assert enums.WIRE_TO_EVENT_CTRL_MODE == {W.KEYBOARD: E.KEYBOARD, W.AUTO: E.AUTO}
+    assert (enums.EVENT_KEEP_GEAR, enums.EVENT_KEEP_TURN_SIGNAL) == (-1, 3)
+
+
+def test_event_automode_3_and_keyboard_1_map_to_the_wire():
+    from morai_msgs.msg import Lamps
+    from morai_bridge.ros.sim_services import event_ctrl_mode, plan_event
+    p = plan_event(event(1, ctrl_mode=3), 1, 4, Lamps())
+    assert (p.ctrl_mode, p.refusals) == (2, [])
+    assert event_ctrl_mode(p.ctrl_mode) == 3           # the response speaks EventInfo codes
+    p = plan_event(event(1, ctrl_mode=1), 2, 4, Lamps())
+    assert (p.ctrl_mode, p.refusals) == (1, [])
+    assert event_ctrl_mode(p.ctrl_mode) == 1
+
+
+@pytest.mark.parametrize('mode, word', [(2, 'GAME_WHEEL'), (4, 'CRUISE'), (7, 'not 1 keyboard')])
+def test_event_modes_without_udp_form_keep_the_mode_in_force_and_say_why(mode, word):
+    from morai_msgs.msg import Lamps
+    from morai_bridge.ros.sim_services import event_ctrl_mode, plan_event
+    p = plan_event(event(1, ctrl_mode=mode), 2, 4, Lamps())
+    assert p.ctrl_mode == 2                              # automatic stays
+    assert event_ctrl_mode(p.ctrl_mode) == 3
+    assert len(p.refusals) == 1 and word in p.refusals[0] and 'auto mode stays in force' in p.refusals[0]
+
+
+def test_event_gear_minus_one_keeps_the_gear():
+    from morai_msgs.msg import Lamps
+    from morai_bridge.ros.sim_services import plan_event
+    p = plan_event(event(2, gear=-1), 2, 2, Lamps())
+    assert (p.gear, p.refusals) == (2, [])
+    p = plan_event(event(2, gear=1), 2, 2, Lamps())
+    assert (p.gear, p.refusals) == (1, [])
+    p = plan_event(event(2, gear=9), 2, 2, Lamps())
+    assert p.gear == 2 and 'gear 9' in p.refusals[0]
+
+
+def test_event_turn_signal_3_keeps_the_previous_turn_signal_only():
+    from morai_msgs.msg import Lamps
+    from morai_bridge.ros import udp_convert as conv
+    from morai_bridge.ros.sim_services import plan_event
+    p = plan_event(event(4, turn=3, emergency=1), 2, 4, Lamps(turnSignal=2, emergencySignal=0))
+    assert (p.lamps.turnSignal, p.lamps.emergencySignal, p.refusals) == (2, 1, [])
+    packet = conv.lamps(p.lamps)                         # a sendable lamp request, not a refusal
+    assert (packet.turn_signal, packet.emergency_signal) == (2, 1)
+    p = plan_event(event(4, turn=1, emergency=0), 2, 4, Lamps(turnSignal=2, emergencySignal=1))
+    assert (p.lamps.turnSignal, p.lamps.emergencySignal) == (1, 0)
+    assert plan_event(event(2, gear=4), 2, 4, Lamps()).lamps is None      # lamps bit not set
+
+
+# ----------------------------------------------------------------------------- 3. vehicle profiles
+
+def test_profiles_shipped():
+    from morai_bridge.wire import vehicle_profiles as vp
+    assert {'morai_sedan', 'erp42'} <= set(vp.available(PROFILES))
+    sedan = vp.load_profile('morai_sedan', PROFILES)
+    assert (sedan.max_steering_deg, sedan.wheelbase_m) == (36.25, 2.795)
+    assert (sedan.length_m, sedan.width_m, sedan.height_m) == (4.845, 1.835, 1.455)
+    assert (sedan.front_overhang_m, sedan.rear_overhang_m) == (0.965, 1.085)
+    assert sedan.length_m == pytest.approx(sedan.front_overhang_m + sedan.wheelbase_m + sedan.rear_overhang_m)
+    erp = vp.load_profile('erp42', PROFILES)
+    assert (erp.max_steering_deg, erp.wheelbase_m) == (28.17, 1.04)
+    assert erp.verified == ()                         # nothing of it checked against traffic
+
+
+def test_sedan_profile_matches_the_captured_status():
+    """The sizes marked verified are those of the ego status in the shared captures."""
+    cap = os.path.join(ROOT, '..', 'shared', 'captures', 'MORAI_909.pcap')
+    if not os.path.exists(cap):
+        cap = '/work/shared/captures/MORAI_909.pcap'
+    if not os.path.exists(cap):
+        pytest.skip('shared captures not present')
+    from morai_bridge.wire import capture, udp
+    from morai_bridge.wire import vehicle_profiles as vp
+    sedan = vp.load_profile('morai_sedan', PROFILES)
+    got = set()
+    for _, _, _, data in capture.read_capture(cap):
+        m = udp.decode(data)
+        got.add(tuple(round(v, 3) for v in (m.size_x, m.size_y, m.size_z, m.overhang, m.wheelbase,
+                                            m.rear_overhang)))
+    assert got == {(sedan.length_m, sedan.width_m, sedan.height_m, sedan.front_overhang_m, sedan.wheelbase_m,
+                    sedan.rear_overhang_m)}
+    assert set(sedan.verified) == {'length_m', 'width_m', 'height_m', 'front_overhang_m', 'wheelbase_m',
+                                   'rear_overhang_m'}
+
+
+def test_profile_by_path_and_errors(tmp_path):
+    from morai_bridge.wire import vehicle_profiles as vp
+    f = tmp_path / 'kart.yaml'
+    f.write_text('max_steering_deg: 30\nwheelbase_m: 1.2\nlength_m: null\n')
+    p = vp.load_profile(str(f))
+    assert (p.name, p.max_steering_deg, p.wheelbase_m, p.length_m, p.path) == ('kart', 30.0, 1.2, None, str(f))
+    with pytest.raises(vp.ProfileError, match='known profiles: .*erp42.*morai_sedan'):
+        vp.load_profile('nosuchcar', PROFILES)
+    f.write_text('wheelbase_m: 1.2\n')
+    with pytest.raises(vp.ProfileError, match='max_steering_deg is missing'):
+        vp.load_profile(str(f))
+    f.write_text('max_steering_deg: 30\nwheelbase_m: 1.2\nmax_steer: 3\n')
+    with pytest.raises(vp.ProfileError, match='unknown keys max_steer'):
+        vp.load_profile(str(f))
+    f.write_text('max_steering_deg: .nan\nwheelbase_m: 1.2\n')
+    with pytest.raises(vp.ProfileError, match='not a number'):
+        vp.load_profile(str(f))
+    with pytest.raises(vp.ProfileError, match='no profile directory'):
+        vp.load_profile('erp42', None)
+    with pytest.raises(vp.ProfileError):
+        vp.load_profile('', PROFILES)
+
+
+def test_nodes_find_the_profiles_of_the_package():
+    from morai_bridge.ros import profiles
+    d = profiles.profile_dir()
+    assert d is not None and os.path.samefile(d, PROFILES)
+    assert profiles.load_vehicle_profile('erp42').max_steering_deg == 28.17
+
+
+def test_explicit_parameter_overrides_the_profile():
+    from morai_bridge.wire import vehicle_profiles as vp
+    assert vp.choose(0.0, 28.17) == 28.17          # not set: the profile's
+    assert vp.choose(30.0, 28.17) == 30.0          # set: wins
+
+
+def test_bridge_defaults_take_max_steering_from_the_profile():
+    assert param_default('udp_bridge', 'vehicle_profile') == 'morai_sedan'
+    assert param_default('udp_bridge', 'max_steering_deg') == 0.0
+    assert param_default('erp42_serial', 'vehicle_profile') == 'erp42'
+    assert param_default('erp42_serial', 'max_steer_deg') == 0.0
+    assert param_default('erp42_serial', 'wheelbase_m') == 0.0
+
+
+def test_erp42_steering_normalised_by_28_17_deg():
+    """The issue: ERP-42 steering came out x0.78 because 36.25 deg was used in every mode."""
+    from morai_msgs.msg import CtrlCmd
+    from morai_bridge.ros import udp_convert as conv
+    from morai_bridge.wire import vehicle_profiles as vp
+    erp = vp.load_profile('erp42', PROFILES)
+    max_deg = vp.choose(param_default('udp_bridge', 'max_steering_deg'), erp.max_steering_deg)
+    half = CtrlCmd(longlCmdType=2, steering=math.radians(28.17 / 2))
+    p = conv.ctrl_cmd(half, 4, 2, max_deg, -1)
+    assert p.steer == pytest.approx(-0.5, abs=1e-6)
+
+
+def test_erp42_serial_takes_clamp_and_wheelbase_from_the_profile():
+    from morai_bridge.nodes.erp42_serial import PARAMS, with_profile
+    from morai_bridge.ros.params import ParamError, load
+    from morai_bridge.wire import vehicle_profiles as vp
+    cfg = load(PARAMS, getter=lambda n, d: d)
+    erp = vp.load_profile('erp42', PROFILES)
+    out = with_profile(cfg, erp)
+    assert (out.max_steer_deg, out.wheelbase_m) == (28.17, 1.04)
+    cfg['max_steer_deg'], cfg['wheelbase_m'] = 20.0, 1.1
+    out = with_profile(cfg, erp)
+    assert (out.max_steer_deg, out.wheelbase_m) == (20.0, 1.1)
+    cfg['max_steer_deg'] = 0.0
+    with pytest.raises(ParamError, match='exceeds the ERP-42'):
+        with_profile(cfg, vp.load_profile('morai_sedan', PROFILES))
+
+
+def launch_params(name, args=()):
+    config = pytest.importorskip('roslaunch.config')
+    import roslaunch.xmlloader
+    path = os.path.join(ROOT, 'launch', name)
+    cfg = config.ROSLaunchConfig()
+    loader = roslaunch.xmlloader.XmlLoader()
+    argv = list(args)
+    loader.load(path, cfg, argv=argv, verbose=False)
+    return dict((k, v.value) for k, v in cfg.params.items())
+
+
+def test_serial_mode_launch_files_select_the_erp42_profile():
+    p = launch_params('erp42_serial_udp.launch')
+    assert p['/udp_bridge/vehicle_profile'] == 'erp42'
+    assert p['/erp42_serial/vehicle_profile'] == 'erp42'
+    assert p['/udp_bridge/max_steering_deg'] == 0.0          # the profile decides
+    assert launch_params('erp42_serial_ros.launch')['/erp42_serial/vehicle_profile'] == 'erp42'
+    assert launch_params('erp42_serial.launch')['/erp42_serial/vehicle_profile'] == 'erp42'
+    assert launch_params('udp_bridge.launch')['/udp_bridge/vehicle_profile'] == 'morai_sedan'
+
+
+# ----------------------------------------------------------------------------- 4. steering signs
+
+def status(**kw):
+    from morai_bridge.wire import udp
+    return udp.make(udp.EgoVehicleStatus, data_length=200, sec=1, nsec=0, **kw)
+
+
+def test_sign_defaults_make_ros_plus_left_both_ways():
+    from morai_bridge.wire.units import WIRE_STEERING_SIGN
+    assert WIRE_STEERING_SIGN == -1
+    for name in ('steering_sign', 'status_steering_sign', 'ghost_steering_sign'):
+        assert param_default('udp_bridge', name) == WIRE_STEERING_SIGN, name
+
+
+def test_status_wheel_angle_sign():
+    import rospy
+    from morai_bridge.ros import udp_convert as conv
+    sign = param_default('udp_bridge', 'status_steering_sign')
+    m = conv.ego_status(status(steer=-5.5), rospy.Time(1), 'map', sign)
+    assert m.wheel_angle == 5.5                      # wire + right -> ROS + left
+    assert conv.ego_status(status(steer=-5.5), rospy.Time(1), 'map', 1).wheel_angle == -5.5
+
+
+def test_ghost_steering_sign():
+    from geometry_msgs.msg import Vector3
+    from morai_msgs.msg import GhostMessage
+    from morai_bridge.ros import udp_convert as conv
+    sign = param_default('udp_bridge', 'ghost_steering_sign')
+    g = GhostMessage(position=Vector3(1.0, 2.0, 0.0), rotation=Vector3(0.0, 0.0, 90.0), velocity=10.0,
+                     steering_angle=4.0)
+    assert conv.ego_ghost(g, sign).steer_angle == -4.0
+    assert conv.ego_ghost(g, 1).steer_angle == 4.0
+
+
+class Emulator(object):
+    """The simulator emulator on ephemeral ports, stepped by hand; its ego status comes to ``rx``."""
+
+    def __init__(self):
+        from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
+        self.rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.rx.bind(('127.0.0.1', 0))
+        kw = dict((field, -1) for field, _, _ in LISTEN_PORTS.values())
+        for name, (field, _, _) in SEND_PORTS.items():
+            kw[field] = self.rx.getsockname()[1] if name == 'ego_status' else 0
+        self.sim = SimEmulator(SimConfig(deterministic=True, **kw))
+        self.tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+
+    def send(self, port, packet):
+        from morai_bridge.wire import udp
+        before = self.sim.snapshot().counters[port].accepted
+        self.tx.sendto(udp.encode(packet), ('127.0.0.1', self.sim.ports[port]))
+        assert self.sim.wait_for(lambda s: s.counters[port].accepted > before, 2.0), 'not accepted'
+
+    def last_status(self):
+        from morai_bridge.wire import udp
+        self.rx.settimeout(0.2)
+        last = None
+        try:
+            while True:
+                last = udp.decode(self.rx.recv(65535))
+        except socket.timeout:
+            pass
+        return last
+
+    def close(self):
+        self.sim.close()
+        self.rx.close()
+        self.tx.close()
+
+
+@pytest.fixture
+def emulator():
+    e = Emulator()
+    yield e
+    e.close()
+
+
+def test_round_trip_through_the_emulator_reads_back_what_was_commanded(emulator):
+    """CtrlCmd.steering +0.2 rad (left) -> bridge -> emulator -> status -> EgoVehicleStatus: +11.46 deg."""
+    import rospy
+    from morai_msgs.msg import CtrlCmd
+    from morai_bridge.ros import udp_convert as conv
+    from morai_bridge.wire import vehicle_profiles as vp
+    sedan = vp.load_profile(param_default('udp_bridge', 'vehicle_profile'), PROFILES)
+    max_deg = vp.choose(param_default('udp_bridge', 'max_steering_deg'), sedan.max_steering_deg)
+    for steering in (0.2, -0.3):
+        cmd = CtrlCmd(longlCmdType=2, velocity=10.0, steering=steering)
+        emulator.send('ctrl_cmd', conv.ctrl_cmd(cmd, 4, 2, max_deg, param_default('udp_bridge', 'steering_sign')))
+        emulator.sim.step(3)
+        w = emulator.last_status()
+        m = conv.ego_status(w, rospy.Time(1), 'map', param_default('udp_bridge', 'status_steering_sign'))
+        assert m.wheel_angle == pytest.approx(math.degrees(steering), abs=1e-3)
+    emulator.sim.step(100)
+    assert emulator.sim.snapshot().ego.yaw_deg < 0      # the last command (-0.3 rad, right) turned clockwise
+
+
+def test_ghost_round_trip_through_the_emulator(emulator):
+    import rospy
+    from geometry_msgs.msg import Vector3
+    from morai_msgs.msg import GhostMessage
+    from morai_bridge.ros import udp_convert as conv
+    g = GhostMessage(position=Vector3(5.0, 6.0, 0.0), rotation=Vector3(0.0, 0.0, 30.0), velocity=0.0,
+                     steering_angle=7.5)
+    emulator.send('ego_ghost', conv.ego_ghost(g, param_default('udp_bridge', 'ghost_steering_sign')))
+    emulator.sim.step(2)
+    m = conv.ego_status(emulator.last_status(), rospy.Time(1), 'map',
+                        param_default('udp_bridge', 'status_steering_sign'))
+    assert (m.position.x, m.position.y) == (5.0, 6.0)
+    assert m.wheel_angle == pytest.approx(7.5, abs=1e-4)
+    # placed moving with the wheels to the left, the ego turns counter-clockwise
+    g.velocity = 20.0
+    emulator.send('ego_ghost', conv.ego_ghost(g, param_default('udp_bridge', 'ghost_steering_sign')))
+    emulator.sim.step(50)
+    assert emulator.sim.snapshot().ego.yaw_deg > 31.0
+
+
+# ----------------------------------------------------------------------------- 5. information services
+
+def test_tl_info_of_a_seen_and_an_unseen_light():
+    import rospy
+    from morai_bridge.ros import udp_convert as conv
+    m = conv.tl_info('C119BS010007', (33, 2, rospy.Time(5, 6)), 'map')
+    assert (m.idx, m.status, m.header.stamp, m.header.frame_id) == ('C119BS010007', 33, rospy.Time(5, 6), 'map')
+    m = conv.tl_info('NOSUCHLIGHT1', None, 'map')
+    assert (m.idx, m.status, m.header.stamp.is_zero()) == ('NOSUCHLIGHT1', 0, True)
+
+
+def test_vehicle_spec_from_status_else_profile():
+    from morai_bridge.ros import udp_convert as conv
+    from morai_bridge.wire import vehicle_profiles as vp
+    erp = vp.load_profile('erp42', PROFILES)
+    m = conv.vehicle_spec(erp, 28.17)
+    assert (m.size.x, m.size.y, m.size.z, m.wheel_base, m.overhang, m.rear_overhang, m.max_steering) == (
+        2.02, 1.16, 0.0, pytest.approx(1.04), 0.0, 0.0, 28.17)
+    w = status(size_x=4.5, size_y=1.8, size_z=1.4, overhang=0.9, wheelbase=2.75, rear_overhang=0.85)
+    m = conv.vehicle_spec(vp.load_profile('morai_sedan', PROFILES), 36.25, w)
+    assert (m.size.x, m.wheel_base, m.overhang, m.rear_overhang, m.max_steering) == (
+        4.5, 2.75, pytest.approx(0.9), pytest.approx(0.85), 36.25)
+
+
+def test_map_spec_is_utm_of_the_zone():
+    from morai_bridge.ros import udp_convert as conv
+    m = conv.map_spec(0, 52, 302459.942, 4122635.537, 28.991)
+    assert (m.utm_num, m.central_meridian, m.scale_factor, m.false_easting, m.false_northing) == (
+        52, 129.0, 0.9996, 500000.0, 0.0)
+    assert (m.utm_offset.x, m.utm_offset.y, m.utm_offset.z, m.ellipse) == (302459.942, 4122635.537, 28.991,
+                                                                            'WGS84')
