@@ -27,14 +27,14 @@ Threading invariant
 -------------------
 The port object is created, used (``read``, ``write``, ``in_waiting``,
 ``fileno``, ``reset_input_buffer``) and closed **only on the ``erp42_io``
-worker thread** -- including the restart hook after an unexpected exception,
-which runs on that thread too.  Only after that thread has ended may
-:meth:`stop` close a port left open.  No other thread ever holds a reference
-to the port, so no thread can use a port that another is closing; the
-``_owner`` check enforces this at every open, tick, read and close.  Other
-threads only write plain values (the latest command under ``_lock``, the
-E-stop flag, the shutdown deadline) that the I/O thread reads at its next
-tick.
+worker thread** -- including the worker's restart, exit and death hooks,
+which run on that thread too.  Only after that thread has ended may
+:meth:`stop` close a port left open.  No other thread calls anything on the
+port (``connected`` only compares the attribute with None), so no thread can
+use a port that another is closing; the ``_owner`` check enforces this at
+every open, tick, read and close.  Other threads only write plain values
+(the latest command under ``_lock``, the E-stop flag, the shutdown deadline)
+that the I/O thread reads at its next tick.
 """
 import collections
 import math
@@ -136,7 +136,8 @@ class Erp42Link(object):
         self._first_attempt = threading.Event()
         self._cb_log = ThrottledLog(log, 5.0)
         self._io = Worker('erp42_io', self._io_step, log=log, on_restart=self._io_restart,
-                          on_dead=self._io_dead, max_restarts=max_restarts, window_s=restart_window_s)
+                          on_dead=self._io_dead, on_exit=self._io_exit,
+                          max_restarts=max_restarts, window_s=restart_window_s)
         self._cb = Worker('erp42_feedback', self._dispatch_step, log=log, on_dead=on_dead,
                           max_restarts=max_restarts, window_s=restart_window_s)
 
@@ -223,8 +224,7 @@ class Erp42Link(object):
         if not self._io.is_alive():
             self._owner = threading.get_ident()     # the I/O thread is gone: the port is ours
             self._close('shutdown')
-        else:
-            self._io.stop(0)
+        # else: still stuck; it was asked to stop and closes the port on its way out (_io_exit)
 
     # -- the I/O thread ----------------------------------------------------
 
@@ -397,6 +397,11 @@ class Erp42Link(object):
         self.framer.reset()
         self._failed_node = None
         self._deadline = None           # re-anchored after the back-off, not counted as overruns
+
+    def _io_exit(self, worker):
+        """The I/O worker ends (stop requested): it closes the port it owns."""
+        self._owner = threading.get_ident()
+        self._close('shutdown')
 
     def _io_dead(self, worker):
         """The I/O worker cannot go on: release the port, then tell the user."""

@@ -100,10 +100,15 @@ class Worker(object):
     ``last_error`` (``'Type: message'``), ``last_traceback`` (text),
     ``last_error_t`` (``time.monotonic()`` of the last error, or None) and
     ``dead_reason``.
+
+    Callbacks, all run on the worker's own thread with the worker as argument:
+    ``on_restart`` before resuming after an error (raising makes the worker
+    dead), ``on_dead`` once when it is dead, ``on_exit`` when it ends after
+    :meth:`stop` (a place to release what the thread owns).
     """
 
-    def __init__(self, name, body, log=None, on_restart=None, on_dead=None, backoff_s=0.1,
-                 max_restarts=5, window_s=60.0, log_period_s=5.0, clock=time.monotonic):
+    def __init__(self, name, body, log=None, on_restart=None, on_dead=None, on_exit=None,
+                 backoff_s=0.1, max_restarts=5, window_s=60.0, log_period_s=5.0, clock=time.monotonic):
         if max_restarts < 0 or backoff_s < 0 or window_s <= 0 or log_period_s < 0:
             raise ValueError('Worker %s: need max_restarts >= 0, backoff_s >= 0, window_s > 0, '
                              'log_period_s >= 0' % name)
@@ -123,6 +128,7 @@ class Worker(object):
         self._log = ThrottledLog(self._log_raw, log_period_s, clock)
         self._on_restart = on_restart
         self._on_dead = on_dead
+        self._on_exit = on_exit
         self._clock = clock
         self._failures = collections.deque()     # clock() of recent failures, within window_s
         self._stop = threading.Event()
@@ -211,6 +217,12 @@ class Worker(object):
         finally:
             if self.state != DEAD:
                 self.state = STOPPED
+                if self._on_exit is not None:
+                    try:
+                        self._on_exit(self)
+                    except Exception:   # noqa: BLE001
+                        self._log('worker %s: on_exit callback failed\n%s' % (
+                            self.name, traceback.format_exc().rstrip()), force=True)
 
     def _record(self, e, tb):
         self.errors += 1

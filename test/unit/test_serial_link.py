@@ -366,6 +366,14 @@ def test_stop_with_shutdown_estop(rig):
     assert (c.estop, c.speed, c.brake) == (1, 0, 150)
 
 
+def test_io_worker_closes_its_port_when_it_is_stopped_directly(rig):
+    pcu, link, _, _, opener = rig(shutdown_stop_s=0.0)
+    link.start()
+    assert link.connected
+    assert link.workers[0].stop(2.0)
+    assert not link.connected and not opener.ports[-1].is_open
+
+
 def test_start_without_device_then_device_appears(rig):
     _, link, _, _, _ = rig(start_pcu=False, shutdown_stop_s=0.0)
     link.start()

@@ -195,6 +195,16 @@ def test_stop_ends_quietly_even_if_the_body_fails_while_stopping(workers):
     assert log.lines == [] and w.errors == 0
 
 
+def test_on_exit_runs_on_the_worker_thread_after_stop(workers):
+    seen = []
+    w = make(workers, on_exit=lambda wk: seen.append((wk.state, threading.current_thread().name)))
+    w.start()
+    time.sleep(0.02)
+    assert seen == []
+    assert w.stop(2.0)
+    assert seen == [(STOPPED, 'w0')]
+
+
 def test_wait_returns_at_once_when_stopped(workers):
     slept = []
 
