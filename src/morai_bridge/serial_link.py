@@ -1,31 +1,63 @@
 """ERP-42 serial link: command transmission, feedback reception, reconnection.
 
-No ROS here: :class:`Erp42Link` owns the serial port and two threads, and the
-ROS node (``morai_bridge.nodes.erp42_serial``) only feeds it commands and
-publishes what it reports.  Behaviour follows docs/erp42.md:
+No ROS here: :class:`Erp42Link` owns the serial port, and the ROS node
+(``morai_bridge.nodes.erp42_serial``) only feeds it commands and publishes
+what it reports.  Behaviour follows docs/erp42.md (section 7):
 
-* TX thread at ``rate_hz`` on absolute deadlines (no drift).  Each tick sends
-  the latest accepted command, or a stop frame (SPEED 0, full brake, gear and
-  steering held) when there is none, when it is older than ``cmd_timeout_s``,
-  or when it predates the last reconnection.  ALIVE steps by one per frame
-  written and wraps 255 -> 0.
-* RX thread: reads whatever is waiting into a :class:`FeedbackFramer`; each
-  valid frame goes to ``on_feedback(feedback, monotonic_time)``.
-* A read/write error or a vanished device closes the port; the TX thread
-  reopens it as soon as the device path exists again (failed opens back off
-  up to ``reconnect_period_s``).  Each outage is recorded with its duration.
-* :meth:`stop` sends stop frames for ``shutdown_stop_s``, then closes.
+* TX at ``rate_hz`` on absolute deadlines (no drift; a tick that is a full
+  period late skips whole periods, counted in ``stats.tx_overruns``).  Each
+  tick sends the latest accepted command, or a stop frame (SPEED 0, full
+  brake, gear and steering held) when there is none, when it is older than
+  ``cmd_timeout_s``, or when it predates the last (re)connection.  ALIVE steps
+  by one per frame written and wraps 255 -> 0.
+* RX: between ticks the same thread waits in ``select`` on the port; what
+  arrives goes through a :class:`FeedbackFramer`.  Each valid frame is handed
+  to the ``erp42_feedback`` worker, which calls ``on_feedback(feedback,
+  monotonic_time)``; a slow or failing callback therefore never delays a
+  command frame (callback exceptions are counted in ``stats.callback_errors``).
+* A read/write error or a vanished device path closes the port; it is reopened
+  as soon as the device path exists again (checked every tick).  Failed opens
+  of the same device node back off from 50 ms, doubling, up to
+  ``reconnect_period_s``; a different node at the path (the device came back)
+  is tried at once.  Each outage is recorded with its duration.
+* :meth:`Erp42Link.stop` sends stop frames for ``shutdown_stop_s``, then
+  closes.
+
+Threading invariant
+-------------------
+The port object is created, used (``read``, ``write``, ``in_waiting``,
+``fileno``, ``reset_input_buffer``) and closed **only on the ``erp42_io``
+worker thread** -- including the worker's restart, exit and death hooks,
+which run on that thread too.  Only after that thread has ended may
+:meth:`stop` close a port left open.  No other thread calls anything on the
+port (``connected`` only compares the attribute with None), so no thread can
+use a port that another is closing; the ``_owner`` check enforces this at
+every open, tick, read and close.  Other threads only write plain values
+(the latest command under ``_lock``, the E-stop flag, the shutdown deadline)
+that the I/O thread reads at its next tick.
 """
+import collections
 import math
 import os
+import select
+import termios
 import threading
 import time
+import traceback
 
 import serial
 
+from morai_bridge.supervise import ThrottledLog, Worker
 from morai_bridge.wire import erp42
 
 LONGL_THROTTLE = 1
+
+#: What a read, write or flush on a vanished device raises (pyserial wraps most
+#: errors in SerialException; in_waiting raises a bare OSError, tcflush a
+#: termios.error).
+IO_ERRORS = (serial.SerialException, OSError, termios.error)
+
+FEEDBACK_QUEUE = 64        # frames waiting for on_feedback (about 1.3 s at 50 Hz)
 
 
 class LinkStats(object):
@@ -43,50 +75,80 @@ class LinkStats(object):
         self.commands_accepted = 0
         self.commands_rejected = 0
         self.timeouts = 0          # transitions from a fresh command to stop frames
+        self.tx_overruns = 0       # TX periods skipped because a tick came a full period late
+        self.callback_errors = 0   # exceptions raised by on_feedback
+        self.feedback_dropped = 0  # frames on_feedback was too slow to take
 
 
 class Erp42Link(object):
     """Drive an ERP-42 PCU over a serial port.
 
     ``params`` is an :class:`erp42.Erp42Params`.  ``on_feedback(fb, t)`` is
-    called from the RX thread for every valid feedback frame.  ``opener`` makes
-    the port (default: ``serial.Serial``); tests pass the same with other
-    timeouts.
+    called from the ``erp42_feedback`` thread for every valid feedback frame
+    (``t``: ``time.monotonic()`` when it was read).  ``on_state(text)`` reports
+    connection changes (from the I/O thread).  ``opener(path, baud)`` makes the
+    port (default: ``serial.Serial`` with a 20 ms read and 200 ms write
+    timeout); it must return an object with pyserial's ``fileno``, ``read``,
+    ``write``, ``in_waiting``, ``reset_input_buffer`` and ``close``.
+
+    Supervision: ``log(text)`` receives worker errors with tracebacks
+    (throttled) and callback errors; ``on_dead(worker)`` is called when a
+    worker cannot be restarted (more than ``max_restarts`` failures within
+    ``restart_window_s``), after the port was closed.  :attr:`workers` lists
+    the two workers, ``erp42_io`` and ``erp42_feedback``.
     """
 
-    def __init__(self, params, on_feedback=None, on_state=None, opener=None, throttle_mode=True):
+    def __init__(self, params, on_feedback=None, on_state=None, opener=None, throttle_mode=True,
+                 log=None, on_dead=None, max_restarts=5, restart_window_s=60.0):
         self.p = params
         self.on_feedback = on_feedback or (lambda fb, t: None)
         self.on_state = on_state or (lambda text: None)
         self.throttle_mode = throttle_mode
         self._opener = opener or self._open_serial
+        self._user_on_dead = on_dead
         self.stats = LinkStats()
         self.framer = erp42.FeedbackFramer(brake_min=params.brake_min, brake_max=params.brake_max)
+        self._period = 1.0 / params.rate_hz
         self._lock = threading.Lock()
+        # -- owned by the erp42_io thread (see the module docstring) --
+        self._owner = None
         self._port = None
-        self._connected_since = None
+        self._deadline = 0.0
         self._next_open = 0.0
         self._backoff = 0.0
-        self._ctrl = None          # (fields tuple, monotonic receive time)
-        self._estop = False
+        self._failed_node = None   # (st_dev, st_ino, st_rdev) of the node whose open failed
         self._alive = 0
         self._gear = erp42.GEAR_FORWARD
         self._steer = 0
+        # -- written by the I/O thread, read by anyone --
+        self._connected_since = None
         self._last_cmd = None
         self._feedback = None      # (Feedback, t)
         self._sending_fresh = False
+        # -- written by other threads, read by the I/O thread --
+        self._ctrl = None          # (fields tuple, monotonic receive time), under _lock
+        self._estop = False
         self._accepting = True
         self._shutdown_until = None
-        self._stop = threading.Event()
-        self._tx = threading.Thread(target=self._tx_loop, name='erp42_tx', daemon=True)
-        self._rx = threading.Thread(target=self._rx_loop, name='erp42_rx', daemon=True)
+        # -- feedback hand-over to the callback thread --
+        self._fb_queue = collections.deque(maxlen=FEEDBACK_QUEUE)
+        self._fb_ready = threading.Event()
+        self._first_attempt = threading.Event()
+        self._cb_log = ThrottledLog(log, 5.0)
+        self._io = Worker('erp42_io', self._io_step, log=log, on_restart=self._io_restart,
+                          on_dead=self._io_dead, on_exit=self._io_exit,
+                          max_restarts=max_restarts, window_s=restart_window_s)
+        self._cb = Worker('erp42_feedback', self._dispatch_step, log=log, on_dead=on_dead,
+                          max_restarts=max_restarts, window_s=restart_window_s)
 
     # -- public API -------------------------------------------------------
 
     def start(self):
-        self._try_open(time.monotonic())
-        self._tx.start()
-        self._rx.start()
+        """Start both workers; returns after the first attempt to open the port."""
+        self._deadline = time.monotonic()
+        self._io.start()
+        self._cb.start()
+        self._first_attempt.wait(2.0)
 
     @property
     def connected(self):
@@ -94,8 +156,13 @@ class Erp42Link(object):
 
     @property
     def sending_fresh(self):
-        """True while the frames written carry a fresh accepted command (not stop frames)."""
+        """True while the frames sent carry a fresh command (not stop frames)."""
         return self._sending_fresh
+
+    @property
+    def workers(self):
+        """The link's :class:`~morai_bridge.supervise.Worker` objects (I/O, feedback)."""
+        return (self._io, self._cb)
 
     @property
     def last_command(self):
@@ -136,71 +203,216 @@ class Erp42Link(object):
         self._estop = bool(on)
 
     def stop(self):
-        """Send stop frames for shutdown_stop_s, then close the port and end the threads."""
+        """Send stop frames for shutdown_stop_s, then close the port and end the workers.
+
+        The I/O thread sends the frames and closes the port itself.  Only if
+        it has ended without doing so (never started, dead) is the port
+        closed here, once that thread is gone.
+        """
         self._accepting = False
         with self._lock:
             self._ctrl = None
-        self._shutdown_until = time.monotonic() + self.p.shutdown_stop_s
-        if self._tx.is_alive():
-            self._tx.join(self.p.shutdown_stop_s + 2.0)
-        self._stop.set()
-        self._rx.join(1.0)
-        self._close('shutdown')
+        if self._shutdown_until is None:
+            self._shutdown_until = time.monotonic() + self.p.shutdown_stop_s
+        if self._io.is_alive():
+            self._io.join(self.p.shutdown_stop_s + 2.0)
+        if self._io.is_alive():         # stuck (e.g. a blocking opener): ask, wait a bit more
+            self._io.stop(1.0)
+        self._cb.stop(0)
+        self._fb_ready.set()
+        self._cb.join(1.0)
+        if not self._io.is_alive():
+            self._owner = threading.get_ident()     # the I/O thread is gone: the port is ours
+            self._close('shutdown')
+        # else: still stuck; it was asked to stop and closes the port on its way out (_io_exit)
 
-    # -- internals -------------------------------------------------------
+    # -- the I/O thread ----------------------------------------------------
+
+    def _check_owner(self):
+        if self._owner != threading.get_ident():
+            raise RuntimeError('Erp42Link: the port may only be used by the erp42_io thread '
+                               '(owner %r, caller %r)' % (self._owner, threading.get_ident()))
 
     def _open_serial(self, port, baud):
         return serial.Serial(port, baud, timeout=0.02, write_timeout=0.2)
 
-    def _try_open(self, now):
-        """Open the port if it is time to.  While the device path is absent this
-        costs one stat() per tick, so a returning device is picked up within a
-        tick; failed opens of an existing path back off from 50 ms doubling up to
-        reconnect_period_s."""
-        if now < self._next_open:
-            return False
-        if not os.path.exists(self.p.port):
-            self._mark_outage(now, 'device %s does not exist' % self.p.port)
-            return False
+    def _io_step(self):
+        """One iteration of the I/O loop: a TX tick when due, else wait for feedback."""
+        if self._owner is None:
+            self._owner = threading.get_ident()
+        now = time.monotonic()
+        if self._deadline is None:      # first step after a restart: back on a fresh grid
+            self._deadline = now
+        if now >= self._deadline:
+            self._tick(now)
+            self._first_attempt.set()
+            self._deadline += self._period
+            late = time.monotonic() - self._deadline
+            if late >= 0:       # a full period late: skip whole periods, stay on the grid
+                missed = int(late // self._period) + 1
+                self._deadline += missed * self._period
+                self.stats.tx_overruns += missed
+            return
+        port = self._port
+        if port is None:
+            self._io.wait(self._deadline - now)
+            return
         try:
-            port = self._opener(self.p.port, self.p.baud)
+            ready = select.select([port.fileno()], [], [], self._deadline - now)[0]
+        except IO_ERRORS + (ValueError,) as e:     # fd no longer valid: the device is gone
+            self.stats.read_errors += 1
+            self._close('select failed: %s' % e)
+            return
+        if ready:
+            self._receive(port)
+
+    def _tick(self, now):
+        self._check_owner()
+        if self._shutdown_until is not None and now >= self._shutdown_until:
+            self._close('shutdown')
+            self._io.stop(0)
+            return
+        port = self._port
+        if port is None:
+            port = self._try_open(now)
+            if port is None:
+                return
+        elif not os.path.exists(self.p.port):
+            self._close('device %s disappeared' % self.p.port)
+            return
+        cmd, is_stop = self._next_command(now)
+        cmd = cmd._replace(alive=self._alive)
+        data = erp42.encode_command(cmd)
+        try:
+            port.write(data)
+        except IO_ERRORS as e:
+            self.stats.write_errors += 1
+            self._close('write failed: %s' % e)
+            return
+        self._alive = erp42.next_alive(self._alive)
+        self._last_cmd = cmd
+        self.stats.frames_sent += 1
+        if is_stop:
+            self.stats.stop_frames_sent += 1
+
+    def _receive(self, port):
+        self._check_owner()
+        try:
+            n = port.in_waiting
+            # readable with nothing waiting = hang-up: read() raises then
+            data = port.read(n if n > 0 else 1)
+        except IO_ERRORS as e:
+            self.stats.read_errors += 1
+            self._close('read failed: %s' % e)
+            return
+        if not data:
+            return
+        t = time.monotonic()
+        frames = self.framer.feed(data)
+        if not frames:
+            return
+        for fb in frames:
+            self._feedback = (fb, t)
+            if len(self._fb_queue) == FEEDBACK_QUEUE:    # the append drops the oldest
+                self.stats.feedback_dropped += 1
+            self._fb_queue.append((fb, t))
+        self._fb_ready.set()
+
+    def _try_open(self, now):
+        """Open the port if it is time to; return it or None.
+
+        While the device path is absent this costs one stat() per tick, so a
+        returning device is picked up within a tick.  Failed opens of the same
+        device node back off from 50 ms doubling up to reconnect_period_s; a
+        different node at the path is tried at once."""
+        self._check_owner()
+        path = self.p.port
+        try:
+            st = os.stat(path)
+        except OSError:
+            self._failed_node = None
+            self._mark_outage(now, 'device %s does not exist' % path)
+            return None
+        node = (st.st_dev, st.st_ino, st.st_rdev)
+        if node == self._failed_node and now < self._next_open:
+            return None
+        port = None
+        try:
+            port = self._opener(path, self.p.baud)
             port.reset_input_buffer()
-        except (serial.SerialException, OSError, ValueError) as e:
+        except Exception as e:      # noqa: BLE001 - any failure to open is a failed open
+            if port is not None:
+                try:
+                    port.close()
+                except Exception:   # noqa: BLE001
+                    pass
             self.stats.open_failures += 1
+            if node != self._failed_node:
+                self._backoff = 0.0
+            self._failed_node = node
             self._backoff = min(self.p.reconnect_period_s, max(0.05, self._backoff * 2.0))
             self._next_open = now + self._backoff
-            self._mark_outage(now, 'cannot open %s: %s' % (self.p.port, e))
-            return False
+            self._mark_outage(now, 'cannot open %s: %s' % (path, e))
+            return None
+        self._failed_node = None
         self._backoff = 0.0
         self.framer.reset()
         with self._lock:
             self._port = port
             self._connected_since = now
-        if self.stats.outages and self.stats.outages[-1][1] is None:
-            self.stats.outages[-1][1] = now
-            if self.stats.frames_sent or len(self.stats.outages) > 1:
+        outages = self.stats.outages
+        if outages and outages[-1][1] is None:
+            outages[-1][1] = now
+            if self.stats.frames_sent or len(outages) > 1:
                 self.stats.reconnects += 1
-            self.on_state('port %s open after %.2f s' % (self.p.port, now - self.stats.outages[-1][0]))
-        return True
+            self._report_state('port %s open after %.2f s' % (path, now - outages[-1][0]))
+        return port
 
     def _mark_outage(self, now, why):
         self.stats.last_error = why
         if not self.stats.outages or self.stats.outages[-1][1] is not None:
             self.stats.outages.append([now, None])
-            self.on_state(why)
+            self._report_state(why)
 
     def _close(self, why):
+        self._check_owner()
+        port = self._port
         with self._lock:
-            port, self._port = self._port, None
-        if port is not None:
-            try:
-                port.close()
-            except (serial.SerialException, OSError):
-                pass
-            if why != 'shutdown':
-                self.stats.outages.append([time.monotonic(), None])
-                self.stats.last_error = why
-                self.on_state('port %s lost: %s' % (self.p.port, why))
+            self._port = None
+        if port is None:
+            return
+        try:
+            port.close()
+        except Exception:   # noqa: BLE001 - closing a vanished device may fail; it is closed anyway
+            pass
+        if why != 'shutdown':
+            self.stats.outages.append([time.monotonic(), None])
+            self.stats.last_error = why
+            self._report_state('port %s lost: %s' % (self.p.port, why))
+
+    def _io_restart(self, worker):
+        """Restart hook (on the I/O thread): resume from a closed port."""
+        self._owner = threading.get_ident()
+        self._close('restarted after %s' % worker.last_error)
+        self.framer.reset()
+        self._failed_node = None
+        self._deadline = None           # re-anchored after the back-off, not counted as overruns
+
+    def _io_exit(self, worker):
+        """The I/O worker ends (stop requested): it closes the port it owns."""
+        self._owner = threading.get_ident()
+        self._close('shutdown')
+
+    def _io_dead(self, worker):
+        """The I/O worker cannot go on: release the port, then tell the user."""
+        try:
+            self._owner = threading.get_ident()
+            self._close('I/O worker dead: %s' % worker.dead_reason)
+        except Exception:   # noqa: BLE001
+            pass
+        self._first_attempt.set()
+        if self._user_on_dead is not None:
+            self._user_on_dead(worker)
 
     def _convert(self, fields):
         fb = self._feedback
@@ -216,71 +428,43 @@ class Erp42Link(object):
                  and since is not None and ctrl[1] >= since)
         if self._sending_fresh and not fresh:
             self.stats.timeouts += 1
-        self._sending_fresh = fresh
         if fresh:
             try:
                 cmd = self._convert(ctrl[0])
             except erp42.CommandRejected:
                 cmd = None
             if cmd is not None:
+                self._sending_fresh = True
                 self._gear, self._steer = cmd.gear, cmd.steer
                 return cmd, False
+        self._sending_fresh = False
         shutting = self._shutdown_until is not None
         estop = self._estop or (shutting and self.p.shutdown_estop)
         return erp42.stop_command(self.p, 0, gear=self._gear, steer=self._steer, estop=estop), True
 
-    def _tx_loop(self):
-        period = 1.0 / self.p.rate_hz
-        deadline = time.monotonic()
-        while not self._stop.is_set():
-            now = time.monotonic()
-            if self._shutdown_until is not None and now >= self._shutdown_until:
-                return
-            port = self._port
-            if port is None:
-                self._try_open(now)
-            else:
-                if not os.path.exists(self.p.port):
-                    self._close('device %s disappeared' % self.p.port)
-                else:
-                    cmd, is_stop = self._next_command(now)
-                    cmd = cmd._replace(alive=self._alive)
-                    try:
-                        port.write(erp42.encode_command(cmd))
-                    except (serial.SerialException, OSError) as e:
-                        self.stats.write_errors += 1
-                        self._close('write failed: %s' % e)
-                    else:
-                        self._alive = erp42.next_alive(self._alive)
-                        self._last_cmd = cmd
-                        self.stats.frames_sent += 1
-                        if is_stop:
-                            self.stats.stop_frames_sent += 1
-            deadline += period
-            delay = deadline - time.monotonic()
-            if delay < -period:          # fell behind (e.g. blocked open): resynchronise
-                deadline = time.monotonic()
-                delay = 0.0
-            if delay > 0:
-                time.sleep(delay)
+    # -- the feedback thread -------------------------------------------------
 
-    def _rx_loop(self):
-        while not self._stop.is_set():
-            port = self._port
-            if port is None:
-                time.sleep(0.02)
-                continue
+    def _dispatch_step(self):
+        if not self._fb_ready.wait(0.2):
+            return
+        self._fb_ready.clear()
+        while not self._cb.stopping:
             try:
-                data = port.read(max(1, port.in_waiting))
-            except (serial.SerialException, OSError, TypeError, AttributeError) as e:
-                # TypeError/AttributeError: pyserial after a concurrent close()
-                if self._port is port:
-                    self.stats.read_errors += 1
-                    self._close('read failed: %s' % e)
-                continue
-            if not data:
-                continue
-            t = time.monotonic()
-            for fb in self.framer.feed(data):
-                self._feedback = (fb, t)
+                fb, t = self._fb_queue.popleft()
+            except IndexError:
+                return
+            try:
                 self.on_feedback(fb, t)
+            except Exception as e:      # noqa: BLE001 - user code: count, log, go on
+                self._callback_failed('on_feedback', e)
+
+    def _callback_failed(self, name, e):
+        self.stats.callback_errors += 1
+        self._cb_log('Erp42Link: %s raised %s: %s (%d callback errors so far)\n%s' % (
+            name, type(e).__name__, e, self.stats.callback_errors, traceback.format_exc().rstrip()))
+
+    def _report_state(self, text):
+        try:
+            self.on_state(text)
+        except Exception as e:      # noqa: BLE001 - user code must not stop the I/O thread
+            self._callback_failed('on_state', e)

@@ -5,14 +5,19 @@
 * :func:`bind_udp` binds one receive socket, with an error that names the
   parameter when the port is taken.
 * :class:`StreamStats` counts what one stream received, dropped and why.
-* :class:`UdpReceiver` waits on many sockets in one thread and hands each
-  datagram to a callback, after dropping datagrams from unexpected senders.
+* :class:`UdpReceiver` waits on many sockets in one supervised worker thread
+  (:class:`morai_bridge.supervise.Worker`) and hands each datagram to a
+  callback, after dropping datagrams from unexpected senders.  An exception
+  raised by the callback is counted per stream (``handler_errors``) and
+  logged, throttled, with its traceback; the receiver keeps going.
 """
 import errno
 import selectors
 import socket
-import threading
 import time
+import traceback
+
+from morai_bridge.supervise import ThrottledLog, Worker
 
 MAX_DATAGRAM = 65535
 
@@ -57,7 +62,7 @@ class StreamStats(object):
     """Counters of one receive stream.  Plain ints: updated by one thread."""
 
     __slots__ = ('name', 'received', 'published', 'decode_errors', 'wrong_type', 'foreign',
-                 'last_rx', 'last_error', 'last_foreign')
+                 'handler_errors', 'last_rx', 'last_error', 'last_foreign')
 
     def __init__(self, name):
         self.name = name
@@ -66,6 +71,7 @@ class StreamStats(object):
         self.decode_errors = 0   # malformed datagrams
         self.wrong_type = 0      # well-formed but not the message this port carries
         self.foreign = 0         # from a host other than the simulator
+        self.handler_errors = 0  # datagrams whose handler raised (a bug: logged with traceback)
         self.last_rx = None      # monotonic time of the last datagram from the simulator
         self.last_error = ''
         self.last_foreign = ''
@@ -82,27 +88,40 @@ class UdpReceiver(object):
     ``streams`` maps a name to a bound socket; ``handler(name, data, addr, t)``
     is called for each datagram from ``allowed_ip`` (all senders when it is ''
     or '0.0.0.0'); others are counted in ``stats[name].foreign`` and dropped.
+    A handler exception is counted in ``stats[name].handler_errors`` (text in
+    ``last_error``) and logged through ``log(text)`` with its traceback, at
+    most once per 5 s per stream.
+
+    :meth:`start` runs :meth:`poll` in a :class:`~morai_bridge.supervise.Worker`
+    (``worker``, also listed by :attr:`workers`); ``on_dead(worker)`` is
+    called if it fails beyond its restart budget.  :meth:`poll` may instead be
+    called from the owner's own loop (the simulator emulator does).
     """
 
-    def __init__(self, streams, allowed_ip, handler, stats=None):
+    def __init__(self, streams, allowed_ip, handler, stats=None, log=None, on_dead=None,
+                 name='udp_receiver'):
         self.sockets = dict(streams)
         self.allowed_ip = allowed_ip
         self.handler = handler
         self.stats = stats if stats is not None else {name: StreamStats(name) for name in self.sockets}
         self._sel = selectors.DefaultSelector()
-        for name, s in self.sockets.items():
-            self._sel.register(s, selectors.EVENT_READ, name)
-        self._stop = threading.Event()
-        self._thread = None
+        for stream, s in self.sockets.items():
+            self._sel.register(s, selectors.EVENT_READ, stream)
+        self._handler_log = dict((stream, ThrottledLog(log, 5.0)) for stream in self.sockets)
+        self.worker = Worker(name, self._step, log=log, on_dead=on_dead)
+
+    @property
+    def workers(self):
+        return (self.worker,)
 
     def start(self):
-        self._thread = threading.Thread(target=self._run, name='udp_receiver', daemon=True)
-        self._thread.start()
+        self.worker.start()
 
     def stop(self):
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(2.0)
+        """End the worker, then close the selector and the sockets."""
+        # If a handler is stuck past the timeout, closing under it makes its
+        # poll fail; the worker, already stopping, then ends quietly.
+        self.worker.stop(2.0)
         self._sel.close()
         for s in self.sockets.values():
             s.close()
@@ -129,16 +148,18 @@ class UdpReceiver(object):
                     continue
                 st.received += 1
                 st.last_rx = now
-                self.handler(name, data, addr, now)
+                try:
+                    self.handler(name, data, addr, now)
+                except Exception as e:      # noqa: BLE001 - a bug in a handler must not stop the stream
+                    st.handler_errors += 1
+                    st.last_error = 'handler raised %s: %s' % (type(e).__name__, e)
+                    self._handler_log[name]('UdpReceiver: handler of stream %s raised %s: %s '
+                                            '(%d on this stream so far)\n%s' % (
+                                                name, type(e).__name__, e, st.handler_errors,
+                                                traceback.format_exc().rstrip()))
 
-    def _run(self):
-        while not self._stop.is_set():
-            try:
-                self.poll(0.2)
-            except (ValueError, OSError):
-                if self._stop.is_set():
-                    return
-                raise
+    def _step(self):
+        self.poll(0.2)
 
 
 class UdpSender(object):

@@ -1,0 +1,138 @@
+"""UdpReceiver under a failing handler and injected faults, on real loopback UDP sockets."""
+import socket
+import threading
+import time
+
+import pytest
+
+from morai_bridge.supervise import RUNNING, STOPPED
+from morai_bridge.transport import UdpReceiver, bind_udp
+
+
+def wait_for(pred, timeout=3.0, step=0.005):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(step)
+    return pred()
+
+
+class Log(object):
+    def __init__(self):
+        self.lines = []
+
+    def __call__(self, text):
+        self.lines.append(text)
+
+
+class Handler(object):
+    """Keeps what it got; raises for payloads starting with b'bad'."""
+
+    def __init__(self):
+        self.got = []
+        self.lock = threading.Lock()
+
+    def __call__(self, name, data, addr, t):
+        if data.startswith(b'bad'):
+            raise ValueError('cannot handle %r' % data)
+        with self.lock:
+            self.got.append((name, data))
+
+
+@pytest.fixture
+def receiver():
+    made = []
+
+    def factory(handler, allowed_ip='127.0.0.1', **kw):
+        socks = {'a': bind_udp('127.0.0.1', 0, '~a_port'), 'b': bind_udp('127.0.0.1', 0, '~b_port')}
+        ports = dict((n, s.getsockname()[1]) for n, s in socks.items())
+        rx = UdpReceiver(socks, allowed_ip, handler, **kw)
+        made.append(rx)
+        return rx, ports
+
+    yield factory
+    for rx in made:
+        rx.stop()
+
+
+@pytest.fixture
+def sender():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(('127.0.0.1', 0))
+    yield s
+    s.close()
+
+
+def test_raising_handler_is_counted_per_stream_and_reception_goes_on(receiver, sender):
+    h, log = Handler(), Log()
+    rx, ports = receiver(h, log=log)
+    rx.start()
+    for i in range(60):
+        sender.sendto(b'bad %d' % i if i % 3 == 0 else b'good %d' % i, ('127.0.0.1', ports['a']))
+        sender.sendto(b'good b %d' % i, ('127.0.0.1', ports['b']))
+        time.sleep(0.001)
+    assert wait_for(lambda: len(h.got) == 100), len(h.got)
+    a, b = rx.stats['a'], rx.stats['b']
+    assert (a.received, a.handler_errors) == (60, 20)
+    assert (b.received, b.handler_errors) == (60, 0)
+    assert 'ValueError' in a.last_error and 'cannot handle' in a.last_error
+    # the worker never noticed: handler errors are not worker failures
+    w = rx.worker
+    assert rx.workers == (w,)
+    assert (w.state, w.errors, w.restarts) == (RUNNING, 0, 0)
+    assert len(log.lines) == 1, 'handler errors are logged at most once per 5 s per stream'
+    assert 'stream a' in log.lines[0] and 'Traceback' in log.lines[0] and 'cannot handle' in log.lines[0]
+
+
+def test_injected_fault_restarts_the_receiver_which_keeps_receiving(receiver, sender):
+    h, log = Handler(), Log()
+    rx, ports = receiver(h, log=log)
+    rx.start()
+    sender.sendto(b'one', ('127.0.0.1', ports['a']))
+    assert wait_for(lambda: len(h.got) == 1)
+    rx.worker.inject(OSError('injected receiver fault'))
+    assert wait_for(lambda: rx.worker.restarts == 1)
+    for i in range(10):
+        sender.sendto(b'after %d' % i, ('127.0.0.1', ports['b']))
+    assert wait_for(lambda: len(h.got) == 11)
+    assert rx.worker.state == RUNNING
+    assert 'injected receiver fault' in log.lines[0] and 'Traceback' in log.lines[0]
+
+
+def test_foreign_senders_still_dropped(receiver):
+    h = Handler()
+    rx, ports = receiver(h, allowed_ip='127.0.0.1')
+    rx.start()
+    other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        other.bind(('127.0.0.2', 0))
+    except OSError:
+        other.close()
+        pytest.skip('127.0.0.2 is not usable here')
+    try:
+        for i in range(5):
+            other.sendto(b'good foreign', ('127.0.0.1', ports['a']))
+        assert wait_for(lambda: rx.stats['a'].foreign == 5)
+    finally:
+        other.close()
+    assert h.got == [] and rx.stats['a'].received == 0
+
+
+def test_poll_without_thread_also_survives_a_raising_handler(receiver, sender):
+    h = Handler()
+    rx, ports = receiver(h, log=Log())
+    sender.sendto(b'bad', ('127.0.0.1', ports['a']))
+    sender.sendto(b'good', ('127.0.0.1', ports['a']))
+    end = time.monotonic() + 2.0
+    while len(h.got) < 1 and time.monotonic() < end:
+        rx.poll(0.05)
+    assert h.got == [('a', b'good')] and rx.stats['a'].handler_errors == 1
+
+
+def test_stop_ends_the_worker_and_closes_the_sockets(receiver):
+    rx, _ = receiver(Handler())
+    rx.start()
+    rx.stop()
+    assert rx.worker.state == STOPPED and not rx.worker.is_alive()
+    assert all(s.fileno() == -1 for s in rx.sockets.values())
