@@ -48,7 +48,7 @@ sys.path.insert(0, os.path.join(ROOT, 'src'))
 import serial  # noqa: E402
 
 from morai_bridge.emu.pcu import PcuEmulator  # noqa: E402
-from morai_bridge.emu.vehicle import VehicleModel  # noqa: E402
+from morai_bridge.emu.pcu_vehicle import VehicleModel  # noqa: E402
 from morai_bridge.serial_link import Erp42Link  # noqa: E402
 from morai_bridge.wire import erp42  # noqa: E402
 

@@ -177,6 +177,11 @@ class Worker(object):
         return t is not None and t.is_alive()
 
     @property
+    def in_worker(self):
+        """True when called from this worker's own thread."""
+        return self._thread is not None and self._thread is threading.current_thread()
+
+    @property
     def stopping(self):
         """True once :meth:`stop` was called."""
         return self._stop.is_set()

@@ -43,6 +43,7 @@ import time
 from collections import deque
 from typing import Callable, Optional
 
+from morai_bridge.supervise import Worker
 from morai_bridge.wire.erp42 import GEAR_NEUTRAL, Command, CommandFramer, encode_feedback
 
 from .pcu_faults import FaultInjection
@@ -143,7 +144,9 @@ class PcuEmulator(FaultInjection):
         self._lock = threading.RLock()
         self._requests: deque = deque()
         self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
+        self._thread: Optional[Worker] = None     # the supervised loop
+        self._log_error = None
+        self._on_dead = None
         self.framer = CommandFramer(brake_min=brake_min, brake_max=brake_max, check_alive=False)
 
         # loop
@@ -169,15 +172,27 @@ class PcuEmulator(FaultInjection):
             self._last_tick = None
         self._stop.clear()
         self._deadline = time.monotonic() + self.period_s
-        self._thread = threading.Thread(target=self._run, name="pcu-emulator", daemon=True)
-        self._thread.start()
+        self._thread = Worker("pcu_emulator_loop", self._loop_once,
+                              log=self._log_error or (lambda text: log.error("%s", text)),
+                              on_dead=self._on_dead, backoff_s=self.period_s).start()
         return self
+
+    def supervise(self, log_error=None, on_dead=None) -> "PcuEmulator":
+        """Where the loop's errors are logged and who is told when it cannot resume (before start())."""
+        self._log_error = log_error
+        self._on_dead = on_dead
+        return self
+
+    @property
+    def workers(self):
+        """The supervised worker threads (for diagnostics)."""
+        return [self._thread] if self._thread is not None else []
 
     def close(self) -> None:
         """Stop the thread, close the link and remove the symlink.  Idempotent."""
         self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=2.0)
+        if self._thread is not None:
+            self._thread.stop(2.0)
         self._close_link()
 
     def __enter__(self) -> "PcuEmulator":
@@ -272,7 +287,7 @@ class PcuEmulator(FaultInjection):
     def _call(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` on the loop thread (where all I/O happens) and wait for it."""
         t = self._thread
-        if t is None or not t.is_alive() or t is threading.current_thread():
+        if t is None or not t.is_alive() or t.in_worker:
             fn()
             return
         done = threading.Event()
@@ -293,13 +308,6 @@ class PcuEmulator(FaultInjection):
             raise box[0]
 
     # -- internals: loop -------------------------------------------------------
-
-    def _run(self) -> None:
-        """Body of the loop thread: :meth:`_loop_once` until :meth:`close`."""
-        while not self._stop.is_set():
-            self._loop_once()
-        while self._requests:  # do not leave callers waiting
-            self._requests.popleft()()
 
     def _loop_once(self) -> None:
         """One iteration: run queued requests, read until the deadline, then tick.

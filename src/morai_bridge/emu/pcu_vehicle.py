@@ -5,7 +5,7 @@ with rate limits, and travelled distance is integrated.  This is enough to
 produce plausible feedback (speed converging, encoder counting, steering
 turning over time).  The PCU emulator's ``on_state`` hook hands its
 :class:`VehicleState` to another model (the simulator emulator's ego in the
-Serial+UDP mode).  (Was ``morai_bridge.emu.vehicle``.)
+Serial+UDP mode).  (Was ``morai_bridge.emu.pcu_vehicle``.)
 
 Units are SI with ROS conventions: speed in m/s (positive forward, negative
 backward), wheel angle in rad (positive left), brake 0..1.

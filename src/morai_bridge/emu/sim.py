@@ -55,6 +55,7 @@ import threading
 import time
 from typing import Dict, Optional, Tuple
 
+from morai_bridge.supervise import Worker
 from morai_bridge.transport import UdpReceiver, UdpSender, bind_udp, resolve_host
 from morai_bridge.wire import emu_sync, udp
 from morai_bridge.wire.enums import CtrlMode, ObjectType, Platform, SimResult, SimState
@@ -182,7 +183,7 @@ class SimEmulator(SimCommands, SyncExtension):
         self._sync_step_ms = 0
         self._frame = 0
         self._templates = packets.Templates(cfg)
-        self._thread: Optional[threading.Thread] = None
+        self._thread: Optional[Worker] = None     # the supervised loop
         self._stop = threading.Event()
         self._closed = False
         try:
@@ -197,8 +198,11 @@ class SimEmulator(SimCommands, SyncExtension):
             raise
 
     # ------------------------------------------------------------ lifecycle
-    def start(self) -> "SimEmulator":
-        """Run the real-time loop (receive + fixed-step ticks) in a daemon thread."""
+    def start(self, log_error=None, on_dead=None) -> "SimEmulator":
+        """Run the real-time loop (receive + fixed-step ticks) in a supervised worker thread
+        (:class:`morai_bridge.supervise.Worker`): an exception in an iteration is counted,
+        logged through ``log_error(text)`` and the loop resumes; ``on_dead(worker)`` when it
+        cannot."""
         if self._closed:
             raise RuntimeError("emulator is closed")
         if self._thread is None:
@@ -207,10 +211,15 @@ class SimEmulator(SimCommands, SyncExtension):
                     self._time_ns = max(self._time_ns,
                                         time.time_ns() // 1_000_000 * 1_000_000)
             self._deadline = time.monotonic_ns() + self._step_ns
-            self._thread = threading.Thread(target=self._run, name="morai_sim_emulator",
-                                            daemon=True)
-            self._thread.start()
+            self._thread = Worker("sim_emulator_loop", self._step_once,
+                                  log=log_error or (lambda text: log.error("%s", text)),
+                                  on_dead=on_dead, backoff_s=self._step_s).start()
         return self
+
+    @property
+    def workers(self):
+        """The supervised worker threads (for diagnostics)."""
+        return [self._thread] if self._thread is not None else []
 
     @property
     def running(self) -> bool:
@@ -223,7 +232,7 @@ class SimEmulator(SimCommands, SyncExtension):
         self._closed = True
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(2.0)
+            self._thread.stop(2.0)
         self._rx.stop()
         self._sender.close()
 
@@ -234,21 +243,6 @@ class SimEmulator(SimCommands, SyncExtension):
         self.close()
 
     # ------------------------------------------------------------ the real-time loop
-    def _run(self) -> None:
-        """Body of the loop thread: :meth:`_step_once` until :meth:`close`.
-
-        The one place that catches what an iteration raised (a supervisor may
-        take over this job by calling ``_step_once`` itself).
-        """
-        while not self._stop.is_set():
-            try:
-                self._step_once()
-            except Exception:
-                if self._stop.is_set():
-                    return                                   # sockets closed under us
-                log.exception("emulator loop: unexpected error (continuing)")
-                time.sleep(self._step_s)
-
     def _step_once(self) -> None:
         """One iteration of the loop: receive until the next deadline, then tick.
 

@@ -14,6 +14,7 @@ import rospy
 from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.erp42_ros import Erp42Ros
 from morai_bridge.ros.params import Config, Param, ParamError, load
+from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 from morai_bridge.ros.profiles import load_vehicle_profile
 from morai_bridge.serial_link import Erp42Link
 from morai_bridge.wire import erp42, vehicle_profiles
@@ -57,6 +58,7 @@ PARAMS = [
     Param('twist_topic', '~twist', 'geometry_msgs/TwistStamped from speed and steering'),
     Param('odom_topic', '~odom', 'nav_msgs/Odometry, dead reckoning from encoder (or speed) and steering'),
     Param('ground_truth_topic', '', 'optional morai_msgs/EgoVehicleStatus (e.g. /Ego_topic) for position/yaw'),
+    FAULT_INJECTION,
 ]
 
 
@@ -79,11 +81,15 @@ class Erp42Node(object):
         known = {f.name for f in dataclasses.fields(erp42.Erp42Params)}
         self.params = erp42.Erp42Params.from_mapping({k: v for k, v in cfg.items() if k in known})
         self.ros = Erp42Ros(cfg, self.params)
+        self.supervisor = NodeSupervisor('erp42_serial', cfg)
         self.link = Erp42Link(self.params, on_feedback=self.ros.on_feedback,
                               on_state=lambda text: rospy.logwarn('erp42_serial: %s', text),
-                              throttle_mode=cfg.throttle_mode)
+                              throttle_mode=cfg.throttle_mode, log=self.supervisor.log,
+                              on_dead=self.supervisor.on_dead)
+        self.supervisor.watch(lambda: self.link.workers)
         self.updater, self.timer = make_updater('erp42:%s' % cfg.port)
         self.ros.attach(self.link, self.updater)
+        self.supervisor.add_to(self.updater)
 
     def start(self):
         self.link.start()
@@ -104,7 +110,7 @@ def main(argv=None):
         raise SystemExit(2)
     rospy.on_shutdown(node.shutdown)
     node.start()
-    rospy.spin()
+    raise SystemExit(node.supervisor.spin())
 
 
 if __name__ == '__main__':

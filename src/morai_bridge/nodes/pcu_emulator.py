@@ -7,10 +7,11 @@ Also runnable without ROS: ``python3 -m morai_bridge.emu.pcu --link /tmp/erp42``
 import rospy
 from diagnostic_msgs.msg import DiagnosticStatus
 
-import diagnostic_updater
 from morai_bridge.emu.pcu import ALIVE_CHECKS, FEEDBACK_MODES, PcuEmulator
 from morai_bridge.emu.pcu_vehicle import VehicleModel
+from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 
 PARAMS = [
     Param('link', '/tmp/erp42', 'symlink to the emulated device (the path erp42_serial opens); "" = none'),
@@ -32,6 +33,7 @@ PARAMS = [
     Param('accel_mps2', 1.5, 'speed rate limit of the simulated platform [m/s^2]', minimum=0.01),
     Param('noise_bytes', 0, 'random bytes before every feedback frame (fault injection)', minimum=0),
     Param('split_writes', 0, 'write every feedback frame in this many pieces (fault injection)', minimum=0),
+    FAULT_INJECTION,
 ]
 
 
@@ -47,10 +49,12 @@ class PcuNode(object):
                                wheel_radius_m=cfg.wheel_radius_m, vehicle=VehicleModel(accel_mps2=cfg.accel_mps2))
         self.pcu.noise_bytes = cfg.noise_bytes
         self.pcu.split_writes = cfg.split_writes
-        self.updater = diagnostic_updater.Updater()
-        self.updater.setHardwareID('erp42_pcu_emulator')
+        self.supervisor = NodeSupervisor('pcu_emulator', cfg)
+        self.pcu.supervise(self.supervisor.log, self.supervisor.on_dead)
+        self.supervisor.watch(lambda: self.pcu.workers)
+        self.updater, self.timer = make_updater('erp42_pcu_emulator')
         self.updater.add('ERP-42 PCU emulator', self._diag)
-        rospy.Timer(rospy.Duration(1.0), lambda ev: self.updater.update())
+        self.supervisor.add_to(self.updater)
 
     def _diag(self, stat):
         s = self.pcu.state
@@ -72,7 +76,7 @@ def main(argv=None):
     node.pcu.start()
     rospy.on_shutdown(node.pcu.close)
     rospy.loginfo('pcu_emulator: ERP-42 PCU on %s (link %s)', node.pcu.device_path, node.pcu.link_path)
-    rospy.spin()
+    raise SystemExit(node.supervisor.spin())
 
 
 if __name__ == '__main__':

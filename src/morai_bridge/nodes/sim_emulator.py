@@ -13,9 +13,10 @@ import os
 import rospy
 from diagnostic_msgs.msg import DiagnosticStatus
 
-import diagnostic_updater
 from morai_bridge.emu import sim as simemu
+from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 from morai_bridge.wire.enums import Gear
 from morai_bridge.wire.erp42 import GEAR_BACKWARD, GEAR_FORWARD, GEAR_NEUTRAL
 from morai_bridge.wire.units import MPS_TO_KMH
@@ -41,6 +42,7 @@ def _params():
     out.append(Param('erp42_link', '', 'if set, also run an ERP-42 PCU emulator on a pty with this symlink; '
                      'its speed and steering drive the emulated ego (Serial+UDP mode)'))
     out.append(Param('erp42_init_s', 0.0, 'INIT phase of that PCU emulator [s]', minimum=0.0))
+    out.append(FAULT_INJECTION)
     return out
 
 
@@ -62,13 +64,14 @@ class SimEmulatorNode(object):
         if not fields['scenario_dir']:
             fields['scenario_dir'] = _package_scenarios()
         self.sim = simemu.SimEmulator(simemu.SimConfig(**fields))
+        self.supervisor = NodeSupervisor('sim_emulator', cfg)
         self.pcu = None
         if cfg.erp42_link:
             self._start_pcu(cfg)
-        self.updater = diagnostic_updater.Updater()
-        self.updater.setHardwareID('morai_sim_emulator')
+        self.supervisor.watch(lambda: self.sim.workers + (self.pcu.workers if self.pcu is not None else []))
+        self.updater, self.timer = make_updater('morai_sim_emulator')
         self.updater.add('Simulator emulator', self._diag)
-        rospy.Timer(rospy.Duration(1.0), lambda ev: self.updater.update())
+        self.supervisor.add_to(self.updater)
 
     def _start_pcu(self, cfg):
         from morai_bridge.emu.pcu import PcuEmulator
@@ -81,11 +84,11 @@ class SimEmulatorNode(object):
                                steer=max(-1.0, min(1.0, steer)), brake=st.brake)
 
         self.pcu = PcuEmulator(link=cfg.erp42_link, init_s=cfg.erp42_init_s, encoder_enabled=False,
-                               on_state=on_state).start()
+                               on_state=on_state).supervise(self.supervisor.log, self.supervisor.on_dead).start()
         rospy.loginfo('sim_emulator: ERP-42 PCU emulator on %s -> %s', cfg.erp42_link, self.pcu.device_path)
 
     def start(self):
-        self.sim.start()
+        self.sim.start(log_error=self.supervisor.log, on_dead=self.supervisor.on_dead)
 
     def _diag(self, stat):
         s = self.sim.snapshot()
@@ -130,7 +133,7 @@ def main(argv=None):
     node.start()
     rospy.loginfo('sim_emulator: running (scenario %r); ego status to %s:%d', cfg.scenario, cfg.user_ip,
                   cfg.ego_status_port)
-    rospy.spin()
+    raise SystemExit(node.supervisor.spin())
 
 
 if __name__ == '__main__':

@@ -20,6 +20,7 @@ from morai_bridge.ros.profiles import load_vehicle_profile
 from morai_bridge.ros.sim_commands import CommandSender
 from morai_bridge.ros.sim_receive import SimReceiver
 from morai_bridge.ros.sim_services import SimServices
+from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 from morai_bridge.ros.sync_services import SyncServices
 from morai_bridge.wire.vehicle_profiles import ProfileError
 
@@ -44,6 +45,7 @@ PARAMS = [
     Param('publish_clock', False, 'publish /clock from the simulator time in ego status packets'),
 ] + sim_receive.OUTPUT_PARAMS + info_services.MAP_PARAMS + [
     Param('service_timeout', 1.0, 'how long services wait for the simulator to confirm [s]', minimum=0.0),
+    FAULT_INJECTION,
 ]
 
 
@@ -55,9 +57,12 @@ class UdpBridge(object):
         self.cfg = cfg
         sim_ip = transport.resolve_host(cfg.sim_ip, '~sim_ip')
         bind_ip = transport.resolve_host(cfg.bind_ip, '~bind_ip')
-        self.rx = SimReceiver(cfg, sim_ip, bind_ip, live)
+        self.supervisor = NodeSupervisor('udp_bridge', cfg)
+        self.rx = SimReceiver(cfg, sim_ip, bind_ip, live, log=self.supervisor.log, on_dead=self.supervisor.on_dead)
+        self.supervisor.watch(lambda: self.rx.workers)
         self.stats = self.rx.stats
         self.updater, self.timer = make_updater('morai_sim@%s' % cfg.sim_ip)
+        self.supervisor.add_to(self.updater)
         self.tx = None
         self.profile = load_vehicle_profile(cfg.vehicle_profile)
         if live:
@@ -95,7 +100,7 @@ def main(argv=None):
     rospy.loginfo('udp_bridge: vehicle profile %s (%s): steering normalised by %.2f deg%s', node.profile.name,
                   node.profile.path, node.tx.max_steering_deg,
                   ' (~max_steering_deg overrides the profile)' if cfg.max_steering_deg > 0 else '')
-    rospy.spin()
+    raise SystemExit(node.supervisor.spin())
 
 
 if __name__ == '__main__':

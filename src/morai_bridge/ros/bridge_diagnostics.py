@@ -60,6 +60,9 @@ class BridgeDiagnostics(object):
             if st.foreign:
                 level = max(level, WARN)
                 text += '; %d from unexpected hosts' % st.foreign
+            if st.handler_errors:
+                level = ERROR
+                text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
             stat.summary(level, text)
             stat.add('port', self.cfg[name + '_port'])
             stat.add('rate [Hz]', '%.1f' % rate)
@@ -68,6 +71,7 @@ class BridgeDiagnostics(object):
             stat.add('decode errors', st.decode_errors)
             stat.add('wrong type', st.wrong_type)
             stat.add('from unexpected hosts', st.foreign)
+            stat.add('bridge errors', st.handler_errors)
             stat.add('last unexpected sender', st.last_foreign)
             stat.add('age of last packet [s]', '' if age is None else '%.3f' % age)
             stat.add('last error', st.last_error)

@@ -9,6 +9,7 @@ latest ego status and SimStatus for the services, counts everything per stream
 """
 import threading
 import time
+import traceback
 
 import rospy
 import tf2_ros
@@ -20,6 +21,7 @@ from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStat
                             IntersectionStatus, MoraiSimProcStatus, ObjectStatusList, VehicleCollisionData)
 
 from morai_bridge import transport
+from morai_bridge.supervise import ThrottledLog
 from morai_bridge.ros import udp_convert as conv
 from morai_bridge.ros.params import Param, port_param
 from morai_bridge.wire import emu_sync, streams, udp
@@ -88,7 +90,7 @@ def enabled_streams(cfg):
 class SimReceiver(object):
     """Decode and publish every enabled receive stream (see the module docstring)."""
 
-    def __init__(self, cfg, sim_ip, bind_ip, live=True):
+    def __init__(self, cfg, sim_ip, bind_ip, live=True, log=None, on_dead=None):
         self.cfg = cfg
         self.live = live
         self.enabled = enabled_streams(cfg)
@@ -136,7 +138,13 @@ class SimReceiver(object):
         self.last_sim_command = rospy.Time()
         self.stats = dict((name, transport.StreamStats(name)) for name in self.enabled)
         self.port_to_stream = dict((cfg[name + '_port'], name) for name in self.enabled)
-        self.receiver = transport.UdpReceiver(sockets, sim_ip, self._dispatch, self.stats) if live else None
+        self._feed_log = ThrottledLog(log or (lambda text: rospy.logerr('%s', text)), 5.0)
+        self.receiver = transport.UdpReceiver(sockets, sim_ip, self._dispatch, self.stats, log=log,
+                                              on_dead=on_dead) if live else None
+
+    @property
+    def workers(self):
+        return self.receiver.workers if self.receiver is not None else []
 
     def start(self):
         if self.receiver is not None:
@@ -155,7 +163,13 @@ class SimReceiver(object):
         st = self.stats[name]
         st.received += 1
         st.last_rx = time.monotonic()
-        self._dispatch(name, data, src, st.last_rx)
+        try:
+            self._dispatch(name, data, src, st.last_rx)
+        except Exception as e:  # a bug on one datagram: count it, say where, go on with the next
+            st.handler_errors += 1
+            st.last_error = '%s: %s' % (type(e).__name__, e)
+            self._feed_log('udp_bridge: datagram on the %s port raised %s\n%s'
+                           % (name, st.last_error, traceback.format_exc()))
         return True
 
     def _dispatch(self, name, data, addr, t):
