@@ -422,3 +422,12 @@ def test_analyzer_paths():
                      'pcu_emulator': 'PCU emulator', 'markers': 'Markers', 'sensor_bridge': 'Sensor bridge'}
     for a in _analyzers().values():
         assert a['type'] == 'diagnostic_aggregator/GenericAnalyzer'
+
+
+def test_readme_shows_the_rviz_screenshot():
+    readme = open(os.path.join(ROOT, 'README.md')).read()
+    assert '](docs/rviz_demo.png)' in readme
+    png = os.path.join(ROOT, 'docs', 'rviz_demo.png')
+    with open(png, 'rb') as f:
+        assert f.read(8) == b'\x89PNG\r\n\x1a\n'
+    assert os.path.getsize(png) < 300 * 1024
