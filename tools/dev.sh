@@ -6,6 +6,8 @@
 #   bash tools/dev.sh setup    install missing system packages only
 #   bash tools/dev.sh build    setup + catkin build of the workspace (see WS below)
 #   bash tools/dev.sh env      print the lines to source in a shell to use the build
+#   bash tools/dev.sh install-check   catkin_make install in a fresh workspace, then the demo
+#                              and a rostest with only install/setup.bash (also a test layer)
 #
 # Works on Debian 12 (ROS 1 from Debian's own packages) and on Ubuntu 20.04 with
 # ROS Noetic in /opt/ros/noetic.  All ROS work runs on /usr/bin/python3, whatever
@@ -36,26 +38,58 @@ as_root() {
 
 noetic() { [ -f /opt/ros/noetic/setup.bash ]; }
 
-# Noetic names for what tools/deb-packages.txt lists for Debian.
+# Noetic names for what tools/deb-packages.txt lists for Debian (Ubuntu 20.04 focal archive and
+# packages.ros.org; where each name was checked: docs/noetic.md).
 NOETIC_PKGS="ros-noetic-ros-base ros-noetic-rostest ros-noetic-rosbag ros-noetic-geometry-msgs
 ros-noetic-sensor-msgs ros-noetic-nav-msgs ros-noetic-diagnostic-msgs ros-noetic-diagnostic-updater
-ros-noetic-tf2-ros ros-noetic-tf2-msgs ros-noetic-rosgraph-msgs python3-catkin-lint
-python3-serial python3-dpkt python3-nmea2 python3-psutil python3-pytest python3-hypothesis"
+ros-noetic-tf2-ros ros-noetic-tf2-msgs ros-noetic-rosgraph-msgs ros-noetic-visualization-msgs
+ros-noetic-diagnostic-aggregator ros-noetic-rviz catkin-lint
+python3-serial python3-dpkt python3-nmea2 python3-yaml python3-psutil python3-pytest python3-hypothesis
+python3-pil python3-numpy python3-venv python3-pip xvfb"
+# Python packages with a pinned pip fallback (`pip install --user`, for /usr/bin/python3) used when
+# the archive has no candidate for the Debian package (all were found for focal; docs/noetic.md):
+# debian-package:module:pip-requirement
+NOETIC_PIP_FALLBACK="python3-nmea2:pynmea2:pynmea2==1.15.0 python3-dpkt:dpkt:dpkt==1.9.8"
+
+pip_fallback() {  # pip_fallback DEB -> "module requirement" or nothing
+  local f
+  for f in $NOETIC_PIP_FALLBACK; do
+    if [ "${f%%:*}" = "$1" ]; then f="${f#*:}"; echo "${f%%:*} ${f#*:}"; return; fi
+  done
+}
 
 cmd_setup() {
-  local wanted missing=()
+  local wanted missing=() keep=() pip=() fb
   if noetic; then
     wanted="$NOETIC_PKGS"
   else
     wanted="$(sed -e 's/#.*//' "$ROOT/tools/deb-packages.txt" | xargs)"
   fi
   for p in $wanted; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' && continue
+    fb="$(noetic && pip_fallback "$p" || true)"
+    # a pip fallback installed earlier: the module imports
+    if [ -n "$fb" ] && "$PY" -c "import ${fb%% *}" 2>/dev/null; then continue; fi
+    missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ]; then
-    log "installing ${#missing[@]} missing packages: ${missing[*]}"
     as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+    for p in "${missing[@]}"; do
+      fb="$(noetic && pip_fallback "$p" || true)"
+      if [ -n "$fb" ] && [ -z "$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: *//p' | grep -v none)" ]; then
+        pip+=("${fb#* }")
+      else
+        keep+=("$p")
+      fi
+    done
+    if [ ${#keep[@]} -gt 0 ]; then
+      log "installing ${#keep[@]} missing packages: ${keep[*]}"
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${keep[@]}" >/dev/null
+    fi
+    if [ ${#pip[@]} -gt 0 ]; then
+      log "not packaged here, installing with pip --user (pinned): ${pip[*]}"
+      "$PY" -m pip install --user -q "${pip[@]}"
+    fi
   fi
   [ -x "$PY" ] || die "$PY not found"
 }
@@ -98,11 +132,18 @@ cmd_test() {
   exec "$PY" "$ROOT/tools/run_tests.py" "$@"
 }
 
+cmd_install_check() {
+  # its own fresh workspace and a clean environment: no build of $WS needed
+  cmd_setup
+  exec "$PY" "$ROOT/test/install/install_check.py"
+}
+
 case "${1:-}" in
   setup) cmd_setup ;;
   build) cmd_build ;;
   env)   cmd_env ;;
   demo)  shift; cmd_demo "$@" ;;
   test)  shift; cmd_test "$@" ;;
-  *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  install-check) cmd_install_check ;;
+  *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -1,0 +1,87 @@
+"""The screenshot reading and checking of the headless RViz test (test/ros/screenshot.py), on
+synthetic pictures: XWD decoding, and that a blank screen or a missing colour fails."""
+import importlib.util
+import os
+import struct
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_spec = importlib.util.spec_from_file_location('screenshot', os.path.join(ROOT, 'test', 'ros', 'screenshot.py'))
+shot = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(shot)
+
+EXPECTED = {'ego': (26, 89, 255), 'npc': (255, 128, 0)}
+MINIMUM = {'ego': 20, 'npc': 20}
+
+
+def write_xwd(path, img, byte_order=0, name=b'Xvfb main window\0'):
+    """A ZPixmap, 32 bits per pixel, TrueColor XWD file like Xvfb's -fbdir screen."""
+    h, w, _ = img.shape
+    header_size = 100 + len(name)
+    fields = dict(header_size=header_size, file_version=7, pixmap_format=2, pixmap_depth=24, pixmap_width=w,
+                  pixmap_height=h, xoffset=0, byte_order=byte_order, bitmap_unit=32, bitmap_bit_order=byte_order,
+                  bitmap_pad=32, bits_per_pixel=32, bytes_per_line=w * 4, visual_class=4, red_mask=0xff0000,
+                  green_mask=0x00ff00, blue_mask=0x0000ff, bits_per_rgb=8, colormap_entries=256, ncolors=2,
+                  window_width=w, window_height=h, window_x=0, window_y=0, window_bdrwidth=0)
+    header = struct.pack('>25I', *(fields[k] for k in shot.XWD_HEADER)) + name
+    colors = b'\0' * 24
+    value = (img[:, :, 0].astype(np.uint32) << 16) | (img[:, :, 1].astype(np.uint32) << 8) | img[:, :, 2]
+    data = value.astype('<u4' if byte_order == 0 else '>u4').tobytes()
+    with open(path, 'wb') as f:
+        f.write(header + colors + data)
+
+
+def scene(ego=True, npc=True):
+    img = np.full((200, 300, 3), 230, dtype=np.uint8)          # panels
+    img[20:190, 80:290] = shot.BACKGROUND                      # the 3D view
+    img[60:62, 80:290] = (70, 70, 72)                          # a grid line
+    if ego:
+        img[100:110, 150:160] = EXPECTED['ego']
+    if npc:
+        img[40:50, 200:215] = EXPECTED['npc']
+    img[5:15, 5:15] = EXPECTED['ego']                         # the same colour outside the view is not counted
+    return img
+
+
+@pytest.mark.parametrize('byte_order', [0, 1])
+def test_read_xwd(tmp_path, byte_order):
+    img = scene()
+    path = str(tmp_path / 'Xvfb_screen0')
+    write_xwd(path, img, byte_order)
+    assert np.array_equal(shot.read_xwd(path), img)
+
+
+def test_a_good_picture_passes():
+    counts, area, problems = shot.analyse(scene(), EXPECTED, MINIMUM)
+    assert problems == []
+    assert area == (80, 20, 290, 190)
+    assert counts['ego'] == 100 and counts['npc'] == 150
+
+
+@pytest.mark.parametrize('fill', [0, 255, 48])
+def test_a_blank_screen_fails(fill):
+    img = np.full((200, 300, 3), fill, dtype=np.uint8)
+    _, _, problems = shot.analyse(img, EXPECTED, MINIMUM)
+    assert problems and 'blank' in problems[0]
+
+
+def test_no_3d_view_fails():
+    img = np.random.RandomState(1).randint(0, 255, (200, 300, 3)).astype(np.uint8)
+    _, area, problems = shot.analyse(img, EXPECTED, MINIMUM)
+    assert area is None and any('no 3D view' in p for p in problems)
+
+
+def test_a_missing_colour_fails():
+    _, _, problems = shot.analyse(scene(ego=False), EXPECTED, MINIMUM)
+    assert len(problems) == 1 and problems[0].startswith('ego: 0 pixels')
+
+
+def test_summed_minimum():
+    _, _, problems = shot.analyse(scene(), EXPECTED, {('ego', 'npc'): 300})
+    assert problems == ['ego+npc: 250 pixels of its colour in the 3D view, expected at least 300']
+
+
+def test_palette_to_8_bit():
+    assert shot.to_rgb8((0.10, 0.35, 1.00, 1.0)) == (26, 89, 255)
