@@ -45,10 +45,14 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 import rospy
 
-# ObjectStatus.type (msg/ObjectStatus.msg); checked against the emulator's table in test_markers.py
-OBJ_PEDESTRIAN, OBJ_VEHICLE, OBJ_OBSTACLE = 0, 1, 2
+from morai_bridge.wire import units
+from morai_bridge.wire.enums import ObjectType, TrafficLightBit
+
+# ObjectStatus.type (msg/ObjectStatus.msg) and the light status bits, from the protocol's enums
+OBJ_PEDESTRIAN, OBJ_VEHICLE, OBJ_OBSTACLE = int(ObjectType.PEDESTRIAN), int(ObjectType.VEHICLE), int(ObjectType.OBSTACLE)
 # GetTrafficLightStatus.trafficLightStatus bits (msg/GetTrafficLightStatus.msg)
-TL_RED, TL_YELLOW, TL_GREEN, TL_LEFT = 1, 4, 16, 32
+TL_RED, TL_YELLOW, TL_GREEN, TL_LEFT = (int(TrafficLightBit.RED), int(TrafficLightBit.YELLOW),
+                                       int(TrafficLightBit.GREEN), int(TrafficLightBit.GREEN_LEFT))
 
 # list of ObjectStatusList -> namespace
 OBJECT_LISTS = (('npc_list', 'npc'), ('pedestrian_list', 'pedestrian'), ('obstacle_list', 'obstacle'))
@@ -102,8 +106,7 @@ def color(name):
 
 def yaw_quaternion(heading_deg):
     """Quaternion of a rotation about +z by ``heading_deg`` (counter-clockwise, 0 = +x)."""
-    half = math.radians(heading_deg) / 2.0
-    return Quaternion(0.0, 0.0, math.sin(half), math.cos(half))
+    return Quaternion(*units.yaw_quaternion(math.radians(heading_deg)))
 
 
 def light_id(index):
