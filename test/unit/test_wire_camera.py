@@ -433,3 +433,7 @@ def test_classify():
     assert camera.classify(b"") is None
     assert camera.classify(b"#IMUData$") is None
     assert camera.classify(b"MO") is None
+
+
+def test_port_constant():
+    assert camera.DEFAULT_PORT == 1232      # spec 7: WeGo / SensorExample destination port
