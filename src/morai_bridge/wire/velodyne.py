@@ -1,0 +1,912 @@
+"""MORAI SIM 3D LiDAR over UDP: Velodyne-format 1206-byte data packets, with numpy.
+
+MORAI's 3D LiDAR sends the data packets of a real Velodyne sensor, one per UDP
+datagram, so that Velodyne tools can read them.  Facts and confidence tags
+([C] confirmed, [S] single source, [I] inferred, [?] unknown) refer to
+``shared/spec/sensors.md`` section 3; the ros-drivers/velodyne conventions
+(ROSVEL) are followed where MORAI's own sources are silent.
+
+Packet (1206 bytes, little-endian) [C]
+--------------------------------------
+12 blocks of 100 bytes: flag ``FF EE`` (HDL-64 lower bank ``FF DD``), uint16
+azimuth in 0.01 deg, 32 x (uint16 distance, uint8 intensity); then uint32
+timestamp (us past the hour), return-mode byte (0x37 strongest, 0x38 last,
+0x39 dual) and product-id byte.
+
+Models (:data:`MODELS`, data not code)
+--------------------------------------
+``VLP16`` [C], ``PUCK_HIRES`` (VLP-16 Hi-Res) [C], ``HDL32E`` [C] (the two MORAI
+is known to emulate), ``VLP32C`` [S] (4 mm distance unit, per-laser azimuth
+offsets; not evidenced for MORAI), ``MORAI_64`` [S]/[I]: MORAI's idealised
+HDL-64E S3 table (ROSNM ``64e_s3-xiesc.yaml``), upper bank ``FF EE`` = lasers
+0-31, lower bank ``FF DD`` = lasers 32-63.  Its ``vert_offset_correction``
+values (0.14-0.22 m) are NOT applied (0 here): MORAI's idealised table is used
+as pure angles; every model has a ``vert_offsets`` column should they matter.
+Rings are numbered by ascending elevation, as ROSVEL does.
+
+Firing times within a packet: VLP-16 / Hi-Res 55.296 us per firing, 2.304 us per
+laser [C]; HDL-32E 46.08 us per firing, 1.152 us per laser in data order (HDL-32E
+manual; ROSVEL uses laser pairs, a difference of at most 18 us); VLP-32C
+55.296 us, laser pairs 2.304 us apart [S]; 64: 57.6 us per upper/lower column
+and the HDL-64E S3 manual's firing pattern (7.2 us per 4 lasers) [S] (ROSVEL has
+no timing for 64-laser models).  MORAI's real timing is unknown [?].
+
+Open questions made parameters (spec 3.2, 8 q5)
+----------------------------------------------
+* Bytes 1200-1205 [?]: the model is configured, never taken from the product
+  byte.  ``return_mode='auto'`` reads byte 1204 of the batch's first packet
+  (0x39 = dual, anything else single); ``'single'``/``'dual'`` force it.
+* Point times: ``packet_time='auto'`` uses the packets' device timestamps when
+  each one is 1 us..100 ms after the previous one, otherwise nominal times
+  (packet index x the model's packet period: a simulator may send a revolution
+  in a burst, so arrival times are not used unless asked for); ``'device'``,
+  ``'nominal'`` and ``'host'`` (caller-supplied arrival stamps, as ROSVEL
+  without gps_time; nominal when none are given) force one.  ``time`` is seconds since the first firing of the batch's first packet.
+* Second firing of a VLP-16 block (azimuth not transmitted):
+  ``interpolation='velodyne'`` (default, ROSVEL / manual: azimuth +
+  delta x slot time / 110.592 us, delta = next block's azimuth - this one mod
+  36000, the last block reusing the previous delta, per packet) or ``'fixed'``
+  (MORAI's examples: +``second_firing_offset_deg`` = 0.2 deg for the second
+  firing, no per-laser shift).  ROSVEL rounds the corrected azimuth to 0.01 deg;
+  we do not (<= 0.005 deg difference).  32-laser-per-block models use the block
+  azimuth (+ per-laser offset) for every laser, as ROSVEL does.
+* Dual return: blocks 2j (last) and 2j+1 (strongest) share an azimuth [C].
+  Both returns are kept, except that a return of block 2j+1 identical
+  (distance and intensity) to block 2j's is dropped (``dual_dedupe=True``,
+  as a real sensor repeats the block when there is one return).  Dual is not
+  supported for ``MORAI_64`` (always decoded as single).
+* Distance 0 = no return: dropped by default; ``keep_zero=True`` keeps such
+  points with NaN x, y, z (as ROSVEL's organised cloud does).  ``min_range`` /
+  ``max_range`` (m) drop points outside, off by default.
+* Auxiliary header [S] (third-party claim, unverified): with
+  ``aux_header=True`` (default) a datagram longer than 1206 bytes whose payload
+  starts at a ``FF EE`` within its first 64 bytes is accepted and counted.
+* Revolutions: no packet marks them [I].  :class:`RevolutionAssembler` starts a
+  new revolution at the packet whose first-block azimuth wraps (drops by more
+  than 180 deg) or passes ``cut_angle``.
+
+Coordinates: ROS frame as ROSVEL (x forward, y left, z up):
+x = R cos(w) cos(a), y = -R cos(w) sin(a), z = R sin(w), with w the elevation
+and a the azimuth (+ per-laser offset) [C].
+
+Output cloud: :func:`pack_cloud` gives the ``data`` bytes and field list of
+ROSVEL's XYZIRT cloud (x, y, z, intensity float32 at 0, 4, 8, 12; ring uint16
+at 16; time float32 at 18; point_step 22, little-endian, height 1).
+
+Ports [C] spec 7: user-set; MORAI's WeGo and SensorExample use destination 2368
+(:data:`DEFAULT_PORT`, also Velodyne's own default).
+
+Public API
+----------
+``MODELS``, ``get_model(name)``, ``model_from_product_id(byte)``
+``VelodyneDecoder(model='VLP16', return_mode='auto', interpolation='velodyne',
+second_firing_offset_deg=0.2, dual_dedupe=True, keep_zero=False,
+min_range=None, max_range=None, packet_time='auto', aux_header=True)``
+    ``.check(datagram) -> bytes`` (the 1206-byte packet), ``.decode(packets,
+    stamps=None) -> Points``
+``decode_packets(packets, model='VLP16', stamps=None, **options) -> Points``
+``RevolutionAssembler(decoder, cut_angle=None, max_packets=4000)``
+    ``.add(datagram, stamp=None) -> Revolution | None``, ``.flush()``,
+    ``.counters()``, ``.last_error``
+``pack_cloud(points) -> CloudData``; ``POINT_FIELDS``, ``POINT_STEP``
+``encode_packets(model, azimuths_deg, distances_m, intensities=None,
+timestamps_us=None, return_mode=RETURN_STRONGEST, product_id=None, flags=None) -> [bytes]``
+``packets_from_ranges(model, ranges_m, intensities=None, rpm=600.0,
+start_azimuth_deg=0.0, start_time_us=0, last_ranges_m=None, last_intensities=None) -> [bytes]``
+``scan_pattern(model, rpm=600.0, start_azimuth_deg=0.0, columns=None) -> (azimuth_deg, elevation_deg)``
+
+Decoders raise only :class:`SensorDecodeError` for bad packets; encoders
+:class:`EncodeError`.  No ROS imports.
+"""
+
+import math
+import struct
+from collections import Counter
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .sensor_errors import EncodeError, SensorDecodeError, check_bytes
+
+__all__ = [
+    "DEFAULT_PORT", "PACKET_SIZE", "BLOCKS", "SLOTS", "UPPER_BANK", "LOWER_BANK",
+    "RETURN_STRONGEST", "RETURN_LAST", "RETURN_DUAL", "HOUR_US", "AUX_HEADER_SEARCH",
+    "VelodyneModel", "MODELS", "get_model", "model_from_product_id", "PACKET_DTYPE",
+    "Points", "Revolution", "VelodyneDecoder", "decode_packets", "RevolutionAssembler",
+    "PointField", "POINT_FIELDS", "POINT_STEP", "CloudData", "pack_cloud",
+    "encode_packets", "packets_from_ranges", "scan_pattern", "firing_step_deg",
+    "SensorDecodeError", "EncodeError",
+]
+
+#: Destination port of MORAI's example configurations and Velodyne's default [C].
+DEFAULT_PORT = 2368
+PACKET_SIZE = 1206
+BLOCKS = 12
+SLOTS = 32
+UPPER_BANK = 0xEEFF        # bytes FF EE
+LOWER_BANK = 0xDDFF        # bytes FF DD (HDL-64 lower bank)
+RETURN_STRONGEST = 0x37
+RETURN_LAST = 0x38
+RETURN_DUAL = 0x39
+HOUR_US = 3600 * 1000000
+#: A longer datagram is searched for ``FF EE`` in its first this many bytes.
+AUX_HEADER_SEARCH = 64
+_AZ_MAX = 36000
+_AUTO_STEP_MAX_US = 100000     # 'auto' packet times: largest credible step between packets
+
+
+class VelodyneModel(NamedTuple):
+    """A sensor model as data.  Per-laser tuples are indexed by laser number
+    (packet order: block slot k, + 32 for an HDL-64 lower-bank block)."""
+
+    name: str
+    description: str
+    lasers: int
+    elevations_deg: Tuple[float, ...]
+    azimuth_offsets_deg: Tuple[float, ...]   # added to the block azimuth (manual sign)
+    vert_offsets_m: Tuple[float, ...]        # ROSVEL vert_offset_correction
+    distance_resolution_m: float
+    product_id: Optional[int]                # byte 1205; None = not set by this model
+    firings_per_block: int                   # 2: a block holds two firings of 16 lasers
+    blocks_per_firing: int                   # 2: a firing spans an upper and a lower block
+    firing_period_us: float                  # time between firings (columns)
+    slot_times_us: Tuple[float, ...]         # 32: time of block slot k after the block's first firing
+    interpolate: bool                        # azimuth interpolated inside a block (VLP-16 style)
+    dual_supported: bool
+    nominal_packet_rate_hz: float            # single return, for sizing
+
+    @property
+    def rings(self) -> Tuple[int, ...]:
+        """Ring of each laser: 0 = lowest elevation (ROSVEL numbering)."""
+        order = sorted(range(self.lasers), key=lambda i: (self.elevations_deg[i], i))
+        ring = [0] * self.lasers
+        for r, laser in enumerate(order):
+            ring[laser] = r
+        return tuple(ring)
+
+    def columns_per_packet(self, dual: bool = False) -> int:
+        """Firings (columns of simultaneous azimuth) carried by one packet."""
+        cols = BLOCKS * self.firings_per_block // self.blocks_per_firing
+        return cols // 2 if dual else cols
+
+    def packet_period_us(self, dual: bool = False) -> float:
+        return self.columns_per_packet(dual) * self.firing_period_us
+
+
+def _vlp16_slots() -> Tuple[float, ...]:
+    return tuple((k // 16) * 55.296 + (k % 16) * 2.304 for k in range(SLOTS))
+
+
+_ZERO16 = (0.0,) * 16
+_ZERO32 = (0.0,) * 32
+_ZERO64 = (0.0,) * 64
+_S3_PATTERN = (0.0, 1.3, 2.5, 3.7)
+
+_VLP32C = (  # (elevation, azimuth offset) deg per laser, spec 3.3 [C]
+    (-25, 1.4), (-1, -4.2), (-1.667, 1.4), (-15.639, -1.4), (-11.31, 1.4), (0, -1.4),
+    (-0.667, 4.2), (-8.843, -1.4), (-7.254, 1.4), (0.333, -4.2), (-0.333, 1.4), (-6.148, -1.4),
+    (-5.333, 4.2), (1.333, -1.4), (0.667, 4.2), (-4, -1.4), (-4.667, 1.4), (1.667, -4.2),
+    (1, 1.4), (-3.667, -4.2), (-3.333, 4.2), (3.333, -1.4), (2.333, 1.4), (-2.667, -1.4),
+    (-3, 1.4), (7, -1.4), (4.667, 1.4), (-2.333, -4.2), (-2, 4.2), (15, -1.4), (10.333, 1.4),
+    (-1.333, -1.4))
+
+#: Every supported model, by name.
+MODELS: Dict[str, VelodyneModel] = {m.name: m for m in (
+    VelodyneModel(
+        "VLP16", "Velodyne VLP-16 / Puck LITE", 16,
+        (-15, 1, -13, 3, -11, 5, -9, 7, -7, 9, -5, 11, -3, 13, -1, 15),
+        _ZERO16, _ZERO16, 0.002, 0x22, 2, 1, 55.296, _vlp16_slots(), True, True, 754.0),
+    VelodyneModel(
+        "PUCK_HIRES", "Velodyne Puck Hi-Res (VLP-16 Hi-Res)", 16,
+        (-10, 0.667, -8.667, 2, -7.333, 3.333, -6, 4.667, -4.667, 6, -3.333, 7.333, -2, 8.667,
+         -0.667, 10),
+        _ZERO16, _ZERO16, 0.002, 0x24, 2, 1, 55.296, _vlp16_slots(), True, True, 754.0),
+    VelodyneModel(
+        "HDL32E", "Velodyne HDL-32E", 32,
+        (-30.67, -9.33, -29.33, -8.00, -28.00, -6.67, -26.67, -5.33, -25.33, -4.00, -24.00,
+         -2.67, -22.67, -1.33, -21.33, 0.00, -20.00, 1.33, -18.67, 2.67, -17.33, 4.00, -16.00,
+         5.33, -14.67, 6.67, -13.33, 8.00, -12.00, 9.33, -10.67, 10.67),
+        _ZERO32, _ZERO32, 0.002, 0x21, 1, 1, 46.08, tuple(k * 1.152 for k in range(SLOTS)),
+        False, True, 1808.0),
+    VelodyneModel(
+        "VLP32C", "Velodyne VLP-32C (ROSVEL VeloView calibration)", 32,
+        tuple(float(e) for e, _ in _VLP32C), tuple(float(o) for _, o in _VLP32C), _ZERO32,
+        0.004, 0x28, 1, 1, 55.296, tuple((k // 2) * 2.304 for k in range(SLOTS)), False, True,
+        1507.0),
+    VelodyneModel(
+        "MORAI_64", "MORAI's idealised HDL-64E S3 (64e_s3-xiesc.yaml), vert offsets not applied",
+        64,
+        (-7, -6.667, 0.333, 0.667, -6.333, -6, -8.333, -8, -5.667, -5.333, -7.667, -7.333, -3,
+         -2.667, -5, -4.667, -2.333, -2, -4.333, -4, -1.667, -1.333, -3.667, -3.333, 1, 1.333,
+         -1, -0.667, 1.667, 2, -0.333, 0,
+         -22.8, -22.3, -11.8, -11.3, -21.8, -21.3, -24.8, -24.3, -20.8, -20.3, -23.8, -23.3,
+         -16.8, -16.3, -19.8, -19.3, -15.8, -15.3, -18.8, -18.3, -14.8, -14.3, -17.8, -17.3,
+         -10.8, -10.3, -13.8, -13.3, -9.8, -9.3, -12.8, -12.3),
+        _ZERO64, _ZERO64, 0.002, None, 1, 2, 57.6,
+        tuple(7.2 * (k // 4) + _S3_PATTERN[k % 4] for k in range(SLOTS)), False, False,
+        1e6 / (6 * 57.6)),
+)}
+
+_ALIASES = {
+    "VLP16": "VLP16", "VLP-16": "VLP16", "PUCK": "VLP16", "PUCKLITE": "VLP16",
+    "PUCK_HIRES": "PUCK_HIRES", "PUCKHIRES": "PUCK_HIRES", "VLP16_HIRES": "PUCK_HIRES",
+    "VLP-16HI-RES": "PUCK_HIRES", "VLP16HIRES": "PUCK_HIRES",
+    "HDL32E": "HDL32E", "HDL-32E": "HDL32E", "32E": "HDL32E",
+    "VLP32C": "VLP32C", "VLP-32C": "VLP32C", "32C": "VLP32C",
+    "MORAI_64": "MORAI_64", "64": "MORAI_64", "64E_S3": "MORAI_64", "HDL64E_S3": "MORAI_64",
+    "HDL-64E_S3": "MORAI_64",
+}
+
+
+def get_model(name) -> VelodyneModel:
+    """A model by name (``'VLP16'``, ``'VLP-16'``, ``'32E'``, ``'64E_S3'``, ...) or as given."""
+    if isinstance(name, VelodyneModel):
+        return name
+    key = _ALIASES.get(str(name).strip().upper().replace(" ", ""))
+    if key is None:
+        raise ValueError("unknown Velodyne model %r; known: %s" % (name, ", ".join(MODELS)))
+    return MODELS[key]
+
+
+def model_from_product_id(product_id: int) -> Optional[VelodyneModel]:
+    """The model whose product-id byte (1205) is ``product_id``, or None."""
+    for model in MODELS.values():
+        if model.product_id is not None and model.product_id == product_id:
+            return model
+    return None
+
+
+_POINT_DTYPE = np.dtype({"names": ["dist", "refl"], "formats": ["<u2", "u1"],
+                         "offsets": [0, 2], "itemsize": 3})
+_BLOCK_DTYPE = np.dtype({"names": ["flag", "azimuth", "points"],
+                         "formats": ["<u2", "<u2", (_POINT_DTYPE, (SLOTS,))],
+                         "offsets": [0, 2, 4], "itemsize": 100})
+#: numpy view of one packet: ``blocks`` (12) of ``flag``, ``azimuth``,
+#: ``points`` (32) of ``dist``, ``refl``; then ``stamp``, ``mode``, ``product``.
+PACKET_DTYPE = np.dtype({"names": ["blocks", "stamp", "mode", "product"],
+                         "formats": [(_BLOCK_DTYPE, (BLOCKS,)), "<u4", "u1", "u1"],
+                         "offsets": [0, 1200, 1204, 1205], "itemsize": PACKET_SIZE})
+
+_AZIMUTHS = struct.Struct("<" + "2xH96x" * BLOCKS)
+_FLAG_FF = b"\xff" * BLOCKS
+_FLAG_EE = b"\xee" * BLOCKS
+
+
+class Points:
+    """Decoded points, one numpy array per field (all of the same length).
+
+    x, y, z: float32 m, ROS frame.  intensity: float32 (the raw byte, 0..255).
+    ring: uint16 (0 = lowest laser).  time: float32 s since the first firing of
+    the first packet decoded together.
+    """
+
+    __slots__ = ("x", "y", "z", "intensity", "ring", "time")
+
+    def __init__(self, x, y, z, intensity, ring, time):
+        self.x, self.y, self.z = x, y, z
+        self.intensity, self.ring, self.time = intensity, ring, time
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def __repr__(self) -> str:
+        return "Points(%d points)" % len(self.x)
+
+    @classmethod
+    def empty(cls) -> "Points":
+        f = np.empty(0, np.float32)
+        return cls(f, f.copy(), f.copy(), f.copy(), np.empty(0, np.uint16), f.copy())
+
+
+class Revolution(NamedTuple):
+    """One revolution from :class:`RevolutionAssembler`.
+
+    points: :class:`Points`.  packets: packets it was decoded from.
+    complete: False for a revolution that did not start at the cut (the first
+    one, one cut by ``max_packets``, or a flush).  stamp: the caller's stamp of its
+    first packet (None if not given).  device_time_us: timestamp field of its
+    first packet.  first_azimuth_deg: first block azimuth of its first packet.
+    dual: decoded as dual return.
+    """
+
+    points: Points
+    packets: int
+    complete: bool
+    stamp: Optional[float]
+    device_time_us: int
+    first_azimuth_deg: float
+    dual: bool
+
+
+class VelodyneDecoder:
+    """Vectorised decoder of Velodyne data packets for one model (module docstring
+    for every option).  Stateless apart from its configuration: safe to share."""
+
+    def __init__(self, model="VLP16", return_mode: str = "auto", interpolation: str = "velodyne",
+                 second_firing_offset_deg: float = 0.2, dual_dedupe: bool = True,
+                 keep_zero: bool = False, min_range: Optional[float] = None,
+                 max_range: Optional[float] = None, packet_time: str = "auto",
+                 aux_header: bool = True):
+        self.model = m = get_model(model)
+        if return_mode not in ("auto", "single", "dual"):
+            raise ValueError("return_mode must be 'auto', 'single' or 'dual'")
+        if interpolation not in ("velodyne", "fixed"):
+            raise ValueError("interpolation must be 'velodyne' or 'fixed'")
+        if packet_time not in ("auto", "device", "nominal", "host"):
+            raise ValueError("packet_time must be 'auto', 'device', 'nominal' or 'host'")
+        self.return_mode = return_mode
+        self.interpolation = interpolation
+        self.second_firing_offset_deg = float(second_firing_offset_deg)
+        self.dual_dedupe = bool(dual_dedupe)
+        self.keep_zero = bool(keep_zero)
+        self.min_range = min_range
+        self.max_range = max_range
+        self.packet_time = packet_time
+        self.aux_header = bool(aux_header)
+        res = m.distance_resolution_m
+        # range limits as distance counts (inclusive), None when off
+        self._lo = None if min_range is None else max(1, int(math.ceil(min_range / res - 1e-9)))
+        self._hi = None if max_range is None else int(math.floor(max_range / res + 1e-9))
+
+        k = np.arange(SLOTS)
+        lasers_per_firing = SLOTS // m.firings_per_block
+        self._banked = m.blocks_per_firing == 2
+        slot_laser = k % lasers_per_firing
+        elev = np.radians(np.asarray(m.elevations_deg, np.float64))
+        vo = np.asarray(m.vert_offsets_m, np.float64)
+        # per-laser tables (64 entries for the banked model, indexed by laser), else per slot
+        lasers = np.arange(m.lasers) if self._banked else slot_laser
+        self._cos_el = np.cos(elev[lasers]).astype(np.float32)
+        self._sin_el = np.sin(elev[lasers]).astype(np.float32)
+        self._vert = vo[lasers].astype(np.float32) if np.any(vo) else None
+        self._ring = np.asarray(m.rings, np.uint16)[lasers]
+        off = np.asarray(m.azimuth_offsets_deg, np.float64)[lasers] * 100.0
+        self._az_off = off.astype(np.float32) if np.any(off) else None
+        slot_us = np.asarray(m.slot_times_us, np.float64)
+        self._slot_time = (slot_us * 1e-6).astype(np.float32)
+        # azimuth shift of each slot, in units of the block-to-block azimuth delta
+        block_us = m.firings_per_block * m.firing_period_us
+        self._frac = (slot_us / block_us).astype(np.float32)
+        self._fixed = ((k // lasers_per_firing) * self.second_firing_offset_deg * 100.0
+                       ).astype(np.float32)
+        b = np.arange(BLOCKS)
+        self._block_time = {}
+        for dual in (False, True):
+            group = m.blocks_per_firing * (2 if dual else 1)
+            cols = (b // group) * m.firings_per_block
+            self._block_time[dual] = cols * m.firing_period_us * 1e-6
+
+    # ------------------------------------------------------------------ one datagram
+
+    def check(self, datagram) -> bytes:
+        """The 1206-byte packet of a datagram, validated (length, block flags,
+        azimuths < 36000); raises :class:`SensorDecodeError` with ``reason``
+        'length', 'flag' or 'azimuth'.  A longer datagram is accepted as described
+        under ``aux_header`` (its ``reason`` on failure is still 'length')."""
+        data = check_bytes(datagram)
+        n = len(data)
+        if n != PACKET_SIZE:
+            if self.aux_header and n > PACKET_SIZE:
+                start = 0
+                while True:
+                    off = data.find(b"\xff\xee", start, AUX_HEADER_SEARCH + 1)
+                    if off < 0 or off + PACKET_SIZE > n:
+                        break
+                    candidate = data[off:off + PACKET_SIZE]
+                    if self._flags_ok(candidate) and max(_AZIMUTHS.unpack(candidate[:1200])) < _AZ_MAX:
+                        return candidate
+                    start = off + 1
+            raise SensorDecodeError(
+                "Velodyne datagram of %d bytes, expected %d%s" % (
+                    n, PACKET_SIZE, " (or longer with a FF EE payload start in its first %d bytes)"
+                    % AUX_HEADER_SEARCH if self.aux_header else ""),
+                "length", length=n, expected=(PACKET_SIZE,), header=data[:2])
+        if not self._flags_ok(data):
+            raise SensorDecodeError(
+                "Velodyne packet with bad block flags %s, expected FF EE%s" % (
+                    " ".join(data[b * 100:b * 100 + 2].hex() for b in range(BLOCKS)),
+                    " or FF DD" if self._banked else ""), "flag", length=n, header=data[:2])
+        azimuths = _AZIMUTHS.unpack(data[:1200])
+        if max(azimuths) >= _AZ_MAX:
+            raise SensorDecodeError("Velodyne packet with block azimuth %d (0.01 deg) >= 36000"
+                                    % max(azimuths), "azimuth", length=n)
+        return data
+
+    def _flags_ok(self, packet: bytes) -> bool:
+        if packet[0:1200:100] != _FLAG_FF:
+            return False
+        second = packet[1:1200:100]
+        if self._banked:
+            return not second.translate(None, b"\xee\xdd")
+        return second == _FLAG_EE
+
+    # ------------------------------------------------------------------ many packets
+
+    def _records(self, packets) -> np.ndarray:
+        if isinstance(packets, np.ndarray):
+            arr = packets
+            if arr.dtype == PACKET_DTYPE:
+                return arr.reshape(-1)
+            if arr.dtype != np.uint8 or arr.ndim != 2 or arr.shape[1] != PACKET_SIZE:
+                raise SensorDecodeError("packet array must be uint8 of shape (N, %d), got %s %s"
+                                        % (PACKET_SIZE, arr.dtype, arr.shape), "length")
+            return np.ascontiguousarray(arr).view(PACKET_DTYPE).reshape(-1)
+        packets = list(packets)
+        for i, p in enumerate(packets):
+            if len(p) != PACKET_SIZE:
+                raise SensorDecodeError("packet %d has %d bytes, expected %d" % (i, len(p), PACKET_SIZE),
+                                        "length", length=len(p), expected=(PACKET_SIZE,))
+        return np.frombuffer(b"".join(packets), dtype=PACKET_DTYPE)
+
+    def is_dual(self, rec: np.ndarray) -> bool:
+        """Whether packets (``PACKET_DTYPE`` records) are decoded as dual return."""
+        if not self.model.dual_supported or self.return_mode == "single":
+            return False
+        if self.return_mode == "dual":
+            return True
+        return len(rec) > 0 and int(rec["mode"][0]) == RETURN_DUAL
+
+    def _packet_times(self, rec: np.ndarray, dual: bool, stamps) -> np.ndarray:
+        n = len(rec)
+        mode = self.packet_time
+        if mode == "host" and stamps is not None:
+            t = np.asarray(stamps, np.float64).reshape(-1)
+            if len(t) != n:
+                raise ValueError("%d stamps for %d packets" % (len(t), n))
+            return t - t[0]
+        if mode in ("auto", "device") and n > 1:
+            dev = rec["stamp"].astype(np.int64)
+            step = (dev[1:] - dev[:-1]) % HOUR_US
+            if mode == "device" or bool(np.all((step > 0) & (step <= _AUTO_STEP_MAX_US))):
+                rel = np.zeros(n, np.int64)
+                np.cumsum(step, out=rel[1:])
+                return rel * 1e-6
+        return np.arange(n) * (self.model.packet_period_us(dual) * 1e-6)
+
+    def decode(self, packets, stamps: Optional[Sequence[float]] = None) -> Points:
+        """Decode packets together: a sequence of 1206-byte ``bytes``, an (N, 1206)
+        uint8 array or an array of ``PACKET_DTYPE``.  ``stamps``: optional arrival
+        time (s) per packet, used for point times when ``packet_time='host'``.  Points are in packet, block, slot order.  Raises
+        :class:`SensorDecodeError` if any packet is invalid (use :meth:`check` on
+        single datagrams to filter first)."""
+        rec = self._records(packets)
+        n = len(rec)
+        if n == 0:
+            return Points.empty()
+        m = self.model
+        blocks = rec["blocks"]
+        flags = blocks["flag"]
+        if self._banked:
+            bad = np.flatnonzero(~np.all((flags == UPPER_BANK) | (flags == LOWER_BANK), axis=1))
+        else:
+            bad = np.flatnonzero(~np.all(flags == UPPER_BANK, axis=1))
+        if len(bad):
+            raise SensorDecodeError("packet %d has bad block flags" % bad[0], "flag",
+                                    length=PACKET_SIZE)
+        az = blocks["azimuth"]
+        if int(az.max()) >= _AZ_MAX:
+            raise SensorDecodeError("packet %d has a block azimuth >= 36000"
+                                    % int(np.flatnonzero(np.any(az >= _AZ_MAX, axis=1))[0]),
+                                    "azimuth", length=PACKET_SIZE)
+        dual = self.is_dual(rec)
+        pts = blocks["points"]
+        dist = pts["dist"]                       # (n, 12, 32) uint16, strided view
+        refl = pts["refl"]
+
+        # Everything is computed on the whole (n, 12, 32) grid with broadcasting
+        # (cheap), then the points with a return are gathered once per output.
+        if self.keep_zero:
+            valid = None
+        else:
+            valid = dist != 0
+        if self._lo is not None:
+            valid = (dist >= self._lo) if valid is None else valid & (dist >= self._lo)
+        if self._hi is not None:
+            valid = (dist <= self._hi) if valid is None else valid & (dist <= self._hi)
+        if dual and self.dual_dedupe:
+            same = (dist[:, 1::2] == dist[:, 0::2]) & (refl[:, 1::2] == refl[:, 0::2])
+            if valid is None:
+                valid = np.ones(dist.shape, bool)
+            valid[:, 1::2] &= ~same
+
+        d = dist.astype(np.float32)
+        zero = (d == 0) if self.keep_zero else None
+        d *= np.float32(m.distance_resolution_m)
+
+        # per-slot laser tables; the 64-laser model picks its bank per block
+        if self._banked:
+            lower = (flags == LOWER_BANK)[:, :, None]
+
+            def table(t):
+                return np.where(lower, t[SLOTS:], t[:SLOTS])
+        else:
+            def table(t):
+                return t
+        cos_el = table(self._cos_el)
+        sin_el = table(self._sin_el)
+
+        # azimuth, 0.01 deg
+        azf = az.astype(np.float32)
+        if m.interpolate:
+            if self.interpolation == "velodyne":
+                head = az[:, 0::2] if dual else az        # one azimuth per block (pair)
+                head = head.astype(np.int32)
+                delta = np.empty(head.shape, np.float32)
+                delta[:, :-1] = (head[:, 1:] - head[:, :-1]) % _AZ_MAX
+                delta[:, -1] = delta[:, -2]
+                if dual:
+                    delta = np.repeat(delta, 2, axis=1)
+                azp = azf[:, :, None] + delta[:, :, None] * self._frac
+            else:
+                azp = azf[:, :, None] + self._fixed
+            if self._az_off is not None:
+                azp += table(self._az_off)
+        elif self._az_off is not None:
+            azp = azf[:, :, None] + table(self._az_off)
+        else:
+            azp = None
+        to_rad = np.float32(math.pi / 18000.0)
+        if azp is None:
+            # every laser of a block at the block azimuth: trigonometry per block only
+            azf *= to_rad
+            cos_a = np.cos(azf)[:, :, None]
+            sin_a = np.sin(azf)[:, :, None]
+        else:
+            azp *= to_rad
+            cos_a = np.cos(azp)
+            sin_a = np.sin(azp)
+
+        if self._vert is None:
+            xy = d * cos_el
+            z = d * sin_el
+        else:
+            vo = table(self._vert)
+            xy = d * cos_el - vo * sin_el
+            z = d * sin_el + vo * cos_el
+        x = xy * cos_a
+        xy *= sin_a
+        y = np.negative(xy, out=xy)
+        if zero is not None and zero.any():
+            x[zero] = y[zero] = z[zero] = np.nan
+
+        packet_t = self._packet_times(rec, dual, stamps)
+        block_t = (packet_t[:, None] + self._block_time[dual][None, :]).astype(np.float32)
+        time = block_t[:, :, None] + self._slot_time
+        intensity = refl.astype(np.float32)
+        ring = table(self._ring)
+
+        shape = dist.shape
+        if valid is None or valid.all():
+            def out(a):
+                return np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1)
+        else:
+            idx = np.flatnonzero(valid)
+
+            def out(a):
+                if a.shape == shape:
+                    return np.take(a.reshape(-1), idx)
+                return np.take(np.broadcast_to(a, shape).reshape(-1), idx)
+        x, y, z, intensity, time = out(x), out(y), out(z), out(intensity), out(time)
+        if self._banked:
+            ring = out(ring)
+        elif valid is None or valid.all():
+            ring = out(ring)
+        else:
+            ring = np.take(ring, idx & (SLOTS - 1))
+        return Points(x, y, z, intensity, ring, time)
+
+
+def decode_packets(packets, model="VLP16", stamps=None, **options) -> Points:
+    """One-shot :meth:`VelodyneDecoder.decode` (options as for the decoder)."""
+    return VelodyneDecoder(model, **options).decode(packets, stamps)
+
+
+class RevolutionAssembler:
+    """Groups packets into revolutions and decodes each one in a single batch.
+
+    ``add`` validates the datagram (:meth:`VelodyneDecoder.check`: bad ones are
+    counted by reason, described in ``last_error`` and skipped, never raised) and
+    returns the previous revolution when this packet starts a new one: its
+    first-block azimuth wrapped (dropped by more than 180 deg since the previous
+    packet) when ``cut_angle`` is None or negative, or passed ``cut_angle`` (deg)
+    otherwise.  A revolution is also emitted (``complete=False``) after
+    ``max_packets`` packets without a cut.  Not thread-safe.
+    """
+
+    def __init__(self, decoder: Optional[VelodyneDecoder] = None, cut_angle: Optional[float] = None,
+                 max_packets: int = 4000):
+        self.decoder = decoder if decoder is not None else VelodyneDecoder()
+        if cut_angle is None or cut_angle < 0:
+            self.cut = None
+        else:
+            self.cut = int(round(float(cut_angle) * 100.0)) % _AZ_MAX
+        if max_packets < 1:
+            raise ValueError("max_packets must be >= 1")
+        self.max_packets = int(max_packets)
+        self.packets = 0               # valid packets accepted
+        self.revolutions = 0
+        self.bad: Counter = Counter()  # reason -> datagrams rejected
+        self.aux_header = 0            # longer datagrams accepted (auxiliary header)
+        self.forced_cuts = 0           # revolutions cut by max_packets
+        self.last_error: Optional[str] = None
+        self.last_product_id: Optional[int] = None
+        self.last_return_mode: Optional[int] = None
+        self._pending: List[bytes] = []
+        self._stamps: List[Optional[float]] = []
+        self._last_az: Optional[int] = None
+        self._started_at_cut = False
+
+    def counters(self) -> Dict[str, int]:
+        out = {"packets": self.packets, "revolutions": self.revolutions,
+               "bad": sum(self.bad.values()), "aux_header": self.aux_header,
+               "forced_cuts": self.forced_cuts, "pending": len(self._pending)}
+        for reason, count in self.bad.items():
+            out["bad_" + reason] = count
+        return out
+
+    def _crossed(self, last: int, az: int) -> bool:
+        forward = (az - last) % _AZ_MAX
+        if self.cut is None:
+            return az < last and last - az > _AZ_MAX // 2
+        if forward == 0 or forward > _AZ_MAX // 2:
+            return False
+        return 0 < (self.cut - last) % _AZ_MAX <= forward
+
+    def add(self, datagram, stamp: Optional[float] = None) -> Optional[Revolution]:
+        """Add one datagram (and optionally its arrival time, s)."""
+        try:
+            packet = self.decoder.check(datagram)
+        except SensorDecodeError as exc:
+            self.bad[exc.reason] += 1
+            self.last_error = str(exc)
+            return None
+        if len(packet) != len(datagram):
+            self.aux_header += 1
+        self.packets += 1
+        self.last_return_mode = packet[1204]
+        self.last_product_id = packet[1205]
+        az = packet[2] | (packet[3] << 8)
+        out = None
+        if self._last_az is not None and self._crossed(self._last_az, az):
+            out = self._emit(complete=self._started_at_cut)
+            self._started_at_cut = True
+        elif len(self._pending) >= self.max_packets:
+            self.forced_cuts += 1
+            out = self._emit(complete=False)
+            self._started_at_cut = False
+        self._last_az = az
+        self._pending.append(packet)
+        self._stamps.append(stamp)
+        return out
+
+    def flush(self) -> Optional[Revolution]:
+        """Emit what is pending (``complete=False``), e.g. at shutdown."""
+        out = self._emit(complete=False)
+        self._started_at_cut = False
+        self._last_az = None
+        return out
+
+    def _emit(self, complete: bool) -> Optional[Revolution]:
+        packets, stamps = self._pending, self._stamps
+        if not packets:
+            return None
+        self._pending, self._stamps = [], []
+        have = all(s is not None for s in stamps)
+        rec = np.frombuffer(b"".join(packets), dtype=PACKET_DTYPE)
+        points = self.decoder.decode(rec, stamps if have else None)
+        self.revolutions += 1
+        first = packets[0]
+        return Revolution(points, len(packets), complete, stamps[0],
+                          struct.unpack_from("<I", first, 1200)[0],
+                          (first[2] | (first[3] << 8)) / 100.0, self.decoder.is_dual(rec))
+
+
+# ----------------------------------------------------------------------------- PointCloud2
+
+class PointField(NamedTuple):
+    """sensor_msgs/PointField as plain data (datatype: 7 = FLOAT32, 4 = UINT16)."""
+
+    name: str
+    offset: int
+    datatype: int
+    count: int
+
+
+FLOAT32 = 7
+UINT16 = 4
+#: Fields of ROSVEL's XYZIRT cloud (velodyne_pointcloud pointcloudXYZIRT.cc, fields
+#: added back to back by PointCloud2Modifier: no padding).
+POINT_FIELDS = (PointField("x", 0, FLOAT32, 1), PointField("y", 4, FLOAT32, 1),
+                PointField("z", 8, FLOAT32, 1), PointField("intensity", 12, FLOAT32, 1),
+                PointField("ring", 16, UINT16, 1), PointField("time", 18, FLOAT32, 1))
+POINT_STEP = 22
+_CLOUD_DTYPE = np.dtype({"names": [f.name for f in POINT_FIELDS],
+                         "formats": ["<f4", "<f4", "<f4", "<f4", "<u2", "<f4"],
+                         "offsets": [f.offset for f in POINT_FIELDS], "itemsize": POINT_STEP})
+
+
+class CloudData(NamedTuple):
+    """Everything of a sensor_msgs/PointCloud2 but its header, as plain data."""
+
+    height: int
+    width: int
+    fields: Tuple[PointField, ...]
+    is_bigendian: bool
+    point_step: int
+    row_step: int
+    data: bytes
+    is_dense: bool
+
+
+def pack_cloud(points: Points) -> CloudData:
+    """Pack points into the ``data`` of an unorganised XYZIRT PointCloud2
+    (height 1, little-endian).  ``is_dense`` is False only if x holds NaN
+    (``keep_zero=True``)."""
+    n = len(points.x)
+    rec = np.empty(n, _CLOUD_DTYPE)
+    rec["x"] = points.x
+    rec["y"] = points.y
+    rec["z"] = points.z
+    rec["intensity"] = points.intensity
+    rec["ring"] = points.ring
+    rec["time"] = points.time
+    dense = not bool(np.isnan(points.x).any()) if n else True
+    return CloudData(1, n, POINT_FIELDS, False, POINT_STEP, POINT_STEP * n, rec.tobytes(), dense)
+
+
+# ----------------------------------------------------------------------------- encoder
+
+def _as_array(name: str, value, shape: Tuple[int, ...], dtype) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=dtype)
+        return np.broadcast_to(arr, shape)
+    except (TypeError, ValueError) as exc:
+        raise EncodeError("%s: cannot be read as %s of shape %s (%s)" % (name, np.dtype(dtype),
+                                                                           shape, exc), field=name) from None
+
+
+def encode_packets(model, azimuths_deg, distances_m, intensities=None, timestamps_us=None,
+                   return_mode: int = RETURN_STRONGEST, product_id: Optional[int] = None,
+                   flags=None) -> List[bytes]:
+    """Build 1206-byte packets.
+
+    azimuths_deg: (P, 12) block azimuths, deg (rounded to 0.01 deg, taken mod 360).
+    distances_m: (P, 12, 32) per block slot, m; NaN, inf or <= 0 = no return (0);
+    a distance above 65535 counts raises :class:`EncodeError`.
+    intensities: (P, 12, 32) 0..255 (default 0).  timestamps_us: (P,) us past the
+    hour (default 0; taken mod one hour).  return_mode: byte 1204.  product_id:
+    byte 1205 (default the model's, 0 if it has none).  flags: (P, 12) uint16
+    block flags (default FF EE, alternating with FF DD for the 64-laser model).
+    """
+    m = get_model(model)
+    dist = np.asarray(distances_m, np.float64)
+    if dist.ndim != 3 or dist.shape[1:] != (BLOCKS, SLOTS):
+        raise EncodeError("distances_m must have shape (P, 12, 32), got %s" % (dist.shape,),
+                          field="distances_m")
+    p = dist.shape[0]
+    az = _as_array("azimuths_deg", azimuths_deg, (p, BLOCKS), np.float64)
+    if not np.all(np.isfinite(az)):
+        raise EncodeError("azimuths must be finite", field="azimuths_deg")
+    inten = _as_array("intensities", 0 if intensities is None else intensities,
+                      (p, BLOCKS, SLOTS), np.float64)
+    if np.any((inten < 0) | (inten > 255)) or not np.all(np.isfinite(inten)):
+        raise EncodeError("intensities must be 0..255", field="intensities")
+    stamps = _as_array("timestamps_us", 0 if timestamps_us is None else timestamps_us, (p,),
+                       np.int64)
+    for name, value in (("return_mode", return_mode), ("product_id", product_id)):
+        if value is not None and not (isinstance(value, (int, np.integer)) and 0 <= value <= 255):
+            raise EncodeError("%s must be a byte, got %r" % (name, value), field=name)
+    if flags is None:
+        flags = np.full((p, BLOCKS), UPPER_BANK, np.uint16)
+        if m.blocks_per_firing == 2:
+            flags[:, 1::2] = LOWER_BANK
+    else:
+        flags = _as_array("flags", flags, (p, BLOCKS), np.uint16)
+
+    with np.errstate(invalid="ignore"):
+        counts = np.rint(dist / m.distance_resolution_m)
+        counts[~np.isfinite(counts) | (counts < 0)] = 0
+    if np.any(counts > 0xFFFF):
+        raise EncodeError("distance %.3f m exceeds the %s maximum of %.3f m"
+                          % (float(np.nanmax(np.where(np.isfinite(dist), dist, 0))), m.name,
+                             0xFFFF * m.distance_resolution_m), field="distances_m")
+    rec = np.zeros(p, PACKET_DTYPE)
+    blocks = rec["blocks"]
+    blocks["flag"] = flags
+    blocks["azimuth"] = np.rint(az * 100.0).astype(np.int64) % _AZ_MAX
+    blocks["points"]["dist"] = counts.astype(np.uint16)
+    blocks["points"]["refl"] = np.rint(inten).astype(np.uint8)
+    rec["stamp"] = (stamps % HOUR_US).astype(np.uint32)
+    rec["mode"] = return_mode
+    rec["product"] = (m.product_id or 0) if product_id is None else product_id
+    raw = rec.tobytes()
+    return [raw[i * PACKET_SIZE:(i + 1) * PACKET_SIZE] for i in range(p)]
+
+
+def firing_step_deg(model, rpm: float = 600.0) -> float:
+    """Azimuth advance between consecutive firings (columns), deg."""
+    m = get_model(model)
+    return float(rpm) * 6.0 * m.firing_period_us * 1e-6
+
+
+def scan_pattern(model, rpm: float = 600.0, start_azimuth_deg: float = 0.0,
+                 columns: Optional[int] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """Ray directions of one revolution, for a ray-casting emulator.
+
+    Returns ``(azimuth_deg, elevation_deg)``: azimuth_deg (C, L) float64 in
+    [0, 360), the azimuth the decoder assigns to laser l of column c (with the
+    default ``interpolation='velodyne'`` and constant rotation); elevation_deg (L,).
+    C defaults to the columns of one revolution at ``rpm``.  Feed the ranges
+    measured along these rays, shaped (C, L), to :func:`packets_from_ranges`
+    with the same ``rpm`` and ``start_azimuth_deg``.
+    """
+    m = get_model(model)
+    step = firing_step_deg(m, rpm)
+    if columns is None:
+        columns = int(round(360.0 / step))
+    col = float(start_azimuth_deg) + step * np.arange(columns)
+    shift = np.asarray(m.azimuth_offsets_deg, np.float64)
+    if m.interpolate:
+        lasers_per_firing = SLOTS // m.firings_per_block
+        shift = shift + step * np.asarray(m.slot_times_us[:lasers_per_firing]) / m.firing_period_us
+    return (col[:, None] + shift[None, :]) % 360.0, np.asarray(m.elevations_deg, np.float64)
+
+
+def packets_from_ranges(model, ranges_m, intensities=None, rpm: float = 600.0,
+                        start_azimuth_deg: float = 0.0, start_time_us: int = 0,
+                        last_ranges_m=None, last_intensities=None,
+                        return_mode: int = RETURN_STRONGEST) -> List[bytes]:
+    """Packets for per-laser ranges of consecutive firings.
+
+    ranges_m: (C, L) m, column c fired at ``start_azimuth_deg + c * firing_step``,
+    laser l in laser-number order; NaN / inf / <= 0 = no return.  intensities:
+    (C, L) 0..255.  The last packet is filled with no-return columns.  Device
+    timestamps start at ``start_time_us`` and advance by the packet period.
+    With ``last_ranges_m`` (and ``last_intensities``) the packets are dual return:
+    blocks 2j carry the last returns, 2j+1 the strongest (``ranges_m``), byte 1204
+    = 0x39.  Otherwise byte 1204 = ``return_mode``.
+    """
+    m = get_model(model)
+    dual = last_ranges_m is not None
+    if dual and not m.dual_supported:
+        raise EncodeError("dual return is not supported for %s" % m.name, field="last_ranges_m")
+    ranges = np.asarray(ranges_m, np.float64)
+    if ranges.ndim != 2 or ranges.shape[1] != m.lasers:
+        raise EncodeError("ranges_m must have shape (C, %d), got %s" % (m.lasers, ranges.shape),
+                          field="ranges_m")
+    c = ranges.shape[0]
+    inten = _as_array("intensities", 0 if intensities is None else intensities, ranges.shape,
+                      np.float64)
+    cpp = m.columns_per_packet(dual)
+    p = max(1, -(-c // cpp))
+    total = p * cpp
+
+    def padded(arr, fill):
+        out = np.full((total, m.lasers), fill)
+        out[:c] = arr
+        return out
+
+    if dual:
+        last = np.asarray(last_ranges_m, np.float64)
+        if last.shape != ranges.shape:
+            raise EncodeError("last_ranges_m must have the shape of ranges_m", field="last_ranges_m")
+        last_inten = _as_array("last_intensities", 0 if last_intensities is None else last_intensities,
+                               ranges.shape, np.float64)
+    step = firing_step_deg(m, rpm)
+    col_az = float(start_azimuth_deg) + step * np.arange(total)
+    # columns -> blocks: 2 firings per VLP-16 block, 2 blocks per HDL-64 firing
+    per_block = (-1, SLOTS)
+    r_blocks = padded(ranges, np.inf).reshape(per_block)
+    i_blocks = padded(inten, 0.0).reshape(per_block)
+    block_az = col_az[::m.firings_per_block] if m.firings_per_block > 1 else np.repeat(
+        col_az, m.blocks_per_firing)
+    if dual:
+        r_last = padded(last, np.inf).reshape(per_block)
+        i_last = padded(last_inten, 0.0).reshape(per_block)
+        r_blocks = np.stack([r_last, r_blocks], axis=1).reshape(per_block)
+        i_blocks = np.stack([i_last, i_blocks], axis=1).reshape(per_block)
+        block_az = np.repeat(block_az, 2)
+    stamps = int(start_time_us) + np.rint(np.arange(p) * m.packet_period_us(dual)).astype(np.int64)
+    return encode_packets(m, block_az.reshape(p, BLOCKS), r_blocks.reshape(p, BLOCKS, SLOTS),
+                          i_blocks.reshape(p, BLOCKS, SLOTS), stamps,
+                          RETURN_DUAL if dual else return_mode)
