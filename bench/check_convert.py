@@ -31,6 +31,7 @@ from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStat
                             VehicleCollision, VehicleCollisionData)
 from morai_bridge.ros import udp_convert as fast  # noqa: E402
 from morai_bridge.wire import udp  # noqa: E402
+from morai_bridge.wire.enums import Platform, SimProc, SimState  # noqa: E402
 
 import bench_codec  # noqa: E402
 import e2e_streams  # noqa: E402
@@ -122,11 +123,11 @@ def ref_sim_proc_status(w, stamp, last_command_time):
     m.latest_command_time = last_command_time
     m.command_result = 0 if w.result == 0 else (0x01 if w.result == 0x01 else 0x10)
     m.current_mode = 0x01
-    sim = w.platform == fast.PLATFORM_SIMULATOR
-    if sim and w.status & 0x0FFF == fast.STATUS_PAUSE:
-        m.current_status = fast.PROC_PAUSE
-    elif sim and w.status & 0x0FFF == fast.STATUS_PLAYING:
-        m.current_status = fast.PROC_PLAY
+    sim = w.platform == Platform.SIMULATOR
+    if sim and w.status & 0x0FFF == SimState.PAUSE:
+        m.current_status = int(SimProc.PAUSE)
+    elif sim and w.status & 0x0FFF == SimState.PLAYING:
+        m.current_status = int(SimProc.PLAY)
     else:
         m.current_status = 0
     return m
