@@ -87,7 +87,10 @@ class Sut(object):
             args = ["%s_port:=%d" % (n, p) for n, p in ports.items()]
             args += ["sync_state_port:=%d" % free_udp_port()]
             args += ["%s_port:=%d" % (n, sink_port) for n in TX]
-            cmd = ["roslaunch", "morai_msgs", "udp_bridge.launch", "ns:=%s" % self.ns, "output:=log",
+            # a base revision runs with its own launch file: its parameters may differ from today's
+            launch = [str(Path(src).parent / "launch" / "udp_bridge.launch")] if src else \
+                ["morai_msgs", "udp_bridge.launch"]
+            cmd = ["roslaunch"] + launch + ["ns:=%s" % self.ns, "output:=log",
                    "stamp_source:=sim", "sim_ip:=127.0.0.1", "bind_ip:=127.0.0.1"] + args
             node = self.ns + "/udp_bridge"
         else:

@@ -101,10 +101,11 @@ class Master(object):
 
 
 def extract_src(rev, log_dir):
-    """src/ of git revision ``rev`` under log_dir (git archive: the repository is not touched)."""
+    """src/ (and launch/, whose parameters belong to that src) of git revision ``rev`` under log_dir
+    (git archive: the repository is not touched)."""
     dest = Path(log_dir) / ("src-" + rev.replace("/", "_"))
     dest.mkdir()
-    archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", rev, "src"], check=True,
+    archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", rev, "src", "launch"], check=True,
                              capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     return dest / "src"
