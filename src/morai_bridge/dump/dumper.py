@@ -15,7 +15,7 @@ from morai_bridge.wire import udp
 from . import jsonout
 from .formatters import hexdump, summarize, verbose_lines
 
-__all__ = ["Dumper", "looks_morai", "error_key", "PROG", "EXIT_OK", "EXIT_DECODE_ERRORS",
+__all__ = ["Dumper", "looks_morai", "error_key", "mismatch_key", "PROG", "EXIT_OK", "EXIT_DECODE_ERRORS",
            "EXIT_USAGE"]
 
 PROG = "morai_udp_dump"
@@ -69,6 +69,13 @@ def error_key(err: "udp.DecodeError", payload: bytes) -> str:
     return text[:100]
 
 
+def mismatch_key(warning: "udp.DataLengthMismatch") -> str:
+    """A data_length mismatch (decoded by the datagram's length), for counting."""
+    return (f"{warning.header.decode('ascii', 'backslashreplace')} data_length "
+            f"{warning.data_length}, expected {warning.expected} ({warning.length} B, "
+            f"{warning.type_name})")
+
+
 # ----------------------------------------------------------------------------- dumper
 
 def _addr(endpoint):
@@ -93,6 +100,7 @@ class Dumper:
         self.gps_sentences = Counter()  # 'GGA' -> n
         self.errors = Counter()         # error key -> n
         self.error_count = 0
+        self.mismatches = Counter()     # data_length mismatch key -> n (decoded by length)
         self.not_morai = Counter()      # dst port -> n
         self.first_ts = None
         self.last_ts = None
@@ -118,7 +126,7 @@ class Dumper:
             self.first_ts = ts
         self.last_ts = ts
         try:
-            msg = udp.decode(payload)
+            msg, warning = udp.decode_tolerant(payload)
         except udp.DecodeError as err:
             if looks_morai(payload):
                 self._error(ts, src, dst, payload, err)
@@ -127,7 +135,14 @@ class Dumper:
                 if self.all_udp and not self.quiet:
                     self._other(ts, src, dst, payload)
             return
+        self._message(ts, src, dst, payload, msg, warning)
+
+    def _message(self, ts, src, dst, payload, msg, warning=None):
         name = msg.TYPE_NAME
+        marker = ""
+        if warning is not None:
+            self.mismatches[mismatch_key(warning)] += 1
+            marker = f"[data_length {warning.data_length}, expected {warning.expected}] "
         self.types[name] += 1
         ports = self.type_ports.get(name)
         if ports is None:
@@ -142,12 +157,15 @@ class Dumper:
         if self.as_json:
             record = self._json_head("message", ts, src, dst, payload, name)
             record["class"] = type(msg).__name__
+            if warning is not None:
+                record["warning"] = str(warning)
+                record["data_length_received"] = warning.data_length
             record["msg"] = jsonout.jsonable(msg)
             if self.hex and self.verbose:
                 record["hex"] = payload.hex()
             self.write(jsonout.line(record))
             return
-        line = f"{self._head(ts, src, dst, payload)}  {name:<21} {summarize(msg, self)}\n"
+        line = f"{self._head(ts, src, dst, payload)}  {name:<21} {marker}{summarize(msg, self)}\n"
         if self.verbose:
             line += "\n".join(verbose_lines(msg)) + "\n"
             if self.hex:
@@ -221,6 +239,11 @@ class Dumper:
                 extra = "  (" + ", ".join(f"{k} {v}" for k, v in
                                           sorted(self.gps_sentences.items())) + ")"
             lines.append(f"  {name:<22} {n:>7}  ports {ports}{extra}")
+        if self.mismatches:
+            lines.append(f"decoded despite an unexpected data_length (warnings): "
+                         f"{sum(self.mismatches.values())}")
+            for key, n in self.mismatches.most_common():
+                lines.append(f"  {n:>7}  {key}")
         lines.append(f"decode errors: {self.error_count}")
         for key, n in self.errors.most_common():
             lines.append(f"  {n:>7}  {key}")

@@ -55,6 +55,8 @@ def summary_record(counts, *, source, seconds, reader_counts, filtered, interrup
         "messages": sum(counts.types.values()), "types": dict(counts.types),
         "gps_sentences": dict(counts.gps_sentences),
         "decode_errors": counts.error_count, "errors": dict(counts.errors),
+        "data_length_mismatches": sum(counts.mismatches.values()),
+        "mismatches": dict(counts.mismatches),
         "not_morai": sum(counts.not_morai.values()),
         "not_morai_ports": {str(k): v for k, v in counts.not_morai.items()},
         "filtered_out": filtered,
