@@ -108,3 +108,57 @@ def test_well_formed_traffic_has_no_mismatch_lines(tmp_path, capsys):
                                                    udp.encode(NPC))])
     status, lines, _ = run(capsys, path)
     assert status == 0 and not any("data_length" in ln for ln in lines)
+
+
+# ----------------------------------------------------------------------------- item 7
+
+def _objects(n, sec):
+    return udp.make(udp.ObjectInfo, sec=sec, nsec=367000000, objects=tuple(
+        udp.ObjectRecord(obj_id=10 + i, obj_type=1, pos_x=100.0 + 3 * i, pos_y=200.0,
+                         link_id=f"L{i}") for i in range(n)))
+
+
+def test_port_filtered_capture_shows_the_first_fragments(tmp_path, capsys):
+    """tcpdump 'udp port 7505': only the first fragment of each Object Info is kept."""
+    objs = [_objects(n, 1726147847 + k) for k, n in enumerate((20, 2, 0))]
+    datagrams = [(0.02 * k, (SIM, 7605), (USER, 7505), udp.encode(o))
+                 for k, o in enumerate(objs)]
+    path = write_capture(tmp_path / "port7505.pcap", datagrams, first_fragment_only=True)
+    status, lines, err = run(capsys, path, "--utc")
+    shown = [ln for ln in lines if " -> " in ln]
+    assert len(shown) == 3, lines                   # before: nothing at all
+    assert all("1472 B  object_info" in ln and
+               "[TRUNCATED by the capture: 1472 of 2160 B, slots 13/20 read]" in ln
+               for ln in shown)
+    assert "13 objects (veh 13)" in shown[0] and "2 objects (veh 2)" in shown[1]
+    assert "0 objects" in shown[2]
+    # one note on stderr, with the capture filter to use; the summary counts and repeats it
+    assert err.count("note:") == 1 and "ip[6:2] & 0x1fff != 0" in err
+    assert ("truncated by the capture (first IP fragment only, records of the first slots "
+            "decoded): 3 (object_info 3)") in lines
+    assert any(ln.startswith("  note: ") and "udp and (port 7505 or ip[6:2] & 0x1fff != 0)" in ln
+               for ln in lines)
+    assert "partial 3" in [ln for ln in lines if ln.startswith("capture reader:")][0]
+    assert "decode errors: 0" in lines and status == 0
+
+    # the decoded records are the full datagram's (JSON, every field)
+    status, lines, err = run(capsys, path, "--json")
+    records = [json.loads(ln) for ln in lines]
+    assert [r["kind"] for r in records] == ["message"] * 3 + ["summary"]
+    for r, o in zip(records, objs):
+        full = udp.decode(udp.encode(o))
+        assert r["msg"]["objects"] == [dict(x._asdict()) for x in full.objects[:13]]
+        assert (r["msg"]["sec"], r["msg"]["nsec"]) == (full.sec, full.nsec)
+        assert r["truncated"] == {"captured": 1472, "length": 2160, "slots_read": 13,
+                                  "slots": 20}
+    assert records[-1]["truncated"] == 3 and records[-1]["truncated_types"] == {"object_info": 3}
+    assert err.count("note:") == 1
+
+
+def test_complete_capture_has_no_truncation_lines(tmp_path, capsys):
+    path = write_capture(tmp_path / "full.pcap", [(0.0, (SIM, 7605), (USER, 7505),
+                                                   udp.encode(_objects(20, 1)))])
+    status, lines, err = run(capsys, path)
+    assert status == 0 and err == "" and not any("TRUNCATED" in ln or "truncated" in ln
+                                                 for ln in lines)
+    assert "20 objects (veh 20)" in lines[0]

@@ -57,6 +57,8 @@ def summary_record(counts, *, source, seconds, reader_counts, filtered, interrup
         "decode_errors": counts.error_count, "errors": dict(counts.errors),
         "data_length_mismatches": sum(counts.mismatches.values()),
         "mismatches": dict(counts.mismatches),
+        "truncated": sum(counts.truncated.values()),
+        "truncated_types": dict(counts.truncated),
         "not_morai": sum(counts.not_morai.values()),
         "not_morai_ports": {str(k): v for k, v in counts.not_morai.items()},
         "filtered_out": filtered,
