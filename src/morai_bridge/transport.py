@@ -62,7 +62,8 @@ class StreamStats(object):
     """Counters of one receive stream.  Plain ints: updated by one thread."""
 
     __slots__ = ('name', 'received', 'published', 'decode_errors', 'wrong_type', 'foreign',
-                 'handler_errors', 'last_rx', 'last_error', 'last_foreign')
+                 'handler_errors', 'last_rx', 'last_error', 'last_foreign', 'data_length_mismatch',
+                 'last_mismatch')
 
     def __init__(self, name):
         self.name = name
@@ -75,6 +76,8 @@ class StreamStats(object):
         self.last_rx = None      # monotonic time of the last datagram from the simulator
         self.last_error = ''
         self.last_foreign = ''
+        self.data_length_mismatch = 0   # decoded by their length although data_length disagreed
+        self.last_mismatch = ''         # what the last of them carried and what was expected
 
     def age(self, now=None):
         if self.last_rx is None:

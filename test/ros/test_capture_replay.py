@@ -123,6 +123,33 @@ class CaptureReplayTest(unittest.TestCase):
         self.assertTrue(all(b >= a for a, b in zip(secs, secs[1:])), 'clock went backwards')
         self.assertAlmostEqual(secs[-1] - secs[0], 0.05 * 39 + 0.003, places=3)
 
+    def test_port_filtered_capture_publishes_the_records_of_the_first_fragments(self):
+        """tcpdump 'udp port 7505' keeps only the first IP fragment of each Object Info: the
+        records it holds (13 of 20 slots) are published, the farthest objects are missing."""
+        tmp = tempfile.mkdtemp()
+        path = os.path.join(tmp, 'port7505.pcap')
+        frames = []
+        for k in range(10):
+            obj = udp.make(udp.ObjectInfo, sec=1726148000 + k, nsec=0, objects=tuple(
+                udp.ObjectRecord(100 + i, 1, 10.0 + i, 1.0, 0.0, 0.0, 4.5, 1.8, 1.5, 1.0, 2.7, 0.8, 18.0, 0, 0,
+                                 0, 0, 0, 'L%d' % i) for i in range(20)))
+            frames += ip_frames(T0 + 0.05 * k, 7605, 7505, udp.encode(obj), 500 + k)[:1]   # first only
+        with open(path, 'wb') as f:
+            w = dpkt.pcap.Writer(f, linktype=dpkt.pcap.DLT_EN10MB)
+            for ts, frame in frames:
+                w.writepkt(frame, ts=ts)
+        objs = Collect('/Object_topic', ObjectStatusList)
+        p = self.replay(path, ['rate:=0', 'node_name:=replay_port_filtered'])
+        try:
+            self.assertTrue(wait_for(lambda: len(objs.msgs) >= 10, 30.0), 'objects %d' % len(objs.msgs))
+        finally:
+            p.shutdown()
+        self.assertEqual(len(objs.msgs), 10)
+        self.assertEqual([m.header.stamp.secs for m in objs.msgs], [1726148000 + k for k in range(10)])
+        for m in objs.msgs:
+            self.assertEqual([o.unique_id for o in m.npc_list], list(range(100, 113)))
+            self.assertEqual([o.position.x for o in m.npc_list], [10.0 + i for i in range(13)])
+
     @unittest.skipUnless(os.path.exists(SHARED), 'shared capture %s not present' % SHARED)
     def test_shared_capture(self):
         ego = Collect('/Ego_topic', EgoVehicleStatus)

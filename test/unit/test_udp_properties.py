@@ -175,4 +175,5 @@ def test_nmea_round_trip(lat, lon, alt, quality, sats, t, date, speed, course):
     assert abs(gga.altitude - alt) <= 0.05 + 1e-9
     assert gga.fix_quality == quality and gga.num_satellites == sats
     assert rmc.date == date
-    assert rmc.utc_time.replace(tzinfo=None) == t.replace(microsecond=t.microsecond // 10000 * 10000)
+    # MORAI writes hhmmss.s: tenths of a second, truncated
+    assert rmc.utc_time.replace(tzinfo=None) == t.replace(microsecond=t.microsecond // 100000 * 100000)

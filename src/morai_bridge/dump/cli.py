@@ -154,7 +154,7 @@ def main(argv=None) -> int:
         return EXIT_USAGE
 
     dumper = Dumper(stdout.write, verbose=args.verbose, as_json=args.json, hexdump=args.hex,
-                    all_udp=args.all_udp, utc=args.utc, quiet=args.quiet)
+                    all_udp=args.all_udp, utc=args.utc, quiet=args.quiet, note=stderr.write)
     reader_counts, filtered, interrupted = None, 0, False
     try:
         if args.file is not None:

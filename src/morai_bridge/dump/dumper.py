@@ -11,11 +11,12 @@ import re
 from collections import Counter
 
 from morai_bridge.wire import udp
+from morai_bridge.wire.capture import PORT_FILTER_HINT, TruncatedPayload
 
 from . import jsonout
 from .formatters import hexdump, summarize, verbose_lines
 
-__all__ = ["Dumper", "looks_morai", "error_key", "PROG", "EXIT_OK", "EXIT_DECODE_ERRORS",
+__all__ = ["Dumper", "looks_morai", "error_key", "mismatch_key", "PROG", "EXIT_OK", "EXIT_DECODE_ERRORS",
            "EXIT_USAGE"]
 
 PROG = "morai_udp_dump"
@@ -69,6 +70,13 @@ def error_key(err: "udp.DecodeError", payload: bytes) -> str:
     return text[:100]
 
 
+def mismatch_key(warning: "udp.DataLengthMismatch") -> str:
+    """A data_length mismatch (decoded by the datagram's length), for counting."""
+    return (f"{warning.header.decode('ascii', 'backslashreplace')} data_length "
+            f"{warning.data_length}, expected {warning.expected} ({warning.length} B, "
+            f"{warning.type_name})")
+
+
 # ----------------------------------------------------------------------------- dumper
 
 def _addr(endpoint):
@@ -79,8 +87,9 @@ class Dumper:
     """Decodes datagrams, prints them and keeps the counts for the summary."""
 
     def __init__(self, write, *, verbose=False, as_json=False, hexdump=False,
-                 all_udp=False, utc=False, quiet=False):
+                 all_udp=False, utc=False, quiet=False, note=None):
         self.write = write
+        self.note = note                # one-time notes (stderr), e.g. the capture filter hint
         self.verbose = verbose
         self.as_json = as_json
         self.hex = hexdump
@@ -93,6 +102,8 @@ class Dumper:
         self.gps_sentences = Counter()  # 'GGA' -> n
         self.errors = Counter()         # error key -> n
         self.error_count = 0
+        self.mismatches = Counter()     # data_length mismatch key -> n (decoded by length)
+        self.truncated = Counter()      # type name -> datagrams cut by the capture (first fragment)
         self.not_morai = Counter()      # dst port -> n
         self.first_ts = None
         self.last_ts = None
@@ -117,8 +128,11 @@ class Dumper:
         if self.first_ts is None:
             self.first_ts = ts
         self.last_ts = ts
+        if type(payload) is TruncatedPayload:
+            self._truncated(ts, src, dst, payload)
+            return
         try:
-            msg = udp.decode(payload)
+            msg, warning = udp.decode_tolerant(payload)
         except udp.DecodeError as err:
             if looks_morai(payload):
                 self._error(ts, src, dst, payload, err)
@@ -127,7 +141,34 @@ class Dumper:
                 if self.all_udp and not self.quiet:
                     self._other(ts, src, dst, payload)
             return
+        self._message(ts, src, dst, payload, msg, warning)
+
+    def _truncated(self, ts, src, dst, payload):
+        """A datagram the capture holds only the start of (its first IP fragment)."""
+        try:
+            msg, read, total = udp.decode_truncated(payload, payload.full_length)
+        except udp.DecodeError as err:
+            if looks_morai(payload):
+                self._error(ts, src, dst, payload, err)
+            else:
+                self.not_morai[dst[1]] += 1
+            return
+        if not self.truncated and self.note is not None:
+            self.note(f"{PROG}: note: {PORT_FILTER_HINT}; decoding the records the first "
+                      f"fragments hold (marked TRUNCATED)\n")
+        self.truncated[msg.TYPE_NAME] += 1
+        self._message(ts, src, dst, payload, msg, cut=(len(payload), payload.full_length,
+                                                       read, total))
+
+    def _message(self, ts, src, dst, payload, msg, warning=None, cut=None):
         name = msg.TYPE_NAME
+        marker = ""
+        if warning is not None:
+            self.mismatches[mismatch_key(warning)] += 1
+            marker = f"[data_length {warning.data_length}, expected {warning.expected}] "
+        if cut is not None:
+            marker = (f"[TRUNCATED by the capture: {cut[0]} of {cut[1]} B, "
+                      f"slots {cut[2]}/{cut[3]} read] ")
         self.types[name] += 1
         ports = self.type_ports.get(name)
         if ports is None:
@@ -142,12 +183,18 @@ class Dumper:
         if self.as_json:
             record = self._json_head("message", ts, src, dst, payload, name)
             record["class"] = type(msg).__name__
+            if warning is not None:
+                record["warning"] = str(warning)
+                record["data_length_received"] = warning.data_length
+            if cut is not None:
+                record["truncated"] = {"captured": cut[0], "length": cut[1],
+                                       "slots_read": cut[2], "slots": cut[3]}
             record["msg"] = jsonout.jsonable(msg)
             if self.hex and self.verbose:
                 record["hex"] = payload.hex()
             self.write(jsonout.line(record))
             return
-        line = f"{self._head(ts, src, dst, payload)}  {name:<21} {summarize(msg, self)}\n"
+        line = f"{self._head(ts, src, dst, payload)}  {name:<21} {marker}{summarize(msg, self)}\n"
         if self.verbose:
             line += "\n".join(verbose_lines(msg)) + "\n"
             if self.hex:
@@ -221,6 +268,16 @@ class Dumper:
                 extra = "  (" + ", ".join(f"{k} {v}" for k, v in
                                           sorted(self.gps_sentences.items())) + ")"
             lines.append(f"  {name:<22} {n:>7}  ports {ports}{extra}")
+        if self.mismatches:
+            lines.append(f"decoded despite an unexpected data_length (warnings): "
+                         f"{sum(self.mismatches.values())}")
+            for key, n in self.mismatches.most_common():
+                lines.append(f"  {n:>7}  {key}")
+        if self.truncated:
+            lines.append(f"truncated by the capture (first IP fragment only, records of the "
+                         f"first slots decoded): {sum(self.truncated.values())} ("
+                         + ", ".join(f"{k} {v}" for k, v in self.truncated.items()) + ")")
+            lines.append(f"  note: {PORT_FILTER_HINT}")
         lines.append(f"decode errors: {self.error_count}")
         for key, n in self.errors.most_common():
             lines.append(f"  {n:>7}  {key}")
@@ -235,7 +292,8 @@ class Dumper:
             lines.append(f"filtered out by --port: {filtered}")
         if reader_counts is not None:
             order = ("frames", "datagrams", "fragments", "reassembled", "fragments_dropped",
-                     "non_ipv4", "non_udp", "undecodable", "truncated", "truncated_file")
+                     "partial", "non_ipv4", "non_udp", "undecodable", "truncated",
+                     "truncated_file")
             keys = [k for k in order if reader_counts.get(k)] + \
                 sorted(k for k in reader_counts if k not in order and reader_counts[k])
             lines.append("capture reader: " + (", ".join(f"{k} {reader_counts[k]}"

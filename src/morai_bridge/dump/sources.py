@@ -38,7 +38,8 @@ def run_capture(path, dumper, *, ports=None, count=None, duration=None):
     Returns (reader counts, filtered-out count, interrupted).  Raises CaptureError
     or OSError for a file that cannot be read.
     """
-    reader = read_capture(path)
+    # partial: a port-filtered capture's first fragments still show (TruncatedPayload)
+    reader = read_capture(path, partial=True)
     wanted = set(ports) if ports else None
     limit = count
     end = None

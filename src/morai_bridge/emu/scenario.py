@@ -35,9 +35,10 @@ Rules (docs/emulator.md has the full table):
   on the spot at each end); a ``circle`` path goes round ``center`` at
   ``radius``, counter-clockwise (``"ccw"``, default) or clockwise, starting at
   ``start_deg`` on the circle.
-* Pedestrians walk back and forth between ``from`` and ``to``; ``wander_m`` > 0
-  adds a random sideways drift bounded to that many metres (seeded, so
-  deterministic with the emulator seed).
+* Pedestrians walk back and forth between ``from`` and ``to`` at ``speed_kmh``;
+  ``wander_m`` > 0 adds a smooth random sideways drift bounded to that many
+  metres (seeded, so deterministic with the emulator seed).  The drift leans
+  the walk (at most MAX_DRIFT_DEG off the path) but never changes its speed.
 * ``traffic_lights`` / ``intersections`` replace the emulator's default set
   when present (see :mod:`morai_bridge.emu.sim_signals`).
 """
@@ -62,6 +63,9 @@ __all__ = ["ScenarioError", "EgoStart", "PathSpec", "ActorSpec", "Scenario", "Ac
 OBJ_PEDESTRIAN, OBJ_VEHICLE, OBJ_OBSTACLE = (
     int(ObjectType.PEDESTRIAN), int(ObjectType.VEHICLE), int(ObjectType.OBSTACLE))
 VALID_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,30}$")
+
+#: how far (deg) a drifting pedestrian's walk may lean off its path (wander_m)
+MAX_DRIFT_DEG = 15.0
 
 DEFAULT_SIZES = {
     OBJ_VEHICLE: (4.6, 1.9, 1.5),
@@ -377,11 +381,38 @@ class Actor:
         self.yaw = math.radians(spec.yaw_deg)
         self.vx = self.vy = self.ax = self.ay = 0.0
         self.s = 0.0               # distance travelled along the path (m, or rad for circles)
-        self.offset = 0.0          # pedestrian sideways drift, m
+        self.offset = 0.0          # pedestrian sideways drift, m (left of the from -> to line)
+        self.drift_rate = 0.0      # d(offset)/dt, m/s
         # One generator per actor: its randomness does not depend on the others.
         self.rng = random.Random(f"{seed}:{spec.id}")
+        self.sway = None           # current drift leg (from, to, duration s), or None
+        self.sway_t = 0.0          # time into that leg, s
+        if self.wander > 0 and self.speed > 0 and self.path is not None:
+            self._new_sway(0.0)
         if self.path is not None:
             self._place(0.0)
+
+    def _new_sway(self, start: float) -> None:
+        """The next leg of the sideways drift: from ``start`` to a random offset within
+        +-wander, along a half cosine (zero sideways speed at both ends), slow enough that
+        the walk never leans more than MAX_DRIFT_DEG off the path."""
+        target = self.rng.uniform(-self.wander, self.wander)
+        peak = self.speed * math.sin(math.radians(MAX_DRIFT_DEG))
+        needed = abs(target - start) * math.pi / (2.0 * peak)
+        self.sway = (start, target, max(self.rng.uniform(2.0, 5.0), needed))
+        self.sway_t = 0.0
+
+    def _drift(self, dt: float) -> float:
+        """Advance the drift by ``dt``: sets ``offset``, returns the sideways speed now (m/s)."""
+        t = self.sway_t + dt
+        while t >= self.sway[2]:
+            t -= self.sway[2]
+            self._new_sway(self.sway[1])
+        self.sway_t = t
+        a, b, duration = self.sway
+        phase = math.pi * t / duration
+        self.offset = a + (b - a) * 0.5 * (1.0 - math.cos(phase))
+        return (b - a) * math.pi / (2.0 * duration) * math.sin(phase)
 
     def _place(self, dt: float) -> None:
         p = self.path
@@ -401,22 +432,27 @@ class Actor:
         (x0, y0), (x1, y1) = p.a, p.b
         length = math.hypot(x1 - x0, y1 - y0)
         ux, uy = (x1 - x0) / length, (y1 - y0) / length
-        self.s = (self.s + self.speed * dt) % (2.0 * length)
+        # A walker drifting sideways still walks at its speed: the drift turns part of the
+        # speed sideways (rate), the rest goes along the path.  Both are smooth in time.
+        v = self.speed
+        along_before = math.sqrt(max(0.0, v * v - self.drift_rate ** 2))
+        if self.sway is not None and dt > 0:
+            self.drift_rate = self._drift(dt)
+        along = math.sqrt(max(0.0, v * v - self.drift_rate ** 2))
+        self.s = (self.s + 0.5 * (along_before + along) * dt) % (2.0 * length)
         if self.s <= length:
             d, sign = self.s, 1.0
         else:
             d, sign = 2.0 * length - self.s, -1.0
-        lateral_v = 0.0
-        if self.wander > 0 and dt > 0:
-            step = self.rng.gauss(0.0, 0.25 * math.sqrt(dt))
-            new = max(-self.wander, min(self.wander, self.offset + step))
-            lateral_v = (new - self.offset) / dt
-            self.offset = new
+        rate = self.drift_rate
         self.x = x0 + ux * d - uy * self.offset
         self.y = y0 + uy * d + ux * self.offset
-        self.yaw = math.atan2(sign * uy, sign * ux)
-        self.vx = sign * ux * self.speed - uy * lateral_v
-        self.vy = sign * uy * self.speed + ux * lateral_v
+        self.vx = sign * ux * along - uy * rate
+        self.vy = sign * uy * along + ux * rate
+        # heading = direction of the walk (the path's direction while standing)
+        lean = rate / v if v > 0 else 0.0
+        straight = math.sqrt(max(0.0, 1.0 - lean * lean))
+        self.yaw = math.atan2(sign * uy * straight + ux * lean, sign * ux * straight - uy * lean)
         self.ax = self.ay = 0.0
 
     def update(self, dt: float) -> None:

@@ -7,6 +7,13 @@ the shared captures use).  Timing follows the capture at ``~rate`` (1 =
 recorded speed, 0 = as fast as possible); with ``~publish_clock`` the node
 publishes /clock from the capture's own timestamps, so ``use_sim_time``
 consumers see recorded time and the pacing never depends on ROS time.
+
+A capture taken with a port filter (``udp port 7505``) holds only the first IP
+fragment of each 2160-byte Object Info.  Such a datagram is replayed with the
+records its first fragment holds whole (13 of the 20 slots, which are nearest
+first) and the later slots empty: the ObjectStatusList is published, missing
+only the farthest objects.  They are counted (``truncated`` in the summary)
+and a warning, logged once, names the capture filter that keeps every fragment.
 """
 import time
 
@@ -17,7 +24,7 @@ from morai_bridge import transport
 from morai_bridge.ros.bridge_diagnostics import BridgeDiagnostics, make_updater
 from morai_bridge.ros.params import Param, ParamError, load
 from morai_bridge.ros.sim_receive import RECEIVE_PARAMS, SimReceiver
-from morai_bridge.wire import capture
+from morai_bridge.wire import capture, udp
 
 PARAMS = [
     Param('file', '', 'pcap or pcapng file of MORAI UDP traffic (required)'),
@@ -43,10 +50,11 @@ class Replay(object):
         self.clock_pub = rospy.Publisher('/clock', Clock, queue_size=10) if cfg.publish_clock else None
         self.sent = 0
         self.skipped = 0      # datagrams to ports no stream listens on, or from other hosts
+        self.truncated = 0    # datagrams of which the capture holds only the first IP fragment
         self.duration = None
 
     def _packets(self):
-        reader = capture.read_capture(self.cfg.file)
+        reader = capture.read_capture(self.cfg.file, partial=True)
         first = None
         for ts, src, dst, payload in reader:
             if first is None:
@@ -72,6 +80,8 @@ class Replay(object):
                     time.sleep(delay)
             if self.clock_pub is not None:
                 self.clock_pub.publish(Clock(rospy.Time.from_sec(ts)))
+            if type(payload) is capture.TruncatedPayload:
+                payload = self._complete(payload)
             if self.cfg.sim_ip not in ('', '0.0.0.0') and src[0] != self.cfg.sim_ip:
                 self.skipped += 1
             elif self.bridge.feed(dst[1], payload, src):
@@ -85,11 +95,30 @@ class Replay(object):
                               rel, self.sent, self.skipped)
         return True
 
+    def _complete(self, payload):
+        """A port-filtered capture's first fragment -> a datagram with the records it holds
+        (later slots empty), or the fragment itself when that is impossible (then the
+        bridge counts it as a decode error)."""
+        self.truncated += 1
+        if self.truncated == 1:
+            rospy.logwarn('capture_replay: %s; replaying the records the first fragments hold '
+                          '(the farthest objects are missing)', capture.PORT_FILTER_HINT)
+        try:
+            return udp.complete_truncated(payload, payload.full_length)[0]
+        except udp.DecodeError as e:
+            rospy.logwarn_throttle(10.0, 'capture_replay: a datagram cut by the capture cannot be '
+                                   'decoded: %s' % e)
+            return bytes(payload)
+
     def summary(self):
         per = ', '.join('%s %d' % (n, s.published) for n, s in sorted(self.bridge.stats.items()) if s.received)
         errors = sum(s.decode_errors + s.wrong_type for s in self.bridge.stats.values())
-        return ('capture_replay: done: %d datagrams fed (%s), %d decode errors, %d skipped (other ports/hosts)'
+        text = ('capture_replay: done: %d datagrams fed (%s), %d decode errors, %d skipped (other ports/hosts)'
                 % (self.sent, per or 'none', errors, self.skipped))
+        if self.truncated:
+            text += ('; %d truncated by the capture (first IP fragment only, replayed with the records '
+                     'it holds)' % self.truncated)
+        return text
 
 
 def main(argv=None):

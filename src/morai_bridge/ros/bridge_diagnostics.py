@@ -60,6 +60,10 @@ class BridgeDiagnostics(object):
             if st.foreign:
                 level = max(level, WARN)
                 text += '; %d from unexpected hosts' % st.foreign
+            if st.data_length_mismatch:
+                level = max(level, WARN)
+                text += '; %d decoded despite an unexpected data_length (last: %s)' % (
+                    st.data_length_mismatch, st.last_mismatch)
             if st.handler_errors:
                 level = ERROR
                 text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
@@ -75,6 +79,8 @@ class BridgeDiagnostics(object):
             stat.add('last unexpected sender', st.last_foreign)
             stat.add('age of last packet [s]', '' if age is None else '%.3f' % age)
             stat.add('last error', st.last_error)
+            stat.add('data_length mismatches', st.data_length_mismatch)
+            stat.add('last data_length mismatch', st.last_mismatch)
             if name in STAMPED:
                 stat.add('invalid packet stamps', self.rx.bad_stamps)
             return stat

@@ -109,12 +109,12 @@ class SimReceiver(object):
             topic_default, rtype = TOPICS[name]
             wcls = streams.BY_NAME[name].classes[0]
             if rtype is None:
-                self.handlers[name] = (wcls, self._on_listened(name), emu_sync.decode)
+                self.handlers[name] = (wcls, self._on_listened(name), emu_sync.decode, None)
             else:
                 # live: state topics keep only the latest; replay as fast as possible must not drop
                 depth = QUEUE.get(name, cfg.state_queue_size) if live else 1000
                 self.pubs[name] = rospy.Publisher(cfg[name + '_topic'], rtype, queue_size=depth)
-                self.handlers[name] = (wcls, getattr(self, '_on_' + name), udp.decode)
+                self.handlers[name] = (wcls, getattr(self, '_on_' + name), udp.decode, udp.decode_tolerant)
         self.navsat_pub = rospy.Publisher(cfg.navsat_topic, NavSatFix, queue_size=1) \
             if 'gps' in self.enabled else None
         self.odom_pub = rospy.Publisher(cfg.odom_topic, Odometry, queue_size=1) if cfg.publish_odom else None
@@ -174,15 +174,13 @@ class SimReceiver(object):
 
     def _dispatch(self, name, data, addr, t):
         st = self.stats[name]
-        wcls, handler, decode = self.handlers[name]
+        wcls, handler, decode, tolerant = self.handlers[name]
         try:
             msg = decode(data)
         except udp.DecodeError as e:
-            st.decode_errors += 1
-            st.last_error = str(e)
-            rospy.logwarn_throttle(5.0, 'udp_bridge: malformed datagram on %s port from %s:%d: %s'
-                                   % (name, addr[0], addr[1], e))
-            return
+            msg = self._decode_tolerant(st, name, tolerant, data, addr, e)
+            if msg is None:
+                return
         if type(msg) is not wcls:
             st.wrong_type += 1
             st.last_error = 'got %s on the %s port' % (type(msg).__name__, name)
@@ -190,6 +188,28 @@ class SimReceiver(object):
             return
         handler(msg)
         st.published += 1
+
+    def _decode_tolerant(self, st, name, tolerant, data, addr, error):
+        """After the strict decoder's DecodeError: the message when the datagram's total
+        length identifies exactly one variant although its data_length disagrees
+        (counted in st.data_length_mismatch, WARN on /diagnostics), else None (counted
+        as a decode error)."""
+        try:
+            if tolerant is None:
+                raise error
+            msg, warning = tolerant(data)
+        except udp.DecodeError as e:
+            st.decode_errors += 1
+            st.last_error = str(e)
+            rospy.logwarn_throttle(5.0, 'udp_bridge: malformed datagram on %s port from %s:%d: %s'
+                                   % (name, addr[0], addr[1], e))
+            return None
+        if warning is not None:
+            st.data_length_mismatch += 1
+            st.last_mismatch = str(warning)
+            rospy.logwarn_throttle(10.0, 'udp_bridge: %s port: %s (counted; check the simulator '
+                                   'version, docs/versions.md)' % (name, warning))
+        return msg
 
     def _stamp(self, sec, nsec):
         if self.cfg.stamp_source == 'sim' and sec is not None:

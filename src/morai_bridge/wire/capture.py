@@ -17,8 +17,23 @@ are skipped and counted in ``reader.counts``:
 ``reassembled``     datagrams completed from fragments
 ``fragments_dropped``  fragments discarded: duplicates, timed out, evicted,
                     inconsistent, or still incomplete at the end of the file
+``partial``         incomplete datagrams yielded as :class:`TruncatedPayload`
+                    (``partial=True`` only)
 ``truncated_file``  1 if the file ends in the middle of a record
 ==================  =============================================================
+
+Port-filtered captures: a capture filter such as ``udp port 7505`` keeps only
+the *first* IP fragment of a fragmented datagram (the later fragments carry no
+UDP header, so the filter cannot match them), and every 2160-byte Object Info
+then stays incomplete.  With ``read_capture(path, partial=True)`` such a
+datagram is yielded anyway, once its missing fragments are overdue
+(``partial_timeout``, 1 s of capture time, or the end of the file): its payload
+is a :class:`TruncatedPayload` - the bytes the capture holds, with
+``full_length`` from the UDP header - at the time of its first fragment, and
+records are still yielded in capture order (later ones are held back meanwhile).
+``udp.decode_truncated`` decodes what it holds.  To capture whole datagrams use
+``udp and (port 7505 or ip[6:2] & 0x1fff != 0)`` (also every non-first
+fragment) or filter on the simulator's address (``udp and host SIM_IP``).
 
 Link types: Ethernet (incl. VLAN tags, as dpkt handles them), Linux cooked
 capture v1/v2 (SLL/SLL2), raw IP, BSD loopback (NULL/LOOP).  For pcapng, dpkt
@@ -27,15 +42,24 @@ uses the link type of the first interface for every packet.
 Uses dpkt; no ROS imports.
 """
 
+import heapq
 import os
 import socket
 import struct
 from collections import Counter, OrderedDict
-from typing import Callable, Dict, Iterator, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 import dpkt
 
-__all__ = ["CaptureError", "CaptureReader", "read_capture", "Reassembler"]
+__all__ = ["CaptureError", "CaptureReader", "read_capture", "Reassembler", "TruncatedPayload",
+           "PORT_FILTER_HINT"]
+
+#: What to tell a user whose capture lost the later fragments (docs/udp_dump.md).
+PORT_FILTER_HINT = (
+    "the capture holds only the first IP fragment of some datagrams: a capture filter on UDP "
+    "ports (e.g. 'udp port 7505') drops the later fragments, which carry no UDP header. Capture "
+    "with \"udp and (port 7505 or ip[6:2] & 0x1fff != 0)\" (also every non-first fragment) or "
+    "\"udp and host SIM_IP\" instead")
 
 Endpoint = Tuple[str, int]
 Record = Tuple[float, Endpoint, Endpoint, bytes]
@@ -52,6 +76,22 @@ _MAX_DATAGRAM = 65535
 
 class CaptureError(ValueError):
     """The file is not a readable pcap/pcapng capture (or uses an unsupported link type)."""
+
+
+class TruncatedPayload(bytes):
+    """The start of a UDP payload whose later IP fragments are not in the capture.
+
+    A ``bytes`` (the payload bytes the capture holds, from the first); ``full_length``
+    is the payload length the UDP header declares.
+    """
+
+    def __new__(cls, data: bytes, full_length: int):
+        self = super().__new__(cls, data)
+        self.full_length = full_length
+        return self
+
+    def __repr__(self):
+        return f"TruncatedPayload({bytes(self)!r}, full_length={self.full_length})"
 
 
 # ----------------------------------------------------------------------------- link layer
@@ -109,10 +149,11 @@ _LINK_DECODERS: Dict[int, Callable[[bytes], "dpkt.ip.IP"]] = {
 # ----------------------------------------------------------------------------- reassembly
 
 class _Pending:
-    __slots__ = ("first_ts", "pieces", "total")
+    __slots__ = ("first_ts", "head_ts", "pieces", "total")
 
     def __init__(self, ts: float):
         self.first_ts = ts
+        self.head_ts: Optional[float] = None   # arrival of the fragment at offset 0
         self.pieces: Dict[int, bytes] = {}
         self.total: Optional[int] = None
 
@@ -125,28 +166,63 @@ class Reassembler:
     are kept (the oldest is evicted), and fragments older than ``timeout``
     seconds of capture time are discarded.  Dropped fragments are counted in
     ``counts['fragments_dropped']``.
+
+    ``partial_timeout`` (seconds, None = off): an incomplete datagram whose first
+    fragment (offset 0) is present is given up after that long, or when evicted
+    or flushed, and its contiguous start is appended to ``partials`` as
+    ``(arrival time of its first fragment, key, bytes)`` instead of being dropped
+    (see :class:`CaptureReader`, ``partial=True``).
     """
 
-    def __init__(self, counts: Counter, max_pending: int = 256, timeout: float = 30.0):
+    def __init__(self, counts: Counter, max_pending: int = 256, timeout: float = 30.0,
+                 partial_timeout: Optional[float] = None):
         if max_pending < 1:
             raise ValueError("max_pending must be at least 1")
         self.counts = counts
         self.max_pending = max_pending
         self.timeout = timeout
+        self.partial_timeout = partial_timeout
         self.pending: "OrderedDict[tuple, _Pending]" = OrderedDict()
+        self.partials: List[Tuple[float, tuple, bytes]] = []
 
-    def _drop(self, key) -> None:
+    def _drop(self, key, give_up: bool = True) -> None:
+        """Forget a pending datagram; ``give_up``: it is merely incomplete (timed out,
+        evicted, end of input), so its start may become a partial record."""
         entry = self.pending.pop(key)
-        self.counts["fragments_dropped"] += len(entry.pieces)
+        used = 0
+        if give_up and self.partial_timeout is not None and entry.head_ts is not None:
+            prefix = bytearray()
+            for o in sorted(entry.pieces):
+                if o > len(prefix):
+                    break  # a hole: keep what comes before it
+                piece = entry.pieces[o]
+                prefix[o:o + len(piece)] = piece
+                used += 1
+            self.partials.append((entry.head_ts, key, bytes(prefix)))
+        self.counts["fragments_dropped"] += len(entry.pieces) - used
 
-    def add(self, key: tuple, ts: float, offset: int, more: bool,
-            data: bytes) -> Optional[bytes]:
-        """Add one fragment (``offset`` in bytes); return the payload once complete."""
+    def expire(self, ts: float) -> None:
+        """Give up the datagrams that are overdue at capture time ``ts``."""
         while self.pending:  # expire by capture time, oldest first
             oldest_key, oldest = next(iter(self.pending.items()))
             if ts - oldest.first_ts <= self.timeout:
                 break
             self._drop(oldest_key)
+        if self.partial_timeout is not None:
+            late = [k for k, e in self.pending.items()
+                    if e.head_ts is not None and ts - e.head_ts > self.partial_timeout]
+            for k in late:
+                self._drop(k)
+
+    def oldest_head(self) -> Optional[float]:
+        """Arrival time of the oldest pending first fragment (None when there is none)."""
+        heads = [e.head_ts for e in self.pending.values() if e.head_ts is not None]
+        return min(heads) if heads else None
+
+    def add(self, key: tuple, ts: float, offset: int, more: bool,
+            data: bytes) -> Optional[bytes]:
+        """Add one fragment (``offset`` in bytes); return the payload once complete."""
+        self.expire(ts)
         entry = self.pending.get(key)
         if entry is None:
             if len(self.pending) >= self.max_pending:
@@ -157,18 +233,20 @@ class Reassembler:
                 (entry.total is not None and end > entry.total) or \
                 (not more and entry.total is not None and end != entry.total):
             entry.pieces[offset] = data  # count it with the rest
-            self._drop(key)
+            self._drop(key, give_up=False)
             return None
         if not more:
             if any(o + len(p) > end for o, p in entry.pieces.items()):
                 entry.pieces[offset] = data
-                self._drop(key)
+                self._drop(key, give_up=False)
                 return None
             entry.total = end
         if offset in entry.pieces:  # a duplicate: keep the first copy
             self.counts["fragments_dropped"] += 1
         else:
             entry.pieces[offset] = data
+            if offset == 0:
+                entry.head_ts = ts
         if entry.total is None:
             return None
         covered = 0
@@ -227,10 +305,15 @@ def _sniff(path: str) -> str:
 class CaptureReader:
     """Iterable over the UDP datagrams of a capture file; see the module docstring."""
 
-    def __init__(self, path, *, max_pending: int = 256, fragment_timeout: float = 30.0):
+    def __init__(self, path, *, max_pending: int = 256, fragment_timeout: float = 30.0,
+                 partial: bool = False, partial_timeout: float = 1.0):
         self.path = os.fspath(path)
         self.max_pending = max_pending
         self.fragment_timeout = fragment_timeout
+        self.partial = partial
+        self.partial_timeout = partial_timeout
+        if partial and not 0 < partial_timeout <= fragment_timeout:
+            raise ValueError("partial_timeout must be > 0 and at most fragment_timeout")
         self.counts: Counter = Counter()
         self.format = _sniff(self.path)
         with open(self.path, "rb") as f:
@@ -250,7 +333,11 @@ class CaptureReader:
     def __iter__(self) -> Iterator[Record]:
         counts = self.counts
         link = _LINK_DECODERS[self.linktype]
-        reasm = Reassembler(counts, self.max_pending, self.fragment_timeout)
+        partial = self.partial
+        reasm = Reassembler(counts, self.max_pending, self.fragment_timeout,
+                            self.partial_timeout if partial else None)
+        held: List[tuple] = []   # partial mode: (ts, seq, record) waiting for older partials
+        seq = 0
         with open(self.path, "rb") as raw:
             f = _ShortReadWatch(raw)
             packets = iter(self._reader(f))
@@ -265,11 +352,47 @@ class CaptureReader:
                     counts["truncated_file"] = 1
                     break
                 counts["frames"] += 1
-                record = self._datagram(float(ts), frame, link, reasm)
+                ts = float(ts)
+                record = self._datagram(ts, frame, link, reasm)
+                if not partial:
+                    if record is not None:
+                        counts["datagrams"] += 1
+                        yield record
+                    continue
+                reasm.expire(ts)
                 if record is not None:
+                    heapq.heappush(held, (record[0], seq, record))
+                    seq += 1
+                seq = self._take_partials(reasm, held, seq)
+                horizon = reasm.oldest_head()
+                while held and (horizon is None or held[0][0] < horizon):
                     counts["datagrams"] += 1
-                    yield record
+                    yield heapq.heappop(held)[2]
         reasm.flush()
+        if partial:
+            self._take_partials(reasm, held, seq)
+            while held:
+                counts["datagrams"] += 1
+                yield heapq.heappop(held)[2]
+
+    def _take_partials(self, reasm: Reassembler, held: list, seq: int) -> int:
+        """Move the reassembler's given-up datagrams into ``held`` as records."""
+        for ts, key, data in reasm.partials:
+            src, dst = key[0], key[1]
+            if len(data) < 8:
+                self.counts["undecodable"] += 1
+                continue
+            sport, dport, ulen = struct.unpack_from("!HHH", data)
+            if ulen < 8 or ulen <= len(data):
+                self.counts["undecodable"] += 1
+                continue
+            self.counts["partial"] += 1
+            record = (ts, (socket.inet_ntoa(src), sport), (socket.inet_ntoa(dst), dport),
+                      TruncatedPayload(data[8:], ulen - 8))
+            heapq.heappush(held, (ts, seq, record))
+            seq += 1
+        reasm.partials.clear()
+        return seq
 
     def _datagram(self, ts: float, frame: bytes, link, reasm: Reassembler) -> Optional[Record]:
         counts = self.counts
@@ -311,7 +434,9 @@ def read_capture(path, **options) -> CaptureReader:
     """Open a pcap/pcapng file; iterate the result for its UDP datagrams.
 
     Raises :class:`CaptureError` at once if the file is neither pcap nor pcapng.
-    ``options``: ``max_pending`` (default 256 incomplete datagrams) and
-    ``fragment_timeout`` (default 30 s of capture time).
+    ``options``: ``max_pending`` (default 256 incomplete datagrams),
+    ``fragment_timeout`` (default 30 s of capture time), ``partial`` (default
+    False: also yield incomplete datagrams whose first fragment is present, as
+    :class:`TruncatedPayload`) and ``partial_timeout`` (default 1 s).
     """
     return CaptureReader(path, **options)

@@ -190,13 +190,20 @@ def _dm(value: float, width: int, hemispheres: str):
 
 
 def _hms(t: datetime.time) -> str:
-    return f"{t.hour:02d}{t.minute:02d}{t.second:02d}.{t.microsecond // 10000:02d}"
+    """hhmmss.s: MORAI writes the time with one decimal (truncated, never 60.0 s)."""
+    return f"{t.hour:02d}{t.minute:02d}{t.second:02d}.{t.microsecond // 100000:d}"
 
 
 def make_gga(utc_time: datetime.time, latitude: float, longitude: float, altitude: float,
              fix_quality: int = 1, num_satellites: int = 9, hdop: float = 1.0,
              geoid_separation: float = 0.0, talker: str = "GP") -> NmeaSentence:
-    """A GGA sentence in the style MORAI emits (4 decimals of arc-minutes, ~0.2 m)."""
+    """A GGA sentence exactly as MORAI emits it (see the captured example above).
+
+    14 fields: time hhmmss.s, ddmm.mmmm / dddmm.mmmm (4 decimals of arc-minutes,
+    ~0.2 m), quality, two-digit satellites, HDOP / altitude / geoid separation
+    with one decimal, and the two trailing empty fields (differential age and
+    station id).
+    """
     lat, ns = _dm(latitude, 2, "NS")
     lon, ew = _dm(longitude, 3, "EW")
     return build(talker, "GGA", (_hms(utc_time), lat, ns, lon, ew, str(int(fix_quality)),
@@ -208,9 +215,15 @@ def make_gga(utc_time: datetime.time, latitude: float, longitude: float, altitud
 def make_rmc(utc_time: datetime.time, date: datetime.date, latitude: float, longitude: float,
              speed_knots: float = 0.0, course_deg: float = 0.0, status: str = "A",
              talker: str = "GP") -> NmeaSentence:
-    """An RMC sentence in the style MORAI emits."""
+    """An RMC sentence exactly as MORAI emits it (see the captured example above).
+
+    13 fields: time hhmmss.s, status, position as in GGA, speed and course as
+    000.0, date ddmmyy, magnetic variation ``000.0,E``, mode ``A`` and an empty
+    last field before the checksum (``...,E,A,*22``).  Clients that split on ','
+    and index fixed positions (MORAI's GPS example) need that empty field.
+    """
     lat, ns = _dm(latitude, 2, "NS")
     lon, ew = _dm(longitude, 3, "EW")
     return build(talker, "RMC", (_hms(utc_time), status, lat, ns, lon, ew,
                                  f"{speed_knots:05.1f}", f"{course_deg:05.1f}",
-                                 date.strftime("%d%m%y"), "000.0", "E", "A"))
+                                 date.strftime("%d%m%y"), "000.0", "E", "A", ""))

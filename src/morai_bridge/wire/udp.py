@@ -25,6 +25,15 @@ Public API
 ``HEADERS``
     ``{b'#MoraiInfo$': HeaderInfo(...)}``: accepted data_lengths, message-type
     names and total lengths per header, for dispatch and diagnostics.
+``decode_tolerant(datagram) -> (message, DataLengthMismatch | None)``
+    For receivers: as ``decode``, but a ``#NAME$`` datagram with CR LF whose total
+    length matches exactly one variant of its header is decoded as that variant
+    even when its data_length disagrees, with a :class:`DataLengthMismatch`
+    warning (received and expected data_length).  ``decode`` stays strict.
+``decode_truncated(prefix, length=None) -> (message, slots_read, slots_total)``
+    The array records held whole by the start of a datagram whose end is missing
+    (first IP fragment of an Object Info in a port-filtered capture);
+    ``complete_truncated`` gives the equivalent full-size datagram instead.
 ``classify(datagram) -> str | None``
     Cheap message-type name of a datagram (no validation beyond the header).
 ``MESSAGE_CLASSES`` / ``message_classes()``, ``RECORD_CLASSES``, ``VARIANTS``,
@@ -50,11 +59,12 @@ from .nmea import NmeaSentence
 from .udp_codec import TAIL, DecodeError, EncodeError
 from .udp_layouts import *  # noqa: F401,F403  (message classes)
 from .udp_layouts import __all__ as _LAYOUT_NAMES
-from .udp_protocol import HeaderInfo, Protocol, TextMessage, VariantInfo
+from .udp_protocol import DataLengthMismatch, HeaderInfo, Protocol, TextMessage, VariantInfo
 from .udp_schema import MORAI as _REGISTRY
 
 __all__ = list(_LAYOUT_NAMES) + [
     "DecodeError", "EncodeError", "decode", "encode", "to_wire_precision", "make",
+    "decode_tolerant", "DataLengthMismatch", "decode_truncated", "complete_truncated",
     "classify", "HEADERS", "HeaderInfo", "VARIANTS", "VariantInfo", "variants_of",
     "MESSAGE_CLASSES", "RECORD_CLASSES", "message_classes", "NmeaSentence", "TAIL",
 ]
@@ -67,6 +77,11 @@ PROTOCOL = Protocol("MORAI", _REGISTRY, text=TextMessage(
 decode = PROTOCOL.decode
 #: ``encode(message) -> bytes``; raises EncodeError or TypeError.
 encode = PROTOCOL.encode
+#: ``decode_tolerant(datagram) -> (message, DataLengthMismatch or None)`` (receivers).
+decode_tolerant = PROTOCOL.decode_tolerant
+#: ``decode_truncated(prefix, length=None) -> (message, slots_read, slots_total)``.
+decode_truncated = PROTOCOL.decode_truncated
+complete_truncated = PROTOCOL.complete_truncated
 classify = PROTOCOL.classify
 make = PROTOCOL.make
 to_wire_precision = PROTOCOL.to_wire_precision

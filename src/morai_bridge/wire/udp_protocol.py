@@ -26,7 +26,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional
 from .udp_codec import TAIL, DecodeError, EncodeError, VariantCodec
 from .udp_schema import Field, MessageSpec, Records, default_value
 
-__all__ = ["Protocol", "TextMessage", "HeaderInfo", "VariantInfo"]
+__all__ = ["Protocol", "TextMessage", "HeaderInfo", "VariantInfo", "DataLengthMismatch"]
 
 _U32 = struct.Struct("<I").unpack_from
 
@@ -65,7 +65,27 @@ class VariantInfo(NamedTuple):
     note: str
 
 
-HeaderInfo.__module__ = VariantInfo.__module__ = "morai_bridge.wire.udp"
+class DataLengthMismatch(NamedTuple):
+    """Why :meth:`Protocol.decode_tolerant` decoded a datagram the strict decoder rejects.
+
+    The datagram's total length (with its CR LF tail) identifies exactly one variant
+    of its header, but its data_length field says something else.
+    """
+
+    header: bytes       # e.g. b'#VehicleCollision$'
+    data_length: int    # the value the datagram carries
+    expected: int       # the data_length of the variant its length identifies
+    length: int         # datagram size, bytes
+    type_name: str      # message-type name of that variant, e.g. 'npc_vehicle_collision'
+
+    def __str__(self):
+        return (f"{_describe(self.header)}: data_length {self.data_length} received, "
+                f"expected {self.expected} for a {self.length}-byte {self.type_name} "
+                f"datagram; decoded by its length")
+
+
+HeaderInfo.__module__ = VariantInfo.__module__ = DataLengthMismatch.__module__ = \
+    "morai_bridge.wire.udp"
 
 
 class TextMessage(NamedTuple):
@@ -133,6 +153,12 @@ class Protocol:
                     raise ValueError(f"{spec.name}: several variants need a data_length field")
                 table[None] = table[spec.variants[0].data_length]
         self._by_key = by_key
+        by_length: Dict[Tuple[bytes, int], List[VariantCodec]] = {}  # tailed datagrams only
+        for (hdr, _), c in by_key.items():
+            for n, tailed in c.totals.items():
+                if tailed:
+                    by_length.setdefault((hdr, n), []).append(c)
+        self._by_length = by_length
         self._by_class = by_class
         self._by_msg_type = by_msg_type
 
@@ -285,6 +311,92 @@ class Protocol:
             return slow(datagram, len(datagram))
 
         return decode
+
+    def decode_tolerant(self, datagram):
+        """``(message, None)`` as :meth:`decode` would give it, or ``(message, warning)``.
+
+        The tolerant path for receivers (the bridge, the dump tool): a ``#NAME$``
+        datagram that ends in CR LF and whose total length matches exactly one variant
+        of its header is decoded as that variant even when its data_length field
+        disagrees (MORAI's own example writes data_length 0 for the NPC vehicle
+        collision); ``warning`` is a :class:`DataLengthMismatch` naming the received
+        and the expected data_length.  Everything else raises :class:`DecodeError`
+        exactly as :meth:`decode` does.  :meth:`decode` itself stays strict.
+        """
+        try:
+            return self.decode(datagram), None
+        except DecodeError as exc:
+            if exc.header is None or exc.data_length is None:
+                raise
+            d = bytes(datagram)
+            n = len(d)
+            found = self._by_length.get((exc.header, n))
+            if not found or len(found) != 1 or not d.endswith(TAIL):
+                raise
+            codec = found[0]
+            if codec.data_length == exc.data_length:
+                raise  # right data_length and length: something else is wrong
+            return codec.decode(d), DataLengthMismatch(
+                exc.header, exc.data_length, codec.data_length, n, codec.spec.type_name)
+
+    # ------------------------------------------------------------------ truncated
+
+    def complete_truncated(self, prefix, length: Optional[int] = None):
+        """``(datagram, slots_read, slots_total)``: a decodable datagram made from the
+        start of one whose end is missing (e.g. the first IP fragment of a 2160-byte
+        Object Info that a port-filtered capture kept).
+
+        The header and data_length (in ``prefix``) must name a variant with an array
+        block, ``prefix`` must hold its fixed part and be shorter than the datagram;
+        ``length`` (the size the UDP header declares), when given, must be that
+        variant's.  The array slots ``prefix`` holds whole are kept, every later slot
+        is made empty (zero bytes) and the CR LF tail added, so decoding the result
+        gives the records the prefix holds (spec section 4.5: slots are nearest
+        first, so the missing ones are the farthest).  Raises :class:`DecodeError`.
+        """
+        d = bytes(prefix)
+        n = len(d)
+        end = d.find(b"$", 1, 32) if d[:1] == b"#" else -1
+        header = d[:end + 1] if end > 0 else None
+        if header is None or header not in self.HEADERS or n < end + 5:
+            raise DecodeError(f"truncated datagram: no known '#NAME$' header and data_length "
+                              f"in its first {n} bytes", header=header, length=n)
+        dl = _U32(d, end + 1)[0]
+        codec = self._by_key.get((header, dl))
+        if codec is None:
+            raise DecodeError(f"{_describe(header)}: truncated datagram with unsupported "
+                              f"data_length {dl}", header=header, data_length=dl, length=n)
+        full = codec.total_lengths[0]
+        rc = codec.records
+        where = f"{_describe(header)} data_length {dl} ({full} B)"
+        if rc is None:
+            raise DecodeError(f"{where}: truncated to {n} bytes and has no array records to "
+                              f"keep", header=header, data_length=dl, length=n,
+                              expected=codec.total_lengths)
+        if length is not None and length not in codec.totals:
+            raise DecodeError(f"{where}: the datagram was {length} bytes long, not a size of "
+                              f"this variant", header=header, data_length=dl, length=n,
+                              expected=codec.total_lengths)
+        if n >= full:
+            raise DecodeError(f"{where}: {n} bytes is not truncated; use decode()",
+                              header=header, data_length=dl, length=n,
+                              expected=codec.total_lengths)
+        if n < rc.start:
+            raise DecodeError(f"{where}: truncated to {n} bytes, before the end of its fixed "
+                              f"part (byte {rc.start})", header=header, data_length=dl,
+                              length=n, expected=codec.total_lengths)
+        span = rc.size * rc.group
+        groups = (n - rc.start) // span
+        keep = rc.start + groups * span
+        tail = TAIL if codec.variant.tail else b""
+        data = d[:keep] + bytes(full - len(tail) - keep) + tail
+        return data, groups, rc.count // rc.group
+
+    def decode_truncated(self, prefix, length: Optional[int] = None):
+        """``(message, slots_read, slots_total)`` of a datagram whose end is missing:
+        the array records ``prefix`` holds whole (see :meth:`complete_truncated`)."""
+        data, read, total = self.complete_truncated(prefix, length)
+        return self.decode(data), read, total
 
     # ------------------------------------------------------------------ classify
 
