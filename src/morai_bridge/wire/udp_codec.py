@@ -1,12 +1,19 @@
 """The compiled codec of one message variant and of one record block.
 
 :class:`VariantCodec` turns one :class:`~.udp_schema.Variant` of a
-:class:`~.udp_schema.MessageSpec` into a decoder (one precompiled
-``struct.Struct``, one ``unpack_from``, one ``itemgetter`` and ``tuple.__new__``
-per datagram) and an encoder; :class:`RecordCodec` does the same for a block of
-fixed-size array records (objects, collisions, egos, NPCs).  Framing checks
+:class:`~.udp_schema.MessageSpec` into a decoder and an encoder;
+:class:`RecordCodec` does the same for a block of fixed-size array records
+(objects, collisions, egos, NPCs).
+
+The decoders are the hot path of every receiver.  They are generated once per
+variant as Python source (:func:`_compile`, as ``collections.namedtuple`` does):
+one precompiled ``struct.Struct.unpack_from``, the struct tuple sliced into the
+class's field order with the constants inline, text fields looked up in a memo,
+and ``tuple.__new__``; array records are read until the rest of the block is
+empty.  The source is kept (``decode_source``, ``read_source``).  Framing checks
 (header, data_length, total length, tail) and dispatch are the job of
-:class:`~.udp_protocol.Protocol`; the public API is :mod:`.udp`.
+:class:`~.udp_protocol.Protocol` (``decode_framed`` checks header, data_length
+and tail for it); the public API is :mod:`.udp`.
 
 Also here: :class:`DecodeError` / :class:`EncodeError`, shared by every
 registry (``udp.DecodeError is emu_sync.DecodeError``).
@@ -30,6 +37,8 @@ TAIL = b"\r\n"
 _new = tuple.__new__
 _F32 = struct.Struct("<f")
 _FLT_MAX = 3.4028234663852886e38
+# a text field followed by this many numbers splits the fixed part (see VariantCodec)
+_SPLIT_RUN = 8
 
 
 class DecodeError(ValueError):
@@ -76,6 +85,17 @@ def _text(raw: bytes) -> str:
     return text
 
 
+_TEXT1_CACHE: Dict[bytes, Tuple[str]] = {}
+
+
+def _text1(raw: bytes) -> Tuple[str]:
+    """``(_text(raw),)``, memoised too: generated decoders join it to a tuple as it is."""
+    one = _TEXT1_CACHE[raw] = (_text(raw),)
+    if len(_TEXT1_CACHE) > _TEXT_CACHE_MAX:
+        _TEXT1_CACHE.clear()
+    return one
+
+
 def _dollar_text(raw: bytes) -> str:
     body = raw.rstrip(b"\x00")
     if body.endswith(b"$"):
@@ -87,6 +107,107 @@ def _dollar_text(raw: bytes) -> str:
 
 def _text_decoder(f: Field) -> Callable[[bytes], str]:
     return _dollar_text if f.pad == PAD_DOLLAR else _text
+
+
+# ----------------------------------------------------------------------------- code generation
+
+def _compile(name: str, lines, namespace: dict):
+    """The function ``name`` defined by source ``lines``; every name of ``namespace`` is bound
+    as a default argument (a fast local).  Returns (function, source)."""
+    params = ", ".join(["buf"] + [f"{k}={k}" for k in namespace])
+    source = "\n".join([f"def {name}({params}):"] + ["    " + line for line in lines]) + "\n"
+    scope = dict(namespace)
+    exec(compile(source, f"<udp_codec {name}>", "exec"), scope)  # noqa: S102 - our own source
+    return scope[name], source
+
+
+def _tuple_source(items, sizes) -> str:
+    """Source of a tuple of ``items`` in order, each ``('t', name, i)`` (item i of the tuple
+    named ``name``, of ``sizes[name]`` items), ``('e', source)`` (a value) or ``('p', source)``
+    (a 1-tuple holding the value).
+
+    Runs of consecutive items of one tuple become one slice (the tuple itself when the run
+    is all of it), the rest literal tuples.  The parts are joined with + in the order that
+    copies the fewest items (each + allocates and fills a new tuple; joining the small
+    parts first is cheaper than growing one tuple from the left)."""
+    parts, lit, i = [], [], 0       # (source, length)
+    while i < len(items):
+        item = items[i]
+        j = i
+        if item[0] == "t":
+            while j + 1 < len(items) and items[j + 1] == ("t", item[1], items[j][2] + 1):
+                j += 1
+        if j > i or item[0] == "p":
+            if lit:
+                parts.append(("(" + ", ".join(lit) + ",)", len(lit)))
+                lit = []
+        if item[0] == "p":
+            parts.append((item[1], 1))
+        elif j > i:
+            t, a, b, n = item[1], item[2], items[j][2] + 1, sizes[item[1]]
+            parts.append((t if (a, b) == (0, n) else f"{t}[{a or ''}:{'' if b == n else b}]", b - a))
+        else:
+            lit.append(f"{item[1]}[{item[2]}]" if item[0] == "t" else item[1])
+        i = j + 1
+    if lit:
+        parts.append(("(" + ", ".join(lit) + ",)", len(lit)))
+    if not parts:
+        return "()"
+    # best[i, j] = (items copied, source) of joining parts i..j (interval dynamic programme)
+    n = len(parts)
+    length = [0]
+    for _, k in parts:
+        length.append(length[-1] + k)
+    best = {(i, i): (0, parts[i][0]) for i in range(n)}
+    for width in range(1, n):
+        for i in range(n - width):
+            j = i + width
+            best[i, j] = min((best[i, k][0] + best[k + 1, j][0] + length[j + 1] - length[i],
+                              f"{_paren(best[i, k][1], k > i)} + {_paren(best[k + 1, j][1], j > k + 1)}")
+                             for k in range(i, j))
+    return best[0, n - 1][1]
+
+
+def _paren(source: str, joined: bool) -> str:
+    return f"({source})" if joined else source
+
+
+def _text_lines(var: str, raw: str, conv_name: str, conv, one: bool = False) -> list:
+    """Lines setting ``var`` to the text of the bytes expression ``raw`` (``one``: to the
+    1-tuple of it; only for memoised texts): memoised texts (:func:`_text`) are looked up
+    inline in the memo first."""
+    if conv is _text:
+        get, make = ("_text1_get", "_text1") if one else ("_text_get", conv_name)
+        return [f"{var} = {get}({raw})", f"if {var} is None:", f"    {var} = {make}({raw})"]
+    return [f"{var} = {conv_name}({raw})"]
+
+
+def _alone(items, i) -> bool:
+    """True when item i has no neighbour that would share a literal tuple with it (each is
+    absent, a 1-tuple part, or in a run of two or more items of one tuple)."""
+    for side in (-1, 1):
+        j = i + side
+        if 0 <= j < len(items) and items[j][0] != "p":
+            nxt = items[j + side] if 0 <= j + side < len(items) else None
+            if items[j][0] != "t" or nxt != ("t", items[j][1], items[j][2] + side):
+                return False
+    return True
+
+
+def _one_tuple_texts(items, texts: dict):
+    """``items`` with each ``('e', var)`` of ``texts`` (var -> its text_lines arguments)
+    made a ``('p', var)`` 1-tuple where it stands alone (see :func:`_alone`); returns the
+    items and the lines computing the text variables."""
+    items = list(items)
+    lines = []
+    for i, item in enumerate(items):
+        if item[0] == "e" and item[1] in texts:
+            raw, conv_name, conv = texts[item[1]]
+            one = conv is _text and _alone(items, i)
+            if one:
+                items[i] = ("p", item[1])
+            lines += _text_lines(item[1], raw, conv_name, conv, one)
+    return items, lines
 
 
 def _text_encoder(owner: str, f: Field) -> Callable[[str], bytes]:
@@ -159,66 +280,64 @@ class RecordCodec:
         self.end = end = start + size * count
         self.owner = f"{owner}.{rs.attr}"
         self.fields = rs.fields
-        zero_block = bytes(size * count)
         zero_rec = bytes(size)
-        zero_t = st.unpack(zero_rec)
-        iter_unpack = st.iter_unpack
+        if any(f.is_array for f in rs.fields):  # pragma: no cover - no such record layout today
+            raise ValueError(f"{owner}: array fields in records are not supported")
+        probe = [i for i, f in enumerate(rs.fields) if not f.is_text]
+        if not probe:  # pragma: no cover - no such record layout today
+            raise ValueError(f"{owner}: a record needs a number field")
 
-        # raw struct tuple -> record object
-        texts = [(i, _text_decoder(f)) for i, f in enumerate(rs.fields) if f.is_text]
-        n = len(rs.fields)
-        if names == list(rcls._fields) and not texts:
-            def build(t, cls=rcls):
-                return _new(cls, t)
-        elif len(texts) == 1 and texts[0][0] == n - 1 and names == list(rcls._fields):
-            conv = texts[0][1]
+        # Lines appending the record of struct tuple ``rt`` to the list whose append is
+        # ``append``: its text fields through the memo, the tuple in the class's order.
+        ns = {"_new": _new, "_rcls": rcls, "_text_get": _TEXT_CACHE.get,
+              "_text1_get": _TEXT1_CACHE.get, "_text1": _text1, "_iter_unpack": st.iter_unpack, "_ZB": bytes(size * count), "_ZR": zero_rec,
+              "_ZT": [bytes(size * (count - k)) for k in range(count)]}
+        where = {name: i for i, name in enumerate(names)}
+        texts, text_var = {}, {}
+        for k, (i, f) in enumerate((i, f) for i, f in enumerate(rs.fields) if f.is_text):
+            ns[f"_conv{k}"] = conv = _text_decoder(f)
+            text_var[i] = f"s{k}"
+            texts[f"s{k}"] = (f"rt[{i}]", f"_conv{k}", conv)
+        items = [("e", text_var[where[n]]) if where[n] in text_var else ("t", "rt", where[n])
+                 for n in rcls._fields]
+        items, build = _one_tuple_texts(items, texts)
+        build.append(f"append(_new(_rcls, {_tuple_source(items, {'rt': len(names)})}))")
 
-            def build(t, cls=rcls, conv=conv):
-                return _new(cls, t[:-1] + (conv(t[-1]),))
-        elif len(texts) == 1:
-            k, conv = texts[0]
-            getter = itemgetter(*[n if (i == k) else i
-                                  for i in (names.index(x) for x in rcls._fields)])
-
-            def build(t, cls=rcls, k=k, conv=conv, getter=getter):
-                return _new(cls, getter(t + (conv(t[k]),)))
-        else:  # pragma: no cover - no such record layout today
-            raise ValueError(f"{owner}: unsupported record layout")
-        self.build = build
-
+        # read(buf) -> tuple of records.  An empty slot is all-zero bytes: a non-zero number
+        # field (``rt[p]``) proves a slot occupied; otherwise its bytes decide (-0.0 == 0.0).
+        # Reading stops at the first slot from which the whole rest of the block is zero.
+        p = probe[0]
+        lines = [f"block = buf[{start}:{end}]", "if block == _ZB:", "    recs = ()", "else:"]
+        body = ["out = []"]
         if group == 1:
-            zero_tail = {k * size: bytes(size * (count - k)) for k in range(count)}
-
-            def read(buf):
-                block = buf[start:end]
-                if block == zero_block:
-                    return ()
-                out = []
-                pos = 0
-                for t in iter_unpack(block):
-                    # An empty slot is all-zero bytes.  The tuple test is the quick
-                    # check; equal tuples are confirmed on the bytes (-0.0 == 0.0).
-                    if t != zero_t or block[pos:pos + size] != zero_rec:
-                        out.append(build(t))
-                    elif block[pos:] == zero_tail[pos]:
-                        break  # every remaining slot is empty
-                    pos += size
-                return tuple(out)
+            body += ["append = out.append", "skipped = 0", "for rt in _iter_unpack(block):",
+                     f"    if rt[{p}]:"]
+            body += ["        " + x for x in build]
+            body += ["    else:",
+                     "        k = len(out) + skipped",
+                     "        if block.endswith(_ZT[k]):",
+                     "            break",
+                     f"        if block[k * {size}:k * {size} + {size}] != _ZR:"]
+            body += ["            " + x for x in build]
+            body += ["        else:", "            skipped += 1"]
         else:
             span = size * group
-
-            def read(buf):
-                block = buf[start:end]
-                if block == zero_block:
-                    return ()
-                recs = list(iter_unpack(block))
-                zero_span = bytes(span)
-                out = []
-                for g in range(0, count, group):
-                    if block[g * size:g * size + span] != zero_span:
-                        out.append(tuple(build(t) for t in recs[g:g + group]))
-                return tuple(out)
-        self.read = read
+            ns["_ZS"] = bytes(span)
+            body += [f"for k in range(0, {count}, {group}):",
+                     "    if block.endswith(_ZT[k]):",
+                     "        break",
+                     f"    pos = k * {size}",
+                     f"    if block[pos:pos + {span}] != _ZS:",
+                     "        group = []",
+                     "        append = group.append",
+                     f"        for rt in _iter_unpack(block[pos:pos + {span}]):"]
+            body += ["            " + x for x in build]
+            body += ["        out.append(tuple(group))"]
+        lines += ["    " + x for x in body] + ["    recs = tuple(out)"]
+        #: lines setting ``recs`` from ``buf`` and the names they use: a variant's decoder
+        #: inlines them (``read`` is the same as a function)
+        self.read_lines, self.read_ns = lines, ns
+        self.read, self.read_source = _compile("read", lines + ["return recs"], ns)
 
         # record object -> bytes
         self.wire_getter = itemgetter(*[rcls._fields.index(x) for x in names])
@@ -320,78 +439,93 @@ class VariantCodec:
         self.totals = totals
         self.total_lengths = tuple(totals)
 
-        # ---- decode plan: ext = struct tuple + derived values + (None, data_length)
+        # ---- decode plan: the class's fields, in order, from the struct tuple(s)
+        # The fixed part is one struct tuple ``t0``; where a text field is followed by a run
+        # of at least _SPLIT_RUN numbers, the part after it is a tuple of its own (``t1``, ...)
+        # and the text's bytes are sliced from the datagram: two unpacks joined cost less
+        # than one tuple sliced around the text.
         fixed_fields = v.fields
         self.fixed = fixed = struct.Struct(record_format(fixed_fields))
         self.fixed_fields = fixed_fields
-        pos = {}         # field name -> index into the ext tuple
-        derived = []     # functions t -> value, appended after t
-        texts = []       # (index in t, text decoder) of each text field
-        t_i = 0
-        n_t = sum(f.n_items for f in fixed_fields)
-        for f in fixed_fields:
-            if f.const is not None:
-                pass
-            elif f.is_text:
-                conv = _text_decoder(f)
-                texts.append((t_i, conv))
-                derived.append((lambda t, k=t_i, c=conv: c(t[k])))
-                pos[f.name] = n_t + len(derived) - 1
-            elif f.is_array:
-                derived.append((lambda t, a=t_i, b=t_i + f.count: t[a:b]))
-                pos[f.name] = n_t + len(derived) - 1
+        ns = {"_new": _new, "_cls": cls, "_text_get": _TEXT_CACHE.get,
+              "_text1_get": _TEXT1_CACHE.get, "_text1": _text1}
+        pieces = [(off, [])]    # (byte offset, fields) of each struct tuple
+        split = {}              # text field name -> byte offset, for texts between pieces
+        byte = off
+        for i, f in enumerate(fixed_fields):
+            run = 0
+            for g in fixed_fields[i + 1:]:
+                if g.is_text:
+                    break
+                run += g.n_items
+            if f.is_text and f.const is None and run >= _SPLIT_RUN:
+                split[f.name] = byte
+                pieces.append((byte + f.size, []))
             else:
-                pos[f.name] = t_i
-            t_i += f.n_items
-        n_d = len(derived)
+                pieces[-1][1].append(f)
+            byte += f.size
+        lines, body = [], []    # unpacks; lines computing the derived values
+        texts = {}              # text variable -> (raw source, converter name, converter)
+        source = {}             # field name -> ('t', tuple name, index) or ('e', value source)
+        sizes = {}
+        for p, (start, piece) in enumerate(pieces):
+            t = f"t{p}"
+            sizes[t] = sum(f.n_items for f in piece)
+            if sizes[t]:
+                ns[f"_unpack{p}"] = struct.Struct(record_format(piece)).unpack_from
+                lines.append(f"{t} = _unpack{p}(buf, {start})")
+            t_i = 0
+            for f in piece:
+                if f.const is not None:
+                    pass
+                elif f.is_text:
+                    var = f"s{p}_{t_i}"
+                    ns[f"_conv{p}_{t_i}"] = conv = _text_decoder(f)
+                    texts[var] = (f"{t}[{t_i}]", f"_conv{p}_{t_i}", conv)
+                    source[f.name] = ("e", var)
+                elif f.is_array:
+                    source[f.name] = ("e", f"{t}[{t_i}:{t_i + f.count}]")
+                else:
+                    source[f.name] = ("t", t, t_i)
+                t_i += f.n_items
+        for k, f in enumerate(f for f in fixed_fields if f.name in split):
+            var = f"r{k}"
+            ns[f"_sconv{k}"] = conv = _text_decoder(f)
+            body.append(f"{var} = buf[{split[f.name]}:{split[f.name] + f.size}]")
+            texts[f"s{k}"] = (var, f"_sconv{k}", conv)
+            source[f.name] = ("e", f"s{k}")
         self.records = None
         if v.records is not None:
             self.records = RecordCodec(owner, v.records, off + fixed.size)
-            pos[v.records.attr] = n_t + n_d
-            n_d += 1
-        none_i, dl_i = n_t + n_d, n_t + n_d + 1
-        consts = (None, v.data_length)
-        order = []
+            if self.records.group == 1:
+                ns.update(self.records.read_ns)
+                body += self.records.read_lines
+            else:
+                ns["_read"] = self.records.read
+                body.append("recs = _read(buf)")
+            source[v.records.attr] = ("e", "recs")
         absent = []
+        items = []
         for name in fields:
             if name == "data_length":
-                order.append(dl_i)
-            elif name in pos:
-                order.append(pos[name])
+                items.append(("e", repr(v.data_length)))
+            elif name in source:
+                items.append(source[name])
             else:
-                order.append(none_i)
+                items.append(("e", "None"))
                 absent.append(index[name])
-        assert len(order) >= 2
-        getter = itemgetter(*order)
-        unpack = fixed.unpack_from
-
-        if not derived and self.records is None:
-            def decode(buf, off=off, unpack=unpack, getter=getter, consts=consts, cls=cls):
-                return _new(cls, getter(unpack(buf, off) + consts))
-        elif len(derived) == 1 and len(texts) == 1 and self.records is None:
-            ((k, conv),) = texts
-
-            def decode(buf, off=off, unpack=unpack, getter=getter, cls=cls, k=k, conv=conv,
-                       dl=v.data_length):
-                t = unpack(buf, off)
-                return _new(cls, getter(t + (conv(t[k]), None, dl)))
-        elif not derived:  # fixed prefix (maybe empty) + record block
-            read_records = self.records.read
-
-            def decode(buf, off=off, unpack=unpack, getter=getter, consts=consts, cls=cls,
-                       read_records=read_records):
-                return _new(cls, getter(unpack(buf, off) + (read_records(buf),) + consts))
-        else:
-            read_records = self.records.read if self.records is not None else None
-            derived_t = tuple(derived)
-
-            def decode(buf, off=off, unpack=unpack, getter=getter, consts=consts, cls=cls):
-                t = unpack(buf, off)
-                d = tuple([fn(t) for fn in derived_t])
-                if read_records is not None:
-                    d += (read_records(buf),)
-                return _new(cls, getter(t + d + consts))
-        self.decode = decode
+        items, text_lines = _one_tuple_texts(items, texts)
+        lines += body + text_lines
+        lines.append(f"return _new(_cls, {_tuple_source(items, sizes)})")
+        self.decode, self.decode_source = _compile("decode", lines, ns)
+        #: For tailed '#NAME$' variants: ``decode_framed(buf)`` for a datagram already known to
+        #: be of this variant's total length: the message when it starts with the header and
+        #: data_length and ends with CR LF, else None (the caller then takes the slow path).
+        self.decode_framed = None
+        if spec.header is not None and v.tail:
+            prefix = self.head[:len(spec.header) + 4]
+            guard = [f"if buf[:{len(prefix)}] != {prefix!r} or buf[-2:] != {TAIL!r}:", "    return None"]
+            self.decode_framed = _compile("decode_framed", guard + lines, ns)[0]
 
         # ---- encode plan
         self.absent = tuple(absent)

@@ -286,13 +286,29 @@ class Protocol:
             return codec.decode(datagram)
 
     def _make_decode(self):
-        # Hot path of section 1.4: '#', header + data_length bytes looked up at once,
-        # exact length and CR LF checked, then the variant's precompiled decoder.
-        fast = {c.head[:len(c.header) + 4]: (c.total_lengths[0], c.decode)
-                for c in self._by_key.values() if c.variant.tail}
+        # Hot path of section 1.4: the datagram's length picks the variant(s) of that total
+        # length (tailed '#NAME$' variants), whose decode_framed checks header, data_length
+        # and CR LF and decodes (or returns None).  Anything else, valid or not, takes the
+        # slow path, which also gives every DecodeError.
+        by_length: Dict[int, list] = {}
+        for c in self._by_key.values():
+            if c.decode_framed is not None:
+                by_length.setdefault(c.total_lengths[0], []).append(c.decode_framed)
+        fast = {}
+        for n, decoders in by_length.items():
+            if len(decoders) == 1:
+                fast[n] = decoders[0]
+            else:   # e.g. 181 B: Ego status 152 and Collision 148
+                def first(datagram, decoders=tuple(decoders)):
+                    for d in decoders:
+                        m = d(datagram)
+                        if m is not None:
+                            return m
+                    return None
+                fast[n] = first
         slow = self._decode_slow
 
-        def decode(datagram):
+        def decode(datagram, fast=fast.get):
             """Decode one UDP datagram; raises DecodeError for anything malformed.
 
             bytes, bytearray and memoryview are accepted; other types raise TypeError.
@@ -301,11 +317,11 @@ class Protocol:
                 if not isinstance(datagram, (bytes, bytearray, memoryview)):
                     raise TypeError(f"decode() needs bytes, got {type(datagram).__name__}")
                 datagram = bytes(datagram)
-            if datagram[:1] == b"#":
-                entry = fast.get(datagram[:datagram.find(b"$", 1, 32) + 5])
-                if entry is not None and len(datagram) == entry[0] and \
-                        datagram[-2:] == b"\r\n":
-                    return entry[1](datagram)
+            framed = fast(len(datagram))
+            if framed is not None:
+                m = framed(datagram)
+                if m is not None:
+                    return m
             elif not datagram:
                 raise DecodeError("empty datagram; received 0 bytes", length=0)
             return slow(datagram, len(datagram))
