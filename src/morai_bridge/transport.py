@@ -129,30 +129,32 @@ class UdpReceiver(object):
         for s in self.sockets.values():
             s.close()
 
-    def poll(self, timeout):
+    def poll(self, timeout, monotonic=time.monotonic):
         """Handle whatever arrives within ``timeout`` seconds (one select round)."""
-        any_ip = self.allowed_ip in ('', '0.0.0.0')
+        allowed = self.allowed_ip
+        any_ip = allowed in ('', '0.0.0.0')
+        stats, handler = self.stats, self.handler
         for key, _ in self._sel.select(timeout):
             name = key.data
-            sock = key.fileobj
-            st = self.stats[name]
+            recvfrom = key.fileobj.recvfrom
+            st = stats[name]
             while True:
                 try:
-                    data, addr = sock.recvfrom(MAX_DATAGRAM)
+                    data, addr = recvfrom(MAX_DATAGRAM)
                 except (BlockingIOError, InterruptedError):
                     break
                 except OSError:
                     # e.g. ECONNREFUSED reported for an earlier send on some stacks
                     break
-                now = time.monotonic()
-                if not any_ip and addr[0] != self.allowed_ip:
+                now = monotonic()
+                if not any_ip and addr[0] != allowed:
                     st.foreign += 1
                     st.last_foreign = '%s:%d' % addr
                     continue
                 st.received += 1
                 st.last_rx = now
                 try:
-                    self.handler(name, data, addr, now)
+                    handler(name, data, addr, now)
                 except Exception as e:      # noqa: BLE001 - a bug in a handler must not stop the stream
                     st.handler_errors += 1
                     st.last_error = 'handler raised %s: %s' % (type(e).__name__, e)

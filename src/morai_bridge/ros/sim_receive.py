@@ -102,19 +102,31 @@ class SimReceiver(object):
             for s in sockets.values():
                 s.close()
             raise
-        self.handlers = {}
+        self.stats = dict((name, transport.StreamStats(name)) for name in self.enabled)
+        # per datagram: cfg values read once here (Config attributes go through __getattr__)
+        self._sim_stamps = cfg.stamp_source == 'sim'
+        self._frame_id = cfg.frame_id
+        self._gps_frame_id, self._imu_frame_id = cfg.gps_frame_id, cfg.imu_frame_id
+        self._gps_offsets = (cfg.gps_east_offset, cfg.gps_north_offset)
+        # converters that fill the same message again for each packet (their messages are only
+        # published: rospy serializes them in publish(); see udp_convert.reusing)
+        self._conv = dict((c, conv.reusing(c)) for c in (
+            'object_list', 'collision', 'traffic_light', 'intersection', 'npc_collision', 'sim_proc_status',
+            'gps', 'imu'))
+        self.handlers = {}            # stream name -> (stats, wire class, handler, decode, tolerant decode)
         self.pubs = {}
         self.listeners = {}           # stream name -> callable(wire message), e.g. the sync services
         for name in self.enabled:
             topic_default, rtype = TOPICS[name]
             wcls = streams.BY_NAME[name].classes[0]
             if rtype is None:
-                self.handlers[name] = (wcls, self._on_listened(name), emu_sync.decode, None)
+                self.handlers[name] = (self.stats[name], wcls, self._on_listened(name), emu_sync.decode, None)
             else:
                 # live: state topics keep only the latest; replay as fast as possible must not drop
                 depth = QUEUE.get(name, cfg.state_queue_size) if live else 1000
                 self.pubs[name] = rospy.Publisher(cfg[name + '_topic'], rtype, queue_size=depth)
-                self.handlers[name] = (wcls, getattr(self, '_on_' + name), udp.decode, udp.decode_tolerant)
+                self.handlers[name] = (self.stats[name], wcls, getattr(self, '_on_' + name), udp.decode,
+                                       udp.decode_tolerant)
         self.navsat_pub = rospy.Publisher(cfg.navsat_topic, NavSatFix, queue_size=1) \
             if 'gps' in self.enabled else None
         self.odom_pub = rospy.Publisher(cfg.odom_topic, Odometry, queue_size=1) if cfg.publish_odom else None
@@ -136,7 +148,6 @@ class SimReceiver(object):
         self.sim_status_t = 0.0
         self.sim_status_cond = threading.Condition()
         self.last_sim_command = rospy.Time()
-        self.stats = dict((name, transport.StreamStats(name)) for name in self.enabled)
         self.port_to_stream = dict((cfg[name + '_port'], name) for name in self.enabled)
         self._feed_log = ThrottledLog(log or (lambda text: rospy.logerr('%s', text)), 5.0)
         self.receiver = transport.UdpReceiver(sockets, sim_ip, self._dispatch, self.stats, log=log,
@@ -173,15 +184,14 @@ class SimReceiver(object):
         return True
 
     def _dispatch(self, name, data, addr, t):
-        st = self.stats[name]
-        wcls, handler, decode, tolerant = self.handlers[name]
+        st, wcls, handler, decode, tolerant = self.handlers[name]
         try:
             msg = decode(data)
         except udp.DecodeError as e:
             msg = self._decode_tolerant(st, name, tolerant, data, addr, e)
             if msg is None:
                 return
-        if type(msg) is not wcls:
+        if msg.__class__ is not wcls:
             st.wrong_type += 1
             st.last_error = 'got %s on the %s port' % (type(msg).__name__, name)
             rospy.logwarn_throttle(5.0, 'udp_bridge: %s (check the simulator port settings)' % st.last_error)
@@ -211,13 +221,15 @@ class SimReceiver(object):
                                    'version, docs/versions.md)' % (name, warning))
         return msg
 
-    def _stamp(self, sec, nsec):
-        if self.cfg.stamp_source == 'sim' and sec is not None:
-            s = conv.sim_stamp(sec, nsec)
-            if s is not None:
-                return s
+    def _stamp(self, sec, nsec, _new=object.__new__, _Time=rospy.Time, now=rospy.Time.now):
+        if self._sim_stamps and sec is not None:
+            if sec >= 0 and 0 <= nsec < 1000000000:     # conv.sim_stamp, inline
+                t = _new(_Time)
+                t.secs = sec
+                t.nsecs = nsec
+                return t
             self.bad_stamps += 1
-        return rospy.Time.now()
+        return now()
 
     def _on_listened(self, name):
         def handler(w):
@@ -228,13 +240,17 @@ class SimReceiver(object):
 
     # ------------------------------------------------------------ per stream
 
-    def _on_ego_status(self, w):
+    def _on_ego_status(self, w, conv_ego=conv.ego_status):
         stamp = self._stamp(w.sec, w.nsec)
-        msg = conv.ego_status(w, stamp, self.cfg.frame_id, self.status_sign)
-        with self.status_cond:
+        msg = conv_ego(w, stamp, self._frame_id, self.status_sign)
+        cond = self.status_cond
+        cond.acquire()
+        try:
             self.status = w
             self.status_msg = msg
-            self.status_cond.notify_all()
+            cond.notify_all()
+        finally:
+            cond.release()
         self.pubs['ego_status'].publish(msg)
         if self.clock_pub is not None and w.sec is not None and stamp != self.last_clock:
             self.last_clock = stamp
@@ -247,42 +263,47 @@ class SimReceiver(object):
                 self.tf.sendTransform(tf)
 
     def _on_object_info(self, w):
-        self.pubs['object_info'].publish(conv.object_list(w, self._stamp(w.sec, w.nsec), self.cfg.frame_id))
+        self.pubs['object_info'].publish(self._conv['object_list'](w, self._stamp(w.sec, w.nsec), self._frame_id))
 
     def _on_collision(self, w):
-        self.pubs['collision'].publish(conv.collision(w, self._stamp(w.sec, w.nsec), self.cfg.frame_id))
+        self.pubs['collision'].publish(self._conv['collision'](w, self._stamp(w.sec, w.nsec), self._frame_id))
 
-    def _on_traffic_light(self, w):
-        stamp = rospy.Time.now()
+    def _on_traffic_light(self, w, now=rospy.Time.now):
+        stamp = now()
         lights = self.traffic_lights
-        if w.traffic_light_index in lights or len(lights) < MAX_TRAFFIC_LIGHTS:
-            lights[w.traffic_light_index] = (w.traffic_light_status, w.traffic_light_type, stamp)
-        self.pubs['traffic_light'].publish(conv.traffic_light(w, stamp, self.cfg.frame_id))
+        index = w.traffic_light_index
+        if index in lights or len(lights) < MAX_TRAFFIC_LIGHTS:
+            lights[index] = (w.traffic_light_status, w.traffic_light_type, stamp)
+        self.pubs['traffic_light'].publish(self._conv['traffic_light'](w, stamp, self._frame_id))
 
-    def _on_intersection(self, w):
-        self.pubs['intersection'].publish(conv.intersection(w, rospy.Time.now(), self.cfg.frame_id))
+    def _on_intersection(self, w, now=rospy.Time.now):
+        self.pubs['intersection'].publish(self._conv['intersection'](w, now(), self._frame_id))
 
-    def _on_vehicle_collision(self, w):
-        self.pubs['vehicle_collision'].publish(conv.npc_collision(w, rospy.Time.now(), self.cfg.frame_id))
+    def _on_vehicle_collision(self, w, now=rospy.Time.now):
+        self.pubs['vehicle_collision'].publish(self._conv['npc_collision'](w, now(), self._frame_id))
 
-    def _on_sim_status(self, w):
-        with self.sim_status_cond:
+    def _on_sim_status(self, w, now=rospy.Time.now, monotonic=time.monotonic):
+        cond = self.sim_status_cond
+        cond.acquire()
+        try:
             self.sim_status = w
-            self.sim_status_t = time.monotonic()
-            self.sim_status_cond.notify_all()
-        self.pubs['sim_status'].publish(conv.sim_proc_status(w, rospy.Time.now(), self.last_sim_command))
+            self.sim_status_t = monotonic()
+            cond.notify_all()
+        finally:
+            cond.release()
+        self.pubs['sim_status'].publish(self._conv['sim_proc_status'](w, now(), self.last_sim_command))
 
-    def _on_gps(self, w):
+    def _on_gps(self, w, now=rospy.Time.now):
         if w.altitude is not None:
             self.gps_alt = w.altitude
-        g, n = conv.gps(w, rospy.Time.now(), self.cfg.gps_frame_id, self.cfg.gps_east_offset,
-                        self.cfg.gps_north_offset, self.gps_alt)
+        east, north = self._gps_offsets
+        g, n = self._conv['gps'](w, now(), self._gps_frame_id, east, north, self.gps_alt)
         if g is not None:
             self.pubs['gps'].publish(g)
             self.navsat_pub.publish(n)
 
     def _on_imu(self, w):
-        self.pubs['imu'].publish(conv.imu(w, self._stamp(w.sec, w.nsec), self.cfg.imu_frame_id))
+        self.pubs['imu'].publish(self._conv['imu'](w, self._stamp(w.sec, w.nsec), self._imu_frame_id))
 
     # ------------------------------------------------------------ for services
 
