@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark of the MORAI UDP codec (morai_bridge.wire.udp).
 
-Usage:  /usr/bin/python3 bench/bench_codec.py [--quick]
+Usage:  /usr/bin/python3 bench/bench_codec.py [--quick] [--reps N]
 
 Prints decode and encode time per packet for every message variant, and, for
 Ego Vehicle Status (229 B) and Object Info (2160 B), packets/s next to two
@@ -13,8 +13,13 @@ naive decoders written for comparison:
   struct   plain struct.unpack_from of each field at its spec offset into a
            plain object (no validation either).
 
-Every figure is the best of several timed runs (time.perf_counter).  main()
-also returns the figures (bench/run.py uses them for its targets).
+Every figure of the variant table is the best of several timed runs
+(time.perf_counter).  The hot path (Ego status 229 B, Object Info with 0, 1, 2, 5
+and 20 objects) is measured in N repetitions (--reps, default 5, at least 3),
+interleaved: each repetition times every case, and within a case the codec, ctypes
+and struct decoders batch by batch in turn (best of 15 batches of ~4 ms each); the
+table gives the median of the repetitions and the spread (min..max) of x ctypes.
+main() also returns the figures (bench/run.py uses them for its targets).
 """
 
 import ctypes
@@ -230,13 +235,67 @@ def machine():
             f"({sys.executable})")
 
 
+def interleaved_us(fns, arg, rounds, batch_s):
+    """Per function, the best time per call (us) over ``rounds`` rounds; each round times a batch
+    of about ``batch_s`` seconds of every function in turn, so that a slow moment of the machine
+    hits all of them alike."""
+    n = {}
+    for name, fn in fns.items():
+        k = 1
+        while True:
+            t0 = time.perf_counter()
+            for _ in range(k):
+                fn(arg)
+            dt = time.perf_counter() - t0
+            if dt > batch_s / 4:
+                break
+            k *= 2
+        n[name] = max(1, int(k * batch_s / dt))
+    best = dict((name, float("inf")) for name in fns)
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            k = n[name]
+            t0 = time.perf_counter()
+            for _ in range(k):
+                fn(arg)
+            best[name] = min(best[name], (time.perf_counter() - t0) / k)
+    return dict((name, v * 1e6) for name, v in best.items())
+
+
+def hot_cases():
+    """(label, datagram, naive ctypes decoder, naive struct decoder) of the hot path: the captured
+    ego status and empty Object Info, Object Info with 1, 2, 5 and 20 objects."""
+    status_cap, objects_cap = captured_status()
+    full = udp.make(udp.ObjectInfo, sec=1, nsec=2, objects=tuple(
+        udp.ObjectRecord(obj_id=i + 1, obj_type=1, pos_x=1.5 * i, vel_x=36.0,
+                         link_id="A219BS010391") for i in range(20)))
+    cases = [("Ego status 229 B (captured)", status_cap, ctypes_status, struct_status),
+             ("Object info 2160 B, 0 objects (captured)", objects_cap, ctypes_objects, struct_objects)]
+    for k in (1, 2, 5, 20):
+        data = udp.encode(udp.make(udp.ObjectInfo, sec=1, nsec=2, objects=full.objects[:k]))
+        cases.append((f"Object info 2160 B, {k} object{'s' if k > 1 else ''}", data, ctypes_objects,
+                      struct_objects))
+    return cases
+
+
+def median(values):
+    v = sorted(values)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+
 def main(argv):
     quick = "--quick" in argv
+    reps = 3 if quick else 5
+    for i, a in enumerate(argv):
+        if a == "--reps":
+            reps = max(3, int(argv[i + 1]))
     target, runs = (0.01, 3) if quick else (0.04, 5)
+    rounds, batch_s = (5, 0.002) if quick else (15, 0.004)
     print(f"machine: {machine()}")
     print(f"method: best of {runs} runs of ~{target * 1000:.0f} ms each, time.perf_counter\n")
 
-    out = {"machine": machine(), "runs": runs, "target_s": target, "variants": [], "hot_path": []}
+    out = {"machine": machine(), "runs": runs, "target_s": target, "variants": [], "hot_path": [],
+           "reps": reps, "rounds": rounds, "batch_s": batch_s}
     print(f"{'message variant':34s} {'bytes':>6s} {'decode us':>10s} {'encode us':>10s}")
     for label, msg in sample_messages():
         data = udp.encode(msg)
@@ -246,21 +305,7 @@ def main(argv):
         print(f"{label:34s} {len(data):6d} {dec:10.2f} {enc:10.2f}")
         out["variants"].append({"variant": label, "bytes": len(data), "decode_us": dec, "encode_us": enc})
 
-    status_cap, objects_cap = captured_status()
-    full = udp.make(udp.ObjectInfo, sec=1, nsec=2, objects=tuple(
-        udp.ObjectRecord(obj_id=i + 1, obj_type=1, pos_x=1.5 * i, vel_x=36.0,
-                         link_id="A219BS010391") for i in range(20)))
-    two = udp.make(udp.ObjectInfo, sec=1, nsec=2, objects=full.objects[:2])
-    cases = [
-        ("Ego status 229 B (captured)", status_cap, ctypes_status, struct_status),
-        ("Object info 2160 B, 0 objects (captured)", objects_cap, ctypes_objects,
-         struct_objects),
-        ("Object info 2160 B, 2 objects", udp.encode(two), ctypes_objects, struct_objects),
-        ("Object info 2160 B, 20 objects", udp.encode(full), ctypes_objects, struct_objects),
-    ]
-    print("\nhot path: decode per packet (us) and packets/s")
-    print(f"{'packet':42s} {'codec':>8s} {'ctypes':>8s} {'struct':>8s} "
-          f"{'codec pkt/s':>12s} {'x ctypes':>9s} {'x struct':>9s}")
+    cases = hot_cases()
     for label, data, naive_ctypes, naive_struct in cases:
         ours = udp.decode(data)
         check_c, check_s = naive_ctypes(data), naive_struct(data)
@@ -269,15 +314,31 @@ def main(argv):
         else:
             assert ours.pos_x == check_c.pos_x == check_s.pos_x
             assert ours.link_id == check_c.link_id == check_s.link_id
-        t_ours = best_us(udp.decode, data, target, runs)
-        t_c = best_us(naive_ctypes, data, target, runs)
-        t_s = best_us(naive_struct, data, target, runs)
+    # repetitions interleaved: every case once per repetition, codec, ctypes and struct in turn
+    # within it; each figure is the best of `rounds` batches of that repetition
+    per = dict((label, []) for label, _, _, _ in cases)
+    for rep in range(reps):
+        for label, data, naive_ctypes, naive_struct in cases:
+            t = interleaved_us({"codec": udp.decode, "ctypes": naive_ctypes, "struct": naive_struct}, data,
+                               rounds, batch_s)
+            per[label].append(t)
+    print(f"\nhot path: decode per packet (us, median of {reps} interleaved repetitions, each the best of "
+          f"{rounds} batches of ~{batch_s * 1e3:.0f} ms per decoder) and x ctypes (median, min..max)")
+    print(f"{'packet':42s} {'codec':>8s} {'ctypes':>8s} {'struct':>8s} "
+          f"{'codec pkt/s':>12s} {'x ctypes':>9s} {'min..max':>12s} {'x struct':>9s}")
+    for label, data, _, _ in cases:
+        reps_t = per[label]
+        xc = [t["ctypes"] / t["codec"] for t in reps_t]
+        xs = [t["struct"] / t["codec"] for t in reps_t]
+        t_ours, t_c, t_s = (median([t[k] for t in reps_t]) for k in ("codec", "ctypes", "struct"))
         print(f"{label:42s} {t_ours:8.2f} {t_c:8.2f} {t_s:8.2f} {1e6 / t_ours:12,.0f} "
-              f"{t_c / t_ours:8.1f}x {t_s / t_ours:8.1f}x")
+              f"{median(xc):8.2f}x {min(xc):5.2f}..{max(xc):<5.2f} {median(xs):8.1f}x")
         out["hot_path"].append({"packet": label, "codec_us": t_ours, "ctypes_us": t_c, "struct_us": t_s,
-                                "x_ctypes": t_c / t_ours, "x_struct": t_s / t_ours})
+                                "x_ctypes": median(xc), "x_ctypes_min": min(xc), "x_ctypes_max": max(xc),
+                                "x_ctypes_reps": xc, "x_struct": median(xs), "reps": reps_t})
     budget = 120 * 8
-    t_status = best_us(udp.decode, status_cap, target, runs)
+    t_status = per[cases[0][0]]
+    t_status = median([t["codec"] for t in t_status])
     print(f"\n120 Hz x 8 streams = {budget} packets/s of 229 B status would use "
           f"{budget * t_status / 1e4:.3f} % of one core for decoding")
     return out

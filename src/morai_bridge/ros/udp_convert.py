@@ -161,7 +161,8 @@ def object_list(w, stamp, frame_id, new=_new, Header=Header, ObjectStatus=Object
     h.frame_id = frame_id
     npcs, peds, obst = [], [], []
     for r in w.objects:
-        (obj_id, t, px, py, pz, heading, sx, sy, sz, _, _, _, vx, vy, vz, ax, ay, az, _) = r
+        # r[:] is a plain tuple: unpacking it takes the fast path, a namedtuple's does not
+        (obj_id, t, px, py, pz, heading, sx, sy, sz, _, _, _, vx, vy, vz, ax, ay, az, _) = r[:]
         if t == 1:
             append = npcs.append
         elif t == 0:
@@ -380,7 +381,7 @@ def _reused_header(m, new=_new, Header=Header):
 
 def _reusing_object_list():
     m = _new(ObjectStatusList)
-    pool = []
+    pool = []       # (ObjectStatus, its velocity, acceleration, size, position)
 
     def object_list(w, stamp, frame_id, m=m, h=_reused_header(m), pool=pool, grow=pool.append):
         h.seq = 0
@@ -389,7 +390,8 @@ def _reusing_object_list():
         npcs, peds, obst = [], [], []
         i, n = 0, len(pool)
         for r in w.objects:
-            (obj_id, t, px, py, pz, heading, sx, sy, sz, _, _, _, vx, vy, vz, ax, ay, az, _) = r
+            # r[:] is a plain tuple: unpacking it takes the fast path, a namedtuple's does not
+            (obj_id, t, px, py, pz, heading, sx, sy, sz, _, _, _, vx, vy, vz, ax, ay, az, _) = r[:]
             if t == 1:
                 append = npcs.append
             elif t == 0:
@@ -399,23 +401,20 @@ def _reusing_object_list():
             else:
                 continue    # type -1 (the ego itself) and unknown types have no list
             if i < n:
-                o = pool[i]
+                o, vel, acc, size, pos = pool[i]
             else:
                 o = _empty_object()
-                grow(o)
+                vel, acc, size, pos = o.velocity, o.acceleration, o.size, o.position
+                grow((o, vel, acc, size, pos))
             i += 1
             o.unique_id = obj_id
             o.type = t
             o.name = ''
             o.heading = heading
-            v = o.velocity
-            v.x, v.y, v.z = vx, vy, vz
-            v = o.acceleration
-            v.x, v.y, v.z = ax, ay, az
-            v = o.size
-            v.x, v.y, v.z = sx, sy, sz
-            v = o.position
-            v.x, v.y, v.z = px, py, pz
+            vel.x, vel.y, vel.z = vx, vy, vz
+            acc.x, acc.y, acc.z = ax, ay, az
+            size.x, size.y, size.z = sx, sy, sz
+            pos.x, pos.y, pos.z = px, py, pz
             append(o)
         m.npc_list, m.pedestrian_list, m.obstacle_list = npcs, peds, obst
         m.num_of_npcs, m.num_of_pedestrian, m.num_of_obstacle = len(npcs), len(peds), len(obst)
@@ -454,11 +453,17 @@ def _reusing_collision():
     return collision
 
 
+assert udp.NpcCollisionRecord._fields == (
+    'obj_type', 'obj_id', 'pos_x', 'pos_y', 'pos_z', 'heading', 'size_x', 'size_y', 'size_z', 'vel_x', 'vel_y',
+    'vel_z', 'acc_x', 'acc_y', 'acc_z')
+
+
 def _reusing_npc_collision():
     m = _new(VehicleCollisionData)
-    pairs, objects = [], []
+    pairs = []
+    pool = []       # (ObjectStatus, its velocity, acceleration, size, position)
 
-    def npc_collision(w, stamp, frame_id, m=m, h=_reused_header(m)):
+    def npc_collision(w, stamp, frame_id, m=m, h=_reused_header(m), pool=pool):
         h.seq = 0
         h.stamp = stamp
         h.frame_id = frame_id
@@ -472,22 +477,20 @@ def _reusing_npc_collision():
             for r in pair:
                 if r is None:
                     continue
-                if k == len(objects):
-                    objects.append(_empty_object())
-                o = objects[k]
+                if k == len(pool):
+                    o = _empty_object()
+                    pool.append((o, o.velocity, o.acceleration, o.size, o.position))
+                o, vel, acc, size, pos = pool[k]
                 k += 1
-                o.unique_id = r.obj_id
-                o.type = r.obj_type
+                (t, obj_id, px, py, pz, heading, sx, sy, sz, vx, vy, vz, ax, ay, az) = r[:]
+                o.unique_id = obj_id
+                o.type = t
                 o.name = ''
-                o.heading = r.heading
-                v = o.velocity
-                v.x, v.y, v.z = r.vel_x, r.vel_y, r.vel_z
-                v = o.acceleration
-                v.x, v.y, v.z = r.acc_x, r.acc_y, r.acc_z
-                v = o.size
-                v.x, v.y, v.z = r.size_x, r.size_y, r.size_z
-                v = o.position
-                v.x, v.y, v.z = r.pos_x, r.pos_y, r.pos_z
+                o.heading = heading
+                vel.x, vel.y, vel.z = vx, vy, vz
+                acc.x, acc.y, acc.z = ax, ay, az
+                size.x, size.y, size.z = sx, sy, sz
+                pos.x, pos.y, pos.z = px, py, pz
                 crashed.append(o)
             vc.crashed_vehicles = crashed
             collisions.append(vc)
