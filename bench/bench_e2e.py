@@ -88,8 +88,9 @@ class Sut(object):
             args += ["sync_state_port:=%d" % free_udp_port()]
             args += ["%s_port:=%d" % (n, sink_port) for n in TX]
             # a base revision runs with its own launch file: its parameters may differ from today's
+            # (full paths: a base revision's launch/ extracted under bench/out/ is inside the package too)
             launch = [str(Path(src).parent / "launch" / "udp_bridge.launch")] if src else \
-                ["morai_msgs", "udp_bridge.launch"]
+                [str(HERE.parent / "launch" / "udp_bridge.launch")]
             cmd = ["roslaunch"] + launch + ["ns:=%s" % self.ns, "output:=log",
                    "stamp_source:=sim", "sim_ip:=127.0.0.1", "bind_ip:=127.0.0.1"] + args
             node = self.ns + "/udp_bridge"
