@@ -587,3 +587,32 @@ def test_empty_batch():
 
 def test_port_constant():
     assert vel.DEFAULT_PORT == 2368         # spec 7: WeGo / SensorExample destination port
+
+
+def test_scratch_buffers_are_per_thread_and_grow():
+    import threading
+    sets = [random_packets("VLP16", n, seed=n) for n in (1, 7, 20)]
+    expected = [as_rows(VelodyneDecoder("VLP16", packet_time="nominal").decode(p)) for p in sets]
+    dec = VelodyneDecoder("VLP16", packet_time="nominal")
+    for p, e in zip(sets, expected):                 # capacity grows, then shrinks back
+        assert as_rows(dec.decode(p)) == e
+    assert as_rows(dec.decode(sets[0])) == expected[0]
+    errors = []
+
+    def worker(i):
+        try:
+            for _ in range(30):
+                for j in (i % 3, (i + 1) % 3):
+                    if as_rows(dec.decode(sets[j])) != expected[j]:
+                        errors.append((i, j))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    # a non-contiguous array of packet records
+    rec = np.frombuffer(b"".join(sets[2]), vel.PACKET_DTYPE)
+    assert as_rows(dec.decode(rec[::2])) == as_rows(dec.decode(sets[2][::2]))
