@@ -579,6 +579,7 @@ def test_pack_cloud_layout_of_velodyne_pointcloud():
     assert nan.is_dense is False and nan.width == 3 * 384
     empty = vel.pack_cloud(vel.Points.empty())
     assert empty.width == 0 and empty.data == b"" and empty.is_dense
+    assert vel.pack_cloud(pts).data == cloud.data          # scratch buffer reused after a bigger cloud
 
 
 def test_empty_batch():

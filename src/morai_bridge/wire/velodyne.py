@@ -780,12 +780,21 @@ class CloudData(NamedTuple):
     is_dense: bool
 
 
+_PACK_LOCAL = threading.local()
+_PACK_SCRATCH_MAX = 1 << 20      # points; larger clouds use a throw-away buffer
+
+
 def pack_cloud(points: Points) -> CloudData:
     """Pack points into the ``data`` of an unorganised XYZIRT PointCloud2
     (height 1, little-endian).  ``is_dense`` is False only if x holds NaN
     (``keep_zero=True``)."""
     n = len(points.x)
-    rec = np.empty(n, _CLOUD_DTYPE)
+    scratch = getattr(_PACK_LOCAL, "rec", None)       # reused: fresh memory costs page faults
+    if scratch is None or len(scratch) < n:
+        scratch = np.empty(n, _CLOUD_DTYPE)
+        if n <= _PACK_SCRATCH_MAX:
+            _PACK_LOCAL.rec = scratch
+    rec = scratch[:n]
     rec["x"] = points.x
     rec["y"] = points.y
     rec["z"] = points.z
