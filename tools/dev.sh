@@ -40,7 +40,8 @@ noetic() { [ -f /opt/ros/noetic/setup.bash ]; }
 NOETIC_PKGS="ros-noetic-ros-base ros-noetic-rostest ros-noetic-rosbag ros-noetic-geometry-msgs
 ros-noetic-sensor-msgs ros-noetic-nav-msgs ros-noetic-diagnostic-msgs ros-noetic-diagnostic-updater
 ros-noetic-tf2-ros ros-noetic-tf2-msgs ros-noetic-rosgraph-msgs python3-catkin-lint
-python3-serial python3-dpkt python3-nmea2 python3-psutil python3-pytest python3-hypothesis"
+python3-serial python3-dpkt python3-nmea2 python3-psutil python3-pytest python3-hypothesis
+python3-numpy python3-pil"
 
 cmd_setup() {
   local wanted missing=()
