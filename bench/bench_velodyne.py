@@ -132,7 +132,8 @@ def peer_python(venv):
                                   capture_output=True, text=True, timeout=600)
             if inst.returncode != 0:
                 lines = (inst.stderr or inst.stdout).strip().splitlines()
-                return None, "pip install velodyne-decoder failed: %s" % (lines[-1] if lines else "?")
+                return None, ("pip install velodyne-decoder failed: %s"
+                              % (lines[-1] if lines else "?"))
             probe = subprocess.run([str(py), "-c", "import velodyne_decoder"], capture_output=True,
                                    text=True, timeout=120)
             if probe.returncode != 0:

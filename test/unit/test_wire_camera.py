@@ -132,7 +132,8 @@ def test_tiny_real_jpeg_round_trip():
 def test_pil_jpeg_1280x720_round_trip():
     pil = pytest.importorskip("PIL.Image")
     rnd = random.Random(7)
-    img = pil.frombytes("RGB", (1280, 720), bytes(rnd.getrandbits(8) for _ in range(1280 * 720 * 3)))
+    noise = bytes(rnd.getrandbits(8) for _ in range(1280 * 720 * 3))
+    img = pil.frombytes("RGB", (1280, 720), noise)
     buf = io.BytesIO()
     img.save(buf, "JPEG", quality=90)
     jpeg = buf.getvalue()

@@ -41,7 +41,9 @@ Open questions made parameters (spec 3.2, 8 q5)
   (packet index x the model's packet period: a simulator may send a revolution
   in a burst, so arrival times are not used unless asked for); ``'device'``,
   ``'nominal'`` and ``'host'`` (caller-supplied arrival stamps, as ROSVEL
-  without gps_time; nominal when none are given) force one.  ``time`` is seconds since the first firing of the batch's first packet.
+  without gps_time; nominal when none are given) force one.  A point's ``time``
+  is the seconds from the first firing of the batch's first packet (ROSVEL: from
+  the scan's first packet stamp) to its own firing.
 * Second firing of a VLP-16 block (azimuth not transmitted):
   ``interpolation='velodyne'`` (default, ROSVEL / manual: azimuth +
   delta x slot time / 110.592 us, delta = next block's azimuth - this one mod
@@ -92,8 +94,10 @@ min_range=None, max_range=None, packet_time='auto', aux_header=True)``
 ``encode_packets(model, azimuths_deg, distances_m, intensities=None,
 timestamps_us=None, return_mode=RETURN_STRONGEST, product_id=None, flags=None) -> [bytes]``
 ``packets_from_ranges(model, ranges_m, intensities=None, rpm=600.0,
-start_azimuth_deg=0.0, start_time_us=0, last_ranges_m=None, last_intensities=None) -> [bytes]``
-``scan_pattern(model, rpm=600.0, start_azimuth_deg=0.0, columns=None) -> (azimuth_deg, elevation_deg)``
+start_azimuth_deg=0.0, start_time_us=0, last_ranges_m=None, last_intensities=None,
+return_mode=RETURN_STRONGEST) -> [bytes]``
+``scan_pattern(model, rpm=600.0, start_azimuth_deg=0.0, columns=None)
+-> (azimuth_deg, elevation_deg)``
 
 Decoders raise only :class:`SensorDecodeError` for bad packets; encoders
 :class:`EncodeError`.  No ROS imports.
@@ -151,7 +155,7 @@ class VelodyneModel(NamedTuple):
     firings_per_block: int                   # 2: a block holds two firings of 16 lasers
     blocks_per_firing: int                   # 2: a firing spans an upper and a lower block
     firing_period_us: float                  # time between firings (columns)
-    slot_times_us: Tuple[float, ...]         # 32: time of block slot k after the block's first firing
+    slot_times_us: Tuple[float, ...]         # 32: slot k's time after the block's first firing
     interpolate: bool                        # azimuth interpolated inside a block (VLP-16 style)
     dual_supported: bool
     nominal_packet_rate_hz: float            # single return, for sizing
@@ -398,7 +402,8 @@ class VelodyneDecoder:
                     if off < 0 or off + PACKET_SIZE > n:
                         break
                     candidate = data[off:off + PACKET_SIZE]
-                    if self._flags_ok(candidate) and max(_AZIMUTHS.unpack(candidate[:1200])) < _AZ_MAX:
+                    if (self._flags_ok(candidate)
+                            and max(_AZIMUTHS.unpack(candidate[:1200])) < _AZ_MAX):
                         return candidate
                     start = off + 1
             raise SensorDecodeError(
@@ -439,8 +444,9 @@ class VelodyneDecoder:
         packets = list(packets)
         if any(n != PACKET_SIZE for n in set(map(len, packets))):
             i, p = next((i, p) for i, p in enumerate(packets) if len(p) != PACKET_SIZE)
-            raise SensorDecodeError("packet %d has %d bytes, expected %d" % (i, len(p), PACKET_SIZE),
-                                    "length", length=len(p), expected=(PACKET_SIZE,))
+            raise SensorDecodeError("packet %d has %d bytes, expected %d"
+                                    % (i, len(p), PACKET_SIZE), "length", length=len(p),
+                                    expected=(PACKET_SIZE,))
         return np.frombuffer(b"".join(packets), dtype=PACKET_DTYPE)
 
     def is_dual(self, rec: np.ndarray) -> bool:
@@ -519,10 +525,10 @@ class VelodyneDecoder:
         valid = None
         if not self.keep_zero:
             valid = np.not_equal(dist, 0, out=ws.valid[:size])
-        if self._lo is not None:
-            valid = (dist >= self._lo) if valid is None else np.logical_and(valid, dist >= self._lo, out=valid)
-        if self._hi is not None:
-            valid = (dist <= self._hi) if valid is None else np.logical_and(valid, dist <= self._hi, out=valid)
+        for inside in ((dist >= self._lo) if self._lo is not None else None,
+                       (dist <= self._hi) if self._hi is not None else None):
+            if inside is not None:
+                valid = inside if valid is None else np.logical_and(valid, inside, out=valid)
         if dual and self.dual_dedupe:
             grid = words.reshape(n, BLOCKS, SLOTS)
             same = (grid[:, 1::2] & 0xFFFFFF) == (grid[:, 0::2] & 0xFFFFFF)   # distance, intensity
@@ -829,8 +835,8 @@ def _as_array(name: str, value, shape: Tuple[int, ...], dtype) -> np.ndarray:
         arr = np.asarray(value, dtype=dtype)
         return np.broadcast_to(arr, shape)
     except (TypeError, ValueError) as exc:
-        raise EncodeError("%s: cannot be read as %s of shape %s (%s)" % (name, np.dtype(dtype),
-                                                                           shape, exc), field=name) from None
+        raise EncodeError("%s: cannot be read as %s of shape %s (%s)"
+                          % (name, np.dtype(dtype), shape, exc), field=name) from None
 
 
 def encode_packets(model, azimuths_deg, distances_m, intensities=None, timestamps_us=None,
@@ -957,8 +963,10 @@ def packets_from_ranges(model, ranges_m, intensities=None, rpm: float = 600.0,
     if dual:
         last = np.asarray(last_ranges_m, np.float64)
         if last.shape != ranges.shape:
-            raise EncodeError("last_ranges_m must have the shape of ranges_m", field="last_ranges_m")
-        last_inten = _as_array("last_intensities", 0 if last_intensities is None else last_intensities,
+            raise EncodeError("last_ranges_m must have the shape of ranges_m",
+                              field="last_ranges_m")
+        last_inten = _as_array("last_intensities",
+                               0 if last_intensities is None else last_intensities,
                                ranges.shape, np.float64)
     step = firing_step_deg(m, rpm)
     col_az = float(start_azimuth_deg) + step * np.arange(total)
