@@ -287,6 +287,19 @@ def test_assembler_counts_malformed_and_keeps_going():
     assert asm.push(camera.encode_frame(b"ok")[0]).jpeg == b"ok"
 
 
+def test_every_short_length_with_each_prefix():
+    rnd = random.Random(3)
+    for prefix in (b"MOR", b"BOX", b"B", b"M", b""):
+        for n in range(0, 120):
+            data = (prefix + bytes(rnd.getrandbits(8) for _ in range(n)))[:n]
+            for form in ("v24", "legacy"):
+                for decode in (camera.decode_chunk, camera.decode_boxes):
+                    try:
+                        decode(data, form)
+                    except SensorDecodeError as exc:
+                        assert exc.reason and str(exc)
+
+
 @SETTINGS
 @given(st.binary(max_size=200))
 def test_fuzz_decoders_raise_only_their_error(data):
