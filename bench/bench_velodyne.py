@@ -83,6 +83,8 @@ def scene_revolution(model, rpm=600.0, seed=0):
 # ----------------------------------------------------------------------------- timing
 
 def best_of(fn, min_seconds, repeats=7):
+    """Best time of one call, over ``repeats`` runs of enough calls to last ~min_seconds
+    (also used by bench/velodyne_peer.py)."""
     t0 = time.perf_counter()
     fn()
     one = max(time.perf_counter() - t0, 1e-6)

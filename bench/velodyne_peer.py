@@ -3,7 +3,8 @@
 C++-backed ``velodyne_decoder`` package (PyPI ``velodyne-decoder``).
 
 Runs inside the throw-away virtual environment that bench_velodyne.py creates;
-imports nothing of this repository.
+of this repository it imports only bench_velodyne.best_of, so that both
+decoders are timed the same way.
 
 Usage:  python velodyne_peer.py IN_DIR MIN_SECONDS
 IN_DIR holds ``<name>.bin`` files (concatenated 1206-byte packets of one
@@ -15,27 +16,13 @@ column, ring, return_type) and prints one JSON line per file with the timings.
 import json
 import os
 import sys
-import time
 
 import numpy as np
 import velodyne_decoder as vd
 
+from bench_velodyne import best_of   # this script's directory is on sys.path
+
 PACKET = 1206
-
-
-def best_of(fn, min_seconds, repeats=7):
-    """Best time of one call, over ``repeats`` runs of enough calls to last ~min_seconds."""
-    t0 = time.perf_counter()
-    fn()
-    one = max(time.perf_counter() - t0, 1e-6)
-    number = max(1, int(min_seconds / one))
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
 
 
 def main(argv):
