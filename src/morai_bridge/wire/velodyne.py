@@ -41,7 +41,9 @@ Open questions made parameters (spec 3.2, 8 q5)
   (packet index x the model's packet period: a simulator may send a revolution
   in a burst, so arrival times are not used unless asked for); ``'device'``,
   ``'nominal'`` and ``'host'`` (caller-supplied arrival stamps, as ROSVEL
-  without gps_time; nominal when none are given) force one.  ``time`` is seconds since the first firing of the batch's first packet.
+  without gps_time; nominal when none are given) force one.  A point's ``time``
+  is the seconds from the first firing of the batch's first packet (ROSVEL: from
+  the scan's first packet stamp) to its own firing.
 * Second firing of a VLP-16 block (azimuth not transmitted):
   ``interpolation='velodyne'`` (default, ROSVEL / manual: azimuth +
   delta x slot time / 110.592 us, delta = next block's azimuth - this one mod
@@ -92,8 +94,10 @@ min_range=None, max_range=None, packet_time='auto', aux_header=True)``
 ``encode_packets(model, azimuths_deg, distances_m, intensities=None,
 timestamps_us=None, return_mode=RETURN_STRONGEST, product_id=None, flags=None) -> [bytes]``
 ``packets_from_ranges(model, ranges_m, intensities=None, rpm=600.0,
-start_azimuth_deg=0.0, start_time_us=0, last_ranges_m=None, last_intensities=None) -> [bytes]``
-``scan_pattern(model, rpm=600.0, start_azimuth_deg=0.0, columns=None) -> (azimuth_deg, elevation_deg)``
+start_azimuth_deg=0.0, start_time_us=0, last_ranges_m=None, last_intensities=None,
+return_mode=RETURN_STRONGEST) -> [bytes]``
+``scan_pattern(model, rpm=600.0, start_azimuth_deg=0.0, columns=None)
+-> (azimuth_deg, elevation_deg)``
 
 Decoders raise only :class:`SensorDecodeError` for bad packets; encoders
 :class:`EncodeError`.  No ROS imports.
@@ -101,6 +105,7 @@ Decoders raise only :class:`SensorDecodeError` for bad packets; encoders
 
 import math
 import struct
+import threading
 from collections import Counter
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -150,7 +155,7 @@ class VelodyneModel(NamedTuple):
     firings_per_block: int                   # 2: a block holds two firings of 16 lasers
     blocks_per_firing: int                   # 2: a firing spans an upper and a lower block
     firing_period_us: float                  # time between firings (columns)
-    slot_times_us: Tuple[float, ...]         # 32: time of block slot k after the block's first firing
+    slot_times_us: Tuple[float, ...]         # 32: slot k's time after the block's first firing
     interpolate: bool                        # azimuth interpolated inside a block (VLP-16 style)
     dual_supported: bool
     nominal_packet_rate_hz: float            # single return, for sizing
@@ -277,7 +282,8 @@ class Points:
 
     x, y, z: float32 m, ROS frame.  intensity: float32 (the raw byte, 0..255).
     ring: uint16 (0 = lowest laser).  time: float32 s since the first firing of
-    the first packet decoded together.
+    the first packet decoded together.  Arrays from the decoder are contiguous
+    views of one allocation per call (owned by the caller, never reused).
     """
 
     __slots__ = ("x", "y", "z", "intensity", "ring", "time")
@@ -320,7 +326,9 @@ class Revolution(NamedTuple):
 
 class VelodyneDecoder:
     """Vectorised decoder of Velodyne data packets for one model (module docstring
-    for every option).  Stateless apart from its configuration: safe to share."""
+    for every option).  Keeps scratch buffers per thread between calls (about 50
+    bytes per point slot, e.g. 3.5 MB for an HDL-32E revolution); otherwise
+    stateless: safe to share between threads."""
 
     def __init__(self, model="VLP16", return_mode: str = "auto", interpolation: str = "velodyne",
                  second_firing_offset_deg: float = 0.2, dual_dedupe: bool = True,
@@ -343,6 +351,7 @@ class VelodyneDecoder:
         self.max_range = max_range
         self.packet_time = packet_time
         self.aux_header = bool(aux_header)
+        self._local = threading.local()
         res = m.distance_resolution_m
         # range limits as distance counts (inclusive), None when off
         self._lo = None if min_range is None else max(1, int(math.ceil(min_range / res - 1e-9)))
@@ -360,15 +369,15 @@ class VelodyneDecoder:
         self._sin_el = np.sin(elev[lasers]).astype(np.float32)
         self._vert = vo[lasers].astype(np.float32) if np.any(vo) else None
         self._ring = np.asarray(m.rings, np.uint16)[lasers]
-        off = np.asarray(m.azimuth_offsets_deg, np.float64)[lasers] * 100.0
-        self._az_off = off.astype(np.float32) if np.any(off) else None
+        off = np.radians(np.asarray(m.azimuth_offsets_deg, np.float64))[lasers]
+        self._az_off_rad = off.astype(np.float32) if np.any(off) else None
         slot_us = np.asarray(m.slot_times_us, np.float64)
         self._slot_time = (slot_us * 1e-6).astype(np.float32)
         # azimuth shift of each slot, in units of the block-to-block azimuth delta
         block_us = m.firings_per_block * m.firing_period_us
         self._frac = (slot_us / block_us).astype(np.float32)
-        self._fixed = ((k // lasers_per_firing) * self.second_firing_offset_deg * 100.0
-                       ).astype(np.float32)
+        self._fixed_rad = np.radians((k // lasers_per_firing) * self.second_firing_offset_deg
+                                     ).astype(np.float32)
         b = np.arange(BLOCKS)
         self._block_time = {}
         for dual in (False, True):
@@ -393,7 +402,8 @@ class VelodyneDecoder:
                     if off < 0 or off + PACKET_SIZE > n:
                         break
                     candidate = data[off:off + PACKET_SIZE]
-                    if self._flags_ok(candidate) and max(_AZIMUTHS.unpack(candidate[:1200])) < _AZ_MAX:
+                    if (self._flags_ok(candidate)
+                            and max(_AZIMUTHS.unpack(candidate[:1200])) < _AZ_MAX):
                         return candidate
                     start = off + 1
             raise SensorDecodeError(
@@ -426,16 +436,17 @@ class VelodyneDecoder:
         if isinstance(packets, np.ndarray):
             arr = packets
             if arr.dtype == PACKET_DTYPE:
-                return arr.reshape(-1)
+                return np.ascontiguousarray(arr.reshape(-1))
             if arr.dtype != np.uint8 or arr.ndim != 2 or arr.shape[1] != PACKET_SIZE:
                 raise SensorDecodeError("packet array must be uint8 of shape (N, %d), got %s %s"
                                         % (PACKET_SIZE, arr.dtype, arr.shape), "length")
             return np.ascontiguousarray(arr).view(PACKET_DTYPE).reshape(-1)
         packets = list(packets)
-        for i, p in enumerate(packets):
-            if len(p) != PACKET_SIZE:
-                raise SensorDecodeError("packet %d has %d bytes, expected %d" % (i, len(p), PACKET_SIZE),
-                                        "length", length=len(p), expected=(PACKET_SIZE,))
+        if any(n != PACKET_SIZE for n in set(map(len, packets))):
+            i, p = next((i, p) for i, p in enumerate(packets) if len(p) != PACKET_SIZE)
+            raise SensorDecodeError("packet %d has %d bytes, expected %d"
+                                    % (i, len(p), PACKET_SIZE), "length", length=len(p),
+                                    expected=(PACKET_SIZE,))
         return np.frombuffer(b"".join(packets), dtype=PACKET_DTYPE)
 
     def is_dual(self, rec: np.ndarray) -> bool:
@@ -447,6 +458,7 @@ class VelodyneDecoder:
         return len(rec) > 0 and int(rec["mode"][0]) == RETURN_DUAL
 
     def _packet_times(self, rec: np.ndarray, dual: bool, stamps) -> np.ndarray:
+        """Time (s) of each packet's first firing after the first packet's."""
         n = len(rec)
         mode = self.packet_time
         if mode == "host" and stamps is not None:
@@ -456,19 +468,24 @@ class VelodyneDecoder:
             return t - t[0]
         if mode in ("auto", "device") and n > 1:
             dev = rec["stamp"].astype(np.int64)
-            step = (dev[1:] - dev[:-1]) % HOUR_US
-            if mode == "device" or bool(np.all((step > 0) & (step <= _AUTO_STEP_MAX_US))):
-                rel = np.zeros(n, np.int64)
+            step = dev[1:] - dev[:-1]
+            step %= HOUR_US
+            if mode == "device" or (step.min() > 0 and step.max() <= _AUTO_STEP_MAX_US):
+                rel = np.zeros(n)
                 np.cumsum(step, out=rel[1:])
-                return rel * 1e-6
+                rel *= 1e-6
+                return rel
         return np.arange(n) * (self.model.packet_period_us(dual) * 1e-6)
 
     def decode(self, packets, stamps: Optional[Sequence[float]] = None) -> Points:
-        """Decode packets together: a sequence of 1206-byte ``bytes``, an (N, 1206)
-        uint8 array or an array of ``PACKET_DTYPE``.  ``stamps``: optional arrival
-        time (s) per packet, used for point times when ``packet_time='host'``.  Points are in packet, block, slot order.  Raises
-        :class:`SensorDecodeError` if any packet is invalid (use :meth:`check` on
-        single datagrams to filter first)."""
+        """Decode packets together.
+
+        ``packets``: a sequence of 1206-byte ``bytes``, an (N, 1206) uint8 array or
+        an array of ``PACKET_DTYPE``.  ``stamps``: optional arrival time (s) per
+        packet, used for point times when ``packet_time='host'``.  Points come in
+        packet, block, slot order.  Raises :class:`SensorDecodeError` if any packet
+        is invalid (filter single datagrams with :meth:`check` first).
+        """
         rec = self._records(packets)
         n = len(rec)
         if n == 0:
@@ -477,11 +494,12 @@ class VelodyneDecoder:
         blocks = rec["blocks"]
         flags = blocks["flag"]
         if self._banked:
-            bad = np.flatnonzero(~np.all((flags == UPPER_BANK) | (flags == LOWER_BANK), axis=1))
+            ok = (flags == UPPER_BANK) | (flags == LOWER_BANK)
         else:
-            bad = np.flatnonzero(~np.all(flags == UPPER_BANK, axis=1))
-        if len(bad):
-            raise SensorDecodeError("packet %d has bad block flags" % bad[0], "flag",
+            ok = flags == UPPER_BANK
+        if not ok.all():
+            raise SensorDecodeError("packet %d has bad block flags"
+                                    % int(np.flatnonzero(~ok.all(axis=1))[0]), "flag",
                                     length=PACKET_SIZE)
         az = blocks["azimuth"]
         if int(az.max()) >= _AZ_MAX:
@@ -489,111 +507,158 @@ class VelodyneDecoder:
                                     % int(np.flatnonzero(np.any(az >= _AZ_MAX, axis=1))[0]),
                                     "azimuth", length=PACKET_SIZE)
         dual = self.is_dual(rec)
-        pts = blocks["points"]
-        dist = pts["dist"]                       # (n, 12, 32) uint16, strided view
-        refl = pts["refl"]
+        size = n * BLOCKS * SLOTS
+        ws = self._workspace(n)
 
-        # Everything is computed on the whole (n, 12, 32) grid with broadcasting
-        # (cheap), then the points with a return are gathered once per output.
-        if self.keep_zero:
-            valid = None
-        else:
-            valid = dist != 0
-        if self._lo is not None:
-            valid = (dist >= self._lo) if valid is None else valid & (dist >= self._lo)
-        if self._hi is not None:
-            valid = (dist <= self._hi) if valid is None else valid & (dist <= self._hi)
+        # Plan: find the slots with a return first, then compute only for them.
+        # Intermediates live in buffers reused between calls (fresh memory costs a
+        # page fault per 4 kB); only the six output arrays are new.
+        # One strided read: the little-endian uint32 at each 3-byte return holds the
+        # distance (low 16 bits) and the intensity (bits 16-23); the last one reads
+        # one byte past its block, still inside the packet.
+        words = ws.words[:size]
+        np.copyto(words.reshape(n, BLOCKS, SLOTS),
+                  np.ndarray((n, BLOCKS, SLOTS), "<u4", rec, 4, (PACKET_SIZE, 100, 3)))
+        dist = ws.dist[:size]
+        np.copyto(dist, words, casting="unsafe")               # low 16 bits
+
+        valid = None
+        if not self.keep_zero:
+            valid = np.not_equal(dist, 0, out=ws.valid[:size])
+        for inside in ((dist >= self._lo) if self._lo is not None else None,
+                       (dist <= self._hi) if self._hi is not None else None):
+            if inside is not None:
+                valid = inside if valid is None else np.logical_and(valid, inside, out=valid)
         if dual and self.dual_dedupe:
-            same = (dist[:, 1::2] == dist[:, 0::2]) & (refl[:, 1::2] == refl[:, 0::2])
+            grid = words.reshape(n, BLOCKS, SLOTS)
+            same = (grid[:, 1::2] & 0xFFFFFF) == (grid[:, 0::2] & 0xFFFFFF)   # distance, intensity
             if valid is None:
-                valid = np.ones(dist.shape, bool)
-            valid[:, 1::2] &= ~same
+                valid = np.ones(size, bool)
+            valid.reshape(n, BLOCKS, SLOTS)[:, 1::2] &= ~same
+        idx = ws.arange[:size] if valid is None else np.flatnonzero(valid)
+        k = len(idx)
 
-        d = dist.astype(np.float32)
-        zero = (d == 0) if self.keep_zero else None
-        d *= np.float32(m.distance_resolution_m)
+        def buf(name):
+            return getattr(ws, name)[:k]
 
-        # per-slot laser tables; the 64-laser model picks its bank per block
-        if self._banked:
-            lower = (flags == LOWER_BANK)[:, :, None]
+        def take(table, index, name=None):
+            return np.take(table, index, mode="clip", out=None if name is None else buf(name))
 
-            def table(t):
-                return np.where(lower, t[SLOTS:], t[:SLOTS])
+        slot = np.bitwise_and(idx, SLOTS - 1, out=buf("slot"))
+        blk = np.right_shift(idx, 5, out=buf("blk"))          # packet * 12 + block
+        wk = take(words, idx, "wk")
+        wk_bytes = wk.view(np.uint8)
+        dk = wk.view(np.uint16)[0::2]                          # distance counts (strided)
+        d = np.multiply(dk, np.float32(m.distance_resolution_m), out=buf("d"))
+
+        if self._banked:       # laser number: slot, + 32 in a lower-bank block
+            lower = (flags == LOWER_BANK).reshape(-1).view(np.uint8)
+            laser = np.left_shift(take(lower, blk, "lk"), 5, out=buf("laser"), dtype=np.intp,
+                                  casting="unsafe")
+            laser += slot
         else:
-            def table(t):
-                return t
-        cos_el = table(self._cos_el)
-        sin_el = table(self._sin_el)
+            laser = slot
 
-        # azimuth, 0.01 deg
-        azf = az.astype(np.float32)
-        if m.interpolate:
-            if self.interpolation == "velodyne":
+        # azimuth (rad) and its cosine and sine
+        to_rad = np.float32(math.pi / 18000.0)
+        azr = az.astype(np.float32)
+        azr *= to_rad
+        if m.interpolate or self._az_off_rad is not None:
+            a = take(azr.reshape(-1), blk, "a")
+            if m.interpolate and self.interpolation == "velodyne":
                 head = az[:, 0::2] if dual else az        # one azimuth per block (pair)
                 head = head.astype(np.int32)
                 delta = np.empty(head.shape, np.float32)
                 delta[:, :-1] = (head[:, 1:] - head[:, :-1]) % _AZ_MAX
                 delta[:, -1] = delta[:, -2]
+                delta *= to_rad
                 if dual:
                     delta = np.repeat(delta, 2, axis=1)
-                azp = azf[:, :, None] + delta[:, :, None] * self._frac
-            else:
-                azp = azf[:, :, None] + self._fixed
-            if self._az_off is not None:
-                azp += table(self._az_off)
-        elif self._az_off is not None:
-            azp = azf[:, :, None] + table(self._az_off)
+                shift = take(delta.reshape(-1), blk, "b")
+                shift *= take(self._frac, slot, "c")
+                a += shift
+            elif m.interpolate:
+                a += take(self._fixed_rad, slot, "b")
+            if self._az_off_rad is not None:
+                a += take(self._az_off_rad, laser, "b")
+            cos_a = np.cos(a, out=buf("b"))           # separate buffers: see _Workspace
+            sin_a = np.sin(a, out=buf("c"))
         else:
-            azp = None
-        to_rad = np.float32(math.pi / 18000.0)
-        if azp is None:
             # every laser of a block at the block azimuth: trigonometry per block only
-            azf *= to_rad
-            cos_a = np.cos(azf)[:, :, None]
-            sin_a = np.sin(azf)[:, :, None]
-        else:
-            azp *= to_rad
-            cos_a = np.cos(azp)
-            sin_a = np.sin(azp)
+            cos_a = take(np.cos(azr).reshape(-1), blk, "b")
+            sin_a = take(np.sin(azr).reshape(-1), blk, "c")
 
+        # the outputs: one new block of memory, one contiguous run per field
+        x, y, z, time, intensity, ring = _output_arrays(k)
+        cos_el = take(self._cos_el, laser, "e")
+        sin_el = take(self._sin_el, laser, "f")
         if self._vert is None:
-            xy = d * cos_el
-            z = d * sin_el
+            xy = np.multiply(d, cos_el, out=buf("a"))
+            np.multiply(d, sin_el, out=z)
         else:
-            vo = table(self._vert)
-            xy = d * cos_el - vo * sin_el
-            z = d * sin_el + vo * cos_el
-        x = xy * cos_a
-        xy *= sin_a
-        y = np.negative(xy, out=xy)
-        if zero is not None and zero.any():
-            x[zero] = y[zero] = z[zero] = np.nan
+            vo = take(self._vert, laser)
+            xy = np.subtract(d * cos_el, vo * sin_el, out=buf("a"))
+            np.add(d * sin_el, vo * cos_el, out=z)
+        np.multiply(xy, cos_a, out=x)
+        np.multiply(xy, sin_a, out=y)
+        np.negative(y, out=y)
+        if self.keep_zero:
+            zero = dk == 0
+            if zero.any():
+                x[zero] = np.nan
+                y[zero] = np.nan
+                z[zero] = np.nan
 
         packet_t = self._packet_times(rec, dual, stamps)
         block_t = (packet_t[:, None] + self._block_time[dual][None, :]).astype(np.float32)
-        time = block_t[:, :, None] + self._slot_time
-        intensity = refl.astype(np.float32)
-        ring = table(self._ring)
-
-        shape = dist.shape
-        if valid is None or valid.all():
-            def out(a):
-                return np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1)
-        else:
-            idx = np.flatnonzero(valid)
-
-            def out(a):
-                if a.shape == shape:
-                    return np.take(a.reshape(-1), idx)
-                return np.take(np.broadcast_to(a, shape).reshape(-1), idx)
-        x, y, z, intensity, time = out(x), out(y), out(z), out(intensity), out(time)
-        if self._banked:
-            ring = out(ring)
-        elif valid is None or valid.all():
-            ring = out(ring)
-        else:
-            ring = np.take(ring, idx & (SLOTS - 1))
+        np.take(block_t.reshape(-1), blk, mode="clip", out=time)
+        time += take(self._slot_time, slot, "e")
+        np.take(self._ring, laser, mode="clip", out=ring)
+        np.copyto(intensity, wk_bytes[2::4])
         return Points(x, y, z, intensity, ring, time)
+
+    def _workspace(self, n: int) -> "_Workspace":
+        """Reused per-thread buffers for grids of up to ``n`` packets."""
+        ws = getattr(self._local, "ws", None)
+        if ws is None or ws.capacity < n:
+            ws = _Workspace(n)
+            if n <= _WORKSPACE_MAX_PACKETS:
+                self._local.ws = ws
+        return ws
+
+
+_WORKSPACE_MAX_PACKETS = 8192     # larger batches get throw-away buffers
+
+
+def _output_arrays(k: int):
+    """x, y, z, time, intensity (float32) and ring (uint16) of ``k`` points, as
+    contiguous views of a single new allocation.  One large block instead of six
+    also keeps glibc from returning the memory to the system after every
+    revolution (its mmap and trim thresholds follow the largest block freed), which
+    otherwise costs a page fault per 4 kB on the next one."""
+    block = np.empty(22 * k, np.uint8)
+    floats = block[:20 * k].view(np.float32).reshape(5, k)
+    return floats[0], floats[1], floats[2], floats[3], floats[4], block[20 * k:].view(np.uint16)
+
+
+class _Workspace:
+    """Flat buffers for the slots of up to ``capacity`` packets, reused between calls.
+
+    Separate allocations: numpy's SIMD sin/cos fall back to a scalar loop (25 times
+    slower) when input and output are different views of one buffer.
+    """
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        size = capacity * BLOCKS * SLOTS
+        self.words, self.wk = (np.empty(size, np.uint32) for _ in range(2))
+        self.dist = np.empty(size, np.uint16)
+        self.lk = np.empty(size, np.uint8)
+        self.valid = np.empty(size, bool)
+        self.arange = np.arange(size, dtype=np.intp)
+        self.slot, self.blk, self.laser = (np.empty(size, np.intp) for _ in range(3))
+        self.d, self.a, self.b, self.c, self.e, self.f = (
+            np.empty(size, np.float32) for _ in range(6))
 
 
 def decode_packets(packets, model="VLP16", stamps=None, **options) -> Points:
@@ -738,12 +803,21 @@ class CloudData(NamedTuple):
     is_dense: bool
 
 
+_PACK_LOCAL = threading.local()
+_PACK_SCRATCH_MAX = 1 << 20      # points; larger clouds use a throw-away buffer
+
+
 def pack_cloud(points: Points) -> CloudData:
     """Pack points into the ``data`` of an unorganised XYZIRT PointCloud2
     (height 1, little-endian).  ``is_dense`` is False only if x holds NaN
     (``keep_zero=True``)."""
     n = len(points.x)
-    rec = np.empty(n, _CLOUD_DTYPE)
+    scratch = getattr(_PACK_LOCAL, "rec", None)       # reused: fresh memory costs page faults
+    if scratch is None or len(scratch) < n:
+        scratch = np.empty(n, _CLOUD_DTYPE)
+        if n <= _PACK_SCRATCH_MAX:
+            _PACK_LOCAL.rec = scratch
+    rec = scratch[:n]
     rec["x"] = points.x
     rec["y"] = points.y
     rec["z"] = points.z
@@ -761,8 +835,8 @@ def _as_array(name: str, value, shape: Tuple[int, ...], dtype) -> np.ndarray:
         arr = np.asarray(value, dtype=dtype)
         return np.broadcast_to(arr, shape)
     except (TypeError, ValueError) as exc:
-        raise EncodeError("%s: cannot be read as %s of shape %s (%s)" % (name, np.dtype(dtype),
-                                                                           shape, exc), field=name) from None
+        raise EncodeError("%s: cannot be read as %s of shape %s (%s)"
+                          % (name, np.dtype(dtype), shape, exc), field=name) from None
 
 
 def encode_packets(model, azimuths_deg, distances_m, intensities=None, timestamps_us=None,
@@ -889,8 +963,10 @@ def packets_from_ranges(model, ranges_m, intensities=None, rpm: float = 600.0,
     if dual:
         last = np.asarray(last_ranges_m, np.float64)
         if last.shape != ranges.shape:
-            raise EncodeError("last_ranges_m must have the shape of ranges_m", field="last_ranges_m")
-        last_inten = _as_array("last_intensities", 0 if last_intensities is None else last_intensities,
+            raise EncodeError("last_ranges_m must have the shape of ranges_m",
+                              field="last_ranges_m")
+        last_inten = _as_array("last_intensities",
+                               0 if last_intensities is None else last_intensities,
                                ranges.shape, np.float64)
     step = firing_step_deg(m, rpm)
     col_az = float(start_azimuth_deg) + step * np.arange(total)
