@@ -1,0 +1,247 @@
+"""3D LiDAR of the MORAI SIM (Velodyne-format packets over UDP) -> sensor_msgs/PointCloud2.
+
+:class:`LidarBridge` receives one port in a supervised worker and feeds every
+datagram to :class:`morai_bridge.wire.velodyne.RevolutionAssembler`, which cuts
+revolutions (azimuth wrap, or ``~cut_angle``) and decodes each one in a single
+vectorised batch.  Each complete revolution becomes ONE PointCloud2 with exactly
+the codec's :func:`~morai_bridge.wire.velodyne.pack_cloud` layout (x, y, z,
+intensity float32, ring uint16, time float32; point_step 22), the layout of
+ros-drivers/velodyne's XYZIRT cloud, in ``~frame_id``.
+
+Stamps: the cloud's stamp is the time of the revolution's first packet and each
+point's ``time`` is seconds after it (velodyne_driver's ``timestamp_first_packet``
+convention).  With ``~stamp_source: sim`` that time is the first packet's device
+timestamp (bytes 1200-1203: microseconds past the hour) placed in the hour of the
+host's ROS clock that puts it nearest (:func:`device_stamp`), used only when it
+lies within ``~device_time_max_offset`` of the packet's receive time; otherwise,
+and with ``ros``, the receive time of the first packet.  What MORAI writes in
+those bytes is not documented (shared spec/sensors.md section 8 q5): diagnostics
+show the offset seen and how often each source was used.
+"""
+import time
+
+import rospy
+from sensor_msgs.msg import PointCloud2, PointField
+from std_msgs.msg import Header
+
+from morai_bridge.ros.params import Param, ParamError
+from morai_bridge.ros.sensor_common import (STAMP_PARAM, RateMeter, Recent, SensorSocket, Timing, add_counts,
+                                            cfg_mount_transform, mount_params, network_params, snapshot,
+                                            stream_level, tail_params)
+from morai_bridge.wire import velodyne as vel
+
+OK, WARN, ERROR = 0, 1, 2
+
+PARAMS = network_params(vel.DEFAULT_PORT, 'Velodyne data packets (UDP port; 0: the node refuses to start, '
+                        'sensor_bridge.launch leaves it out)', 4 << 20) + [
+    Param('model', 'VLP16', 'sensor model of the simulator\'s LiDAR (elevation table, distance unit, timing)',
+          choices=tuple(vel.MODELS)),
+    Param('cut_angle', -1.0, 'azimuth where a revolution ends [deg]; negative: where the azimuth wraps',
+          maximum=360.0),
+    Param('return_mode', 'auto', 'single, dual, or auto (byte 1204 of the first packet: 0x39 = dual)',
+          choices=('auto', 'single', 'dual')),
+    Param('interpolation', 'velodyne', 'azimuth of a VLP-16 block\'s second firing: velodyne (interpolated '
+          'per laser, as velodyne_pointcloud) or fixed (+second_firing_offset_deg, as MORAI\'s examples)',
+          choices=('velodyne', 'fixed')),
+    Param('second_firing_offset_deg', 0.2, 'interpolation fixed: azimuth step of the second firing [deg]'),
+    Param('dual_dedupe', True, 'dual return: drop a strongest return identical to the last return'),
+    Param('keep_zero', False, 'keep no-return points (distance 0) as NaN x, y, z'),
+    Param('min_range', 0.0, 'drop points nearer than this [m] (0: off)', minimum=0.0),
+    Param('max_range', 0.0, 'drop points farther than this [m] (0: off)', minimum=0.0),
+    Param('packet_time', 'auto', 'point times: device (packet timestamps), nominal (packet index x the '
+          'model\'s packet period), host (receive times), auto (device when they advance plausibly)',
+          choices=('auto', 'device', 'nominal', 'host')),
+    Param('aux_header', True, 'accept longer datagrams whose Velodyne payload starts at FF EE within the '
+          'first 64 bytes (an unverified third-party claim)'),
+    Param('max_packets', 4000, 'emit a revolution after this many packets without a cut', minimum=1,
+          maximum=1000000),
+    Param('publish_partial', False, 'also publish revolutions that did not start at the cut (the first one, '
+          'forced cuts)'),
+    STAMP_PARAM,
+    Param('device_time_max_offset', 1.0, 'stamp_source sim: use the packets\' device time only within this of '
+          'the receive time [s], else receive time (counted)', minimum=0.0),
+    Param('topic', 'velodyne_points', 'published sensor_msgs/PointCloud2 (velodyne_pointcloud\'s name)'),
+] + mount_params('velodyne', 'LiDAR (Velodyne convention: x forward, y left, z up)') + tail_params()
+
+
+# ----------------------------------------------------------------------------- pure functions
+
+def device_stamp(device_us, host_s):
+    """(secs, nsecs) of a Velodyne timestamp (microseconds past the hour) in the hour of the host
+    time ``host_s`` (s) that puts it nearest, i.e. within half an hour of it (as velodyne_driver
+    does with gps_time)."""
+    device_us = int(device_us)
+    hour = int(host_s // 3600) * 3600
+    secs = hour + device_us // 1000000
+    if secs - host_s > 1800:
+        secs -= 3600
+    elif host_s - secs > 1800:
+        secs += 3600
+    return secs, (device_us % 1000000) * 1000
+
+
+def cloud_msg(cloud, header):
+    """sensor_msgs/PointCloud2 of a :class:`morai_bridge.wire.velodyne.CloudData` (data untouched)."""
+    m = PointCloud2()
+    m.header = header
+    m.height = cloud.height
+    m.width = cloud.width
+    m.fields = [PointField(f.name, f.offset, f.datatype, f.count) for f in cloud.fields]
+    m.is_bigendian = cloud.is_bigendian
+    m.point_step = cloud.point_step
+    m.row_step = cloud.row_step
+    m.data = cloud.data
+    m.is_dense = cloud.is_dense
+    return m
+
+
+def decoder_from(cfg):
+    return vel.VelodyneDecoder(cfg.model, return_mode=cfg.return_mode, interpolation=cfg.interpolation,
+                               second_firing_offset_deg=cfg.second_firing_offset_deg, dual_dedupe=cfg.dual_dedupe,
+                               keep_zero=cfg.keep_zero, min_range=cfg.min_range or None,
+                               max_range=cfg.max_range or None, packet_time=cfg.packet_time,
+                               aux_header=cfg.aux_header)
+
+
+# ----------------------------------------------------------------------------- the node's parts
+
+class LidarBridge(object):
+    """Receive one Velodyne port, publish one PointCloud2 per revolution (module docstring)."""
+
+    def __init__(self, cfg, log=None, on_dead=None):
+        self.cfg = cfg
+        if cfg.port == 0:
+            raise ParamError('~port is 0: the LiDAR stream is off, nothing to do (set ~port to the LiDAR\'s '
+                             'destination port in the simulator, e.g. 2368)')
+        if cfg.max_range and cfg.min_range and cfg.max_range < cfg.min_range:
+            raise ParamError('~max_range=%r is below ~min_range=%r' % (cfg.max_range, cfg.min_range))
+        self.model = vel.get_model(cfg.model)
+        self.assembler = vel.RevolutionAssembler(decoder_from(cfg), cfg.cut_angle, cfg.max_packets)
+        self.pub = rospy.Publisher(cfg.topic, PointCloud2, queue_size=2)
+        self.published = 0
+        self.partial_dropped = 0
+        self.partial_published = 0
+        self.device_stamps = 0         # clouds stamped with the device time
+        self.receive_stamps = 0        # clouds stamped with the receive time
+        self.implausible = 0           # stamp_source sim, device time too far from the receive time
+        self.device_offset = None      # last (device time - receive time) [s]
+        self.last_points = 0
+        self.last_packets = 0
+        self.last_dual = False
+        self.last_error = ''
+        self._asm_error = None
+        self.timing = Timing()         # datagram that closes a revolution read -> its cloud published
+        self._rate = RateMeter()
+        self._recent = Recent()
+        self.socket = SensorSocket(cfg, 'lidar', self.on_datagram, log=log, on_dead=on_dead)
+
+    @property
+    def workers(self):
+        return list(self.socket.workers)
+
+    def transforms(self):
+        return [cfg_mount_transform(self.cfg)]
+
+    def start(self):
+        self.socket.start()
+
+    def stop(self):
+        self.socket.stop()
+
+    # -------------------------------------------------------------- receive thread
+
+    def on_datagram(self, name, data, addr, t):
+        a = self.assembler
+        rev = a.add(data, rospy.get_time())
+        if a.last_error is not self._asm_error:
+            self._asm_error = self.last_error = a.last_error
+        if rev is not None:
+            self._on_revolution(rev, t)
+
+    def stamp_of(self, rev):
+        """Header stamp of a revolution (module docstring)."""
+        if self.cfg.stamp_source == 'sim':
+            secs, nsecs = device_stamp(rev.device_time_us, rev.stamp)
+            self.device_offset = secs + nsecs * 1e-9 - rev.stamp
+            if abs(self.device_offset) <= self.cfg.device_time_max_offset:
+                self.device_stamps += 1
+                return rospy.Time(secs, nsecs)
+            self.implausible += 1
+        self.receive_stamps += 1
+        return rospy.Time.from_sec(rev.stamp)
+
+    def _on_revolution(self, rev, t):
+        if not rev.complete:
+            if not self.cfg.publish_partial:
+                self.partial_dropped += 1
+                return
+            self.partial_published += 1
+        stamp = self.stamp_of(rev)
+        self.last_points = len(rev.points)
+        self.last_packets = rev.packets
+        self.last_dual = rev.dual
+        if self.pub.get_num_connections():
+            self.pub.publish(cloud_msg(vel.pack_cloud(rev.points), Header(stamp=stamp, frame_id=self.cfg.frame_id)))
+            self.published += 1
+            self.timing.add(time.monotonic() - t)
+
+    # -------------------------------------------------------------- diagnostics
+
+    def diagnostics(self, stat):
+        cfg = self.cfg
+        st = self.socket.stats
+        a = self.assembler
+        bad = snapshot(a.bad)
+        rate = self._rate(a.revolutions)
+        level, text = stream_level(st, cfg.stale_timeout, cfg.port)
+        if not text:
+            text = '%.1f Hz revolutions, %d points' % (rate, self.last_points)
+        problems = sum(bad.values()) + st.foreign + a.forced_cuts + st.handler_errors
+        if self._recent.check(problems):
+            level = max(level, WARN)
+            text += '; bad datagrams or forced cuts in the last 10 s (see values)'
+        product = a.last_product_id
+        said = vel.model_from_product_id(product) if product is not None else None
+        if said is not None and said.name != self.model.name:
+            level = max(level, WARN)
+            text += '; packets say %s (product id 0x%02x) but ~model is %s' % (said.name, product, self.model.name)
+        if cfg.stamp_source == 'sim' and self.implausible and not self.device_stamps:
+            level = max(level, WARN)
+            text += '; device time unusable (offset %.3f s): receive time used' % (self.device_offset or 0.0)
+        if st.handler_errors:
+            level = ERROR
+            text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
+        stat.summary(level, text)
+        stat.add('port', cfg.port)
+        stat.add('model', self.model.name)
+        stat.add('rate [Hz]', '%.2f' % rate)
+        stat.add('revolutions', a.revolutions)
+        stat.add('clouds published', self.published)
+        stat.add('partial revolutions dropped', self.partial_dropped)
+        stat.add('partial revolutions published', self.partial_published)
+        stat.add('packets', a.packets)
+        stat.add('packets in last revolution', self.last_packets)
+        stat.add('points in last revolution', self.last_points)
+        stat.add('bad datagrams', sum(bad.values()))
+        add_counts(stat, 'bad ', bad)
+        stat.add('datagrams with auxiliary header', a.aux_header)
+        stat.add('forced cuts (max_packets)', a.forced_cuts)
+        stat.add('product id seen', '' if product is None else '0x%02x%s' % (
+            product, ' (%s)' % said.name if said is not None else ''))
+        mode = a.last_return_mode
+        stat.add('return mode byte seen', '' if mode is None else '0x%02x' % mode)
+        stat.add('dual return', str(self.last_dual))
+        stat.add('from unexpected hosts', st.foreign)
+        stat.add('last unexpected sender', st.last_foreign)
+        stat.add('bridge errors', st.handler_errors)
+        stat.add('stamp source', cfg.stamp_source)
+        stat.add('clouds stamped with device time', self.device_stamps)
+        stat.add('clouds stamped with receive time', self.receive_stamps)
+        stat.add('device time too far from receive time', self.implausible)
+        stat.add('device time - receive time [s]', '' if self.device_offset is None else '%.6f' % self.device_offset)
+        stat.add('publish latency p50 / p99 / max [ms]', self.timing.summary_ms())
+        stat.add('receive buffer [bytes]', '%d (asked %d)' % (self.socket.rcvbuf, self.socket.rcvbuf_asked))
+        age = st.age()
+        stat.add('age of last datagram [s]', '' if age is None else '%.3f' % age)
+        stat.add('last error', self.last_error or st.last_error)
+        return stat
