@@ -259,14 +259,15 @@ def test_device_stamp_nearest_hour(device_us, host, expected):
 
 def test_revolution_stamp_device_time_or_receive_time():
     stub = types.SimpleNamespace(cfg=types.SimpleNamespace(stamp_source='sim', device_time_max_offset=1.0),
-                                 device_stamps=0, receive_stamps=0, implausible=0, device_offset=None)
+                                 device_stamps=0, receive_stamps=0, implausible=0, device_offset=None,
+                                 fell_back=False)
     host = 1700000000.25                      # 1700000000 = hour 1699999200 + 800 s
     good = types.SimpleNamespace(device_time_us=800 * 1000000 + 200000, stamp=host)
     assert lidar_ros.LidarBridge.stamp_of(stub, good) == rospy.Time(1700000000, 200000000)
-    assert stub.device_stamps == 1 and stub.device_offset == pytest.approx(-0.05, abs=1e-6)
+    assert stub.device_stamps == 1 and stub.device_offset == pytest.approx(-0.05, abs=1e-6) and not stub.fell_back
     zero = types.SimpleNamespace(device_time_us=0, stamp=host)       # device time 0: 800 s off
     assert lidar_ros.LidarBridge.stamp_of(stub, zero) == rospy.Time.from_sec(host)
-    assert stub.implausible == 1 and stub.receive_stamps == 1
+    assert stub.implausible == 1 and stub.receive_stamps == 1 and stub.fell_back
     stub.cfg.stamp_source = 'ros'
     assert lidar_ros.LidarBridge.stamp_of(stub, good) == rospy.Time.from_sec(host)
     assert stub.receive_stamps == 2 and stub.device_stamps == 1

@@ -125,6 +125,7 @@ class LidarBridge(object):
         self.receive_stamps = 0        # clouds stamped with the receive time
         self.implausible = 0           # stamp_source sim, device time too far from the receive time
         self.device_offset = None      # last (device time - receive time) [s]
+        self.fell_back = False         # the last revolution's device time was not used
         self.last_points = 0
         self.last_packets = 0
         self.last_dual = False
@@ -163,7 +164,8 @@ class LidarBridge(object):
         if self.cfg.stamp_source == 'sim':
             secs, nsecs = device_stamp(rev.device_time_us, rev.stamp)
             self.device_offset = secs + nsecs * 1e-9 - rev.stamp
-            if abs(self.device_offset) <= self.cfg.device_time_max_offset:
+            self.fell_back = abs(self.device_offset) > self.cfg.device_time_max_offset
+            if not self.fell_back:
                 self.device_stamps += 1
                 return rospy.Time(secs, nsecs)
             self.implausible += 1
@@ -205,9 +207,10 @@ class LidarBridge(object):
         if said is not None and said.name != self.model.name:
             level = max(level, WARN)
             text += '; packets say %s (product id 0x%02x) but ~model is %s' % (said.name, product, self.model.name)
-        if cfg.stamp_source == 'sim' and self.implausible and not self.device_stamps:
+        if cfg.stamp_source == 'sim' and self.fell_back:
             level = max(level, WARN)
-            text += '; device time unusable (offset %.3f s): receive time used' % (self.device_offset or 0.0)
+            text += '; device time %.3f s from the receive time (more than ~device_time_max_offset): receive ' \
+                    'time used' % (self.device_offset or 0.0)
         if st.handler_errors:
             level = ERROR
             text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
