@@ -388,6 +388,10 @@ class SensorBridgeTest(unittest.TestCase):
             self.check_cloud(msg, expected)
             # stamp_source sim: the first packet's device time in the nearest hour = what was encoded
             self.assertEqual((msg.header.stamp.secs, msg.header.stamp.nsecs), (t0 // 1000000, (t0 % 1000000) * 1000))
+        # the clouds checked were decoded piece by piece as the packets came (~decode_chunk), not at once
+        name = 'lidar_bridge: LiDAR'
+        self.assertTrue(wait_for(lambda: int(self.value(name, 'revolutions decoded piece by piece') or 0) >= 3))
+        self.assertEqual(self.value(name, 'revolutions decoded at once'), '0')
 
     def test_lidar_implausible_device_time_falls_back_to_receive_time(self):
         name = 'lidar_bridge: LiDAR'
