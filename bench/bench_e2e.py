@@ -196,9 +196,10 @@ class DiagWatch(object):
         self.sub.unregister()
 
 
-def one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag=None, extra=(), src=None):
+def one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag=None, extra=(), src=None, on_window=None):
     """One SUT at one rate; ``extra``: more command-line arguments of the SUT (experiments);
-    ``src``: the bridge's sources from another revision (see run())."""
+    ``src``: the bridge's sources from another revision (see run()); ``on_window(pid, seconds)``
+    is called when the measured window starts (bench/profile_e2e.py attaches a profiler)."""
     ports = dict((n, free_udp_port()) for n in e2e_streams.NAMES)
     sut = Sut(kind, rate, ports, sink_port, log_dir, extra, src)
     col = None
@@ -219,6 +220,8 @@ def one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag=None, extra=()
         th0 = dict((t.id, t.user_time + t.system_time) for t in proc.threads())
         psutil.cpu_percent(None)
         load0 = os.getloadavg()
+        if on_window is not None:
+            on_window(sut.pid, seconds)
         while time.time() < w_end:
             rss_peak_sampled = max(rss_peak_sampled, proc.memory_info().rss)
             time.sleep(min(0.5, max(0.0, w_end - time.time())))

@@ -54,39 +54,37 @@ def prebuilt():
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ports", required=True)
-    ap.add_argument("--queue", default=None,
-                    help="publisher queue depth of every topic (default: the bridge's, 1 or 100); "
-                         "'sync': queue_size=None, rospy's synchronous publishing (experiments)")
-    a = ap.parse_args(rospy.myargv()[1:])
-    ports = json.loads(a.ports)
-    rospy.init_node("rospy_floor")
-    msgs = prebuilt()
-    grams = e2e_streams.datagrams()
-    sel = selectors.DefaultSelector()
-    for name, port in ports.items():
-        topic, rtype = sim_receive.TOPICS[name]
-        if a.queue is None:
-            depth, fix_depth = sim_receive.QUEUE.get(name, 1), 1
-        else:
-            depth = fix_depth = None if a.queue == "sync" else int(a.queue)
-        pubs = [rospy.Publisher(topic, rtype, queue_size=depth)]
-        if name == "gps":
-            pubs.append(rospy.Publisher("gps/fix", NavSatFix, queue_size=fix_depth))
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-        s.bind(("127.0.0.1", int(port)))
-        s.setblocking(False)
-        header = msgs[name][0].header
-        pairs = [(p.publish, m) for p, m in zip(pubs, msgs[name])]
-        sel.register(s, selectors.EVENT_READ, (s.recv, grams[name][1], header, pairs))
+class Floor(object):
+    """The floor's sockets and publishers; :meth:`poll` is one round of its receive loop.
 
-    unpack_from = e2e_streams.TIME.unpack_from
-    Time, now = rospy.Time, rospy.Time.now
-    while not rospy.is_shutdown():
-        for key, _ in sel.select(0.2):
+    ``ports``: stream name -> UDP port on 127.0.0.1; ``queue``: None (the bridge's depths),
+    'sync' or a depth; ``ns``: prefix of the topic names ('' = the node's namespace)."""
+
+    def __init__(self, ports, queue=None, ns=""):
+        msgs = prebuilt()
+        grams = e2e_streams.datagrams()
+        self.sel = sel = selectors.DefaultSelector()
+        self.sockets = []
+        for name, port in ports.items():
+            topic, rtype = sim_receive.TOPICS[name]
+            if queue is None:
+                depth, fix_depth = sim_receive.QUEUE.get(name, 1), 1
+            else:
+                depth = fix_depth = None if queue == "sync" else int(queue)
+            pubs = [rospy.Publisher(ns + topic, rtype, queue_size=depth)]
+            if name == "gps":
+                pubs.append(rospy.Publisher(ns + "gps/fix", NavSatFix, queue_size=fix_depth))
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+            s.bind(("127.0.0.1", int(port)))
+            s.setblocking(False)
+            self.sockets.append(s)
+            header = msgs[name][0].header
+            pairs = [(p.publish, m) for p, m in zip(pubs, msgs[name])]
+            sel.register(s, selectors.EVENT_READ, (s.recv, grams[name][1], header, pairs))
+
+    def poll(self, timeout, unpack_from=e2e_streams.TIME.unpack_from, Time=rospy.Time, now=rospy.Time.now):
+        for key, _ in self.sel.select(timeout):
             recv, off, header, pairs = key.data
             while True:
                 try:
@@ -99,6 +97,20 @@ def main():
                     header.stamp = now()
                 for publish, m in pairs:
                     publish(m)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ports", required=True)
+    ap.add_argument("--queue", default=None,
+                    help="publisher queue depth of every topic (default: the bridge's, 1 or 100); "
+                         "'sync': queue_size=None, rospy's synchronous publishing (experiments)")
+    a = ap.parse_args(rospy.myargv()[1:])
+    rospy.init_node("rospy_floor")
+    floor = Floor(json.loads(a.ports), a.queue)
+    poll = floor.poll
+    while not rospy.is_shutdown():
+        poll(0.2)
 
 
 if __name__ == "__main__":
