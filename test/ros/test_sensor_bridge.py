@@ -17,8 +17,10 @@ import struct
 import threading
 import time
 import unittest
+import xmlrpc.client
 
 import numpy as np
+import rosgraph
 import roslaunch
 import rospy
 import rostest
@@ -140,6 +142,17 @@ def free_ports(n):
     return ports
 
 
+def publisher_knows(node, topic):
+    """Whether ``node`` has an outbound connection on ``topic`` (its bus info).  A rospy subscriber counts
+    its connection before the TCP handshake, so a message published just then would be lost."""
+    try:
+        uri = rosgraph.Master('/test_sensor_bridge').lookupNode(node)
+        code, _, info = xmlrpc.client.ServerProxy(uri).getBusInfo('/test_sensor_bridge')
+    except Exception:  # noqa: BLE001 - not up yet
+        return False
+    return code == 1 and any(c[2] == 'o' and c[4] == topic for c in info)
+
+
 def wait_for(pred, timeout=T):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -203,6 +216,10 @@ class SensorBridgeTest(unittest.TestCase):
         cls.tf_listener = tf2_ros.TransformListener(cls.tf)
         for c in (cls.images, cls.infos, cls.raw, cls.boxes, cls.clouds, cls.scans):
             assert wait_for(c.connected, 30.0), 'no publisher of %s' % c.sub.name
+        for node, topic in (('/camera_bridge', '/image_jpeg/compressed'), ('/camera_bridge', '/image_jpeg/camera_info'),
+                            ('/camera_bridge', '/image_raw'), ('/camera_bridge', '/camera/boxes'),
+                            ('/lidar_bridge', '/velodyne_points'), ('/lidar2d_bridge', '/scan')):
+            assert wait_for(lambda: publisher_knows(node, topic), 30.0), '%s never accepted %s' % (node, topic)
         cls.rev = 0
         cls.pending = False       # a packet closing the last revolution sent is pending in lidar_bridge
 

@@ -610,3 +610,5 @@ def test_sensor_bridge_launch_wiring():
         assert set(passed) <= names, set(passed) - names
     assert dict((a.get('name'), a.get('value')) for a in includes['lidar_bridge.launch'].findall('arg'))[
         'model'] == '$(arg lidar_model)'
+    assert dict((a.get('name'), a.get('value')) for a in includes['lidar2d_bridge.launch'].findall('arg'))[
+        'range_max'] == '$(arg lidar2d_range_max)' and args['lidar2d_range_max'] == '0.0'
