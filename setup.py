@@ -9,6 +9,7 @@ setup(**generate_distutils_setup(
         'morai_bridge.ros',
         'morai_bridge.nodes',
         'morai_bridge.emu',
+        'morai_bridge.emu.sensors',
         'morai_bridge.dump',
     ],
     package_dir={'': 'src'},

@@ -87,10 +87,10 @@ class Sut(object):
             args = ["%s_port:=%d" % (n, p) for n, p in ports.items()]
             args += ["sync_state_port:=%d" % free_udp_port()]
             args += ["%s_port:=%d" % (n, sink_port) for n in TX]
-            # a base revision runs with its own launch file: its parameters may differ from today's.
-            # Both by path: the base's copy lies inside the package (bench/out/), where roslaunch
-            # would find two udp_bridge.launch files of morai_msgs.
-            launch = [str((Path(src).parent if src else ROOT) / "launch" / "udp_bridge.launch")]
+            # a base revision runs with its own launch file: its parameters may differ from today's
+            # (full paths: a base revision's launch/ extracted under bench/out/ is inside the package too)
+            launch = [str(Path(src).parent / "launch" / "udp_bridge.launch")] if src else \
+                [str(HERE.parent / "launch" / "udp_bridge.launch")]
             cmd = ["roslaunch"] + launch + ["ns:=%s" % self.ns, "output:=log",
                    "stamp_source:=sim", "sim_ip:=127.0.0.1", "bind_ip:=127.0.0.1"] + args
             node = self.ns + "/udp_bridge"

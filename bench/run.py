@@ -22,6 +22,7 @@ import platform
 import signal
 import socket
 import subprocess
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -103,7 +104,8 @@ class Master(object):
 def extract_src(rev, log_dir):
     """src/ (and launch/, whose parameters belong to that src) of git revision ``rev`` under log_dir
     (git archive: the repository is not touched)."""
-    dest = Path(log_dir) / ("src-" + rev.replace("/", "_"))
+    # outside the package: launch files under it would make `roslaunch morai_msgs X.launch` ambiguous
+    dest = Path(tempfile.mkdtemp(prefix="morai-bench-base-")) / ("src-" + rev.replace("/", "_"))
     dest.mkdir()
     archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", rev, "src", "launch"], check=True,
                              capture_output=True).stdout

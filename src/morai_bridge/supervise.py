@@ -20,8 +20,9 @@ If the body raises an unexpected exception, the worker does not die silently
 
 When it cannot resume -- more than ``max_restarts`` failures within
 ``window_s`` seconds, a failing ``on_restart`` hook, or a ``BaseException``
-such as ``SystemExit`` -- ``state`` becomes ``'dead'``, the reason is logged
-unthrottled and ``on_dead(worker)`` is called, still on the worker's thread.
+such as ``SystemExit`` -- the reason is logged unthrottled, ``on_dead(worker)``
+is called, still on the worker's thread, and then ``state`` becomes ``'dead'``
+(so whoever sees ``'dead'`` knows that on_dead and the clean-up have run).
 A node uses it to shut down with a non-zero exit status so that roslaunch's
 ``respawn`` can act.
 
@@ -263,20 +264,24 @@ class Worker(object):
         return True
 
     def _die(self, reason):
-        self.state = DEAD
+        """Log the death, run on_dead, and only then publish state DEAD: whoever sees DEAD can rely on
+        the worker's clean-up (e.g. a released port) and its on_dead having run."""
         self.dead_reason = reason
         try:
-            self._log_raw('worker %s is DEAD: %s\n%s' % (self.name, reason, self.last_traceback.rstrip()))
-        except Exception:       # noqa: BLE001 - a broken logger must not hide on_dead
-            pass
-        if self._on_dead is not None:
             try:
-                self._on_dead(self)
-            except Exception:   # noqa: BLE001
+                self._log_raw('worker %s is DEAD: %s\n%s' % (self.name, reason, self.last_traceback.rstrip()))
+            except Exception:       # noqa: BLE001 - a broken logger must not hide on_dead
+                pass
+            if self._on_dead is not None:
                 try:
-                    self._log_raw('worker %s: on_dead callback failed\n%s' % (self.name, traceback.format_exc()))
+                    self._on_dead(self)
                 except Exception:   # noqa: BLE001
-                    pass
+                    try:
+                        self._log_raw('worker %s: on_dead callback failed\n%s' % (self.name, traceback.format_exc()))
+                    except Exception:   # noqa: BLE001
+                        pass
+        finally:
+            self.state = DEAD
 
 
 def worker_diagnostics(workers, recent_s=10.0, now=None):

@@ -16,6 +16,29 @@ LAUNCH = os.path.join(os.path.dirname(os.path.realpath(__file__)), '..', '..', '
 TIMEOUT = 10.0
 
 
+def free_ports(n):
+    """n distinct free UDP ports on 127.0.0.1 (bound together, then released)."""
+    socks = []
+    for _ in range(n):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(('127.0.0.1', 0))
+        socks.append(s)
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def wait_for(pred, timeout, step=0.02):
+    """True as soon as pred() is; after ``timeout`` seconds, pred()'s last answer."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(step)
+    return pred()
+
+
 def free_port():
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(('127.0.0.1', 0))

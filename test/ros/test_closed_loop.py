@@ -19,9 +19,11 @@ from diagnostic_msgs.msg import DiagnosticArray
 from morai_msgs.msg import (CollisionData, CtrlCmd, EgoVehicleStatus, GetTrafficLightStatus, MoraiSimProcHandle,
                             MoraiSimProcStatus, MultiEgoSetting, ObjectStatusList, ScenarioLoad, SetTrafficLight,
                             SyncModeCmd, SyncModeCtrlCmd, WaitForTick)
-from morai_bridge.wire import streams
 from morai_msgs.srv import (MoraiScenarioLoadSrv, MoraiSimProcSrv, MoraiSyncModeCmdSrv, MoraiSyncModeCtrlCmdSrv,
                             MoraiWaitForTickSrv)
+
+from harness import free_ports
+from morai_bridge.wire import streams
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 LAUNCH = os.path.join(HERE, '..', '..', 'launch')
@@ -29,18 +31,6 @@ LAUNCH = os.path.join(HERE, '..', '..', 'launch')
 STREAMS = [s.name for s in streams.FROM_SIM]
 COMMANDS = [s.name for s in streams.TO_SIM]
 T = 10.0
-
-
-def free_ports(n):
-    socks, ports = [], []
-    for _ in range(n):
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.bind(('127.0.0.1', 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
-    return ports
 
 
 class Latest(object):

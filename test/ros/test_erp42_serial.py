@@ -14,6 +14,7 @@ from std_msgs.msg import Bool
 
 from morai_bridge.emu.pcu import PcuEmulator
 from morai_bridge.emu.pcu_vehicle import VehicleModel
+from harness import wait_for
 
 LINK = '/tmp/morai_rostest_erp42'
 
@@ -29,15 +30,6 @@ class Latest(object):
         self.msg = m
         self.count += 1
         self.ev.set()
-
-
-def wait_for(pred, timeout, step=0.02):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
 
 
 class Erp42SerialTest(unittest.TestCase):

@@ -27,23 +27,12 @@ from morai_bridge.wire import streams
 HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path.insert(0, HERE)
 from harness import FakeSim  # noqa: E402
+from harness import free_ports
 
 LAUNCH = os.path.join(HERE, '..', '..', 'launch')
 STREAMS = [s.name for s in streams.FROM_SIM]
 COMMANDS = [s.name for s in streams.TO_SIM]
 T = 15.0
-
-
-def free_ports(n):
-    socks, ports = [], []
-    for _ in range(n):
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.bind(('127.0.0.1', 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
-    return ports
 
 
 class Latest(object):

@@ -17,6 +17,7 @@ import rostest
 from diagnostic_msgs.msg import DiagnosticArray
 
 from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, ERP42Info
+from harness import wait_for
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 LAUNCH = os.path.join(HERE, '..', '..', 'launch')
@@ -30,15 +31,6 @@ class Latest(object):
 
     def cb(self, m):
         self.msg = m
-
-
-def wait_for(pred, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
 
 
 class SerialUdpTest(unittest.TestCase):

@@ -15,32 +15,12 @@ from std_msgs.msg import String
 
 from morai_bridge.wire import streams
 from morai_msgs.msg import EgoVehicleStatus, ERP42Info
+from harness import free_ports, wait_for
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 LAUNCH = os.path.join(HERE, '..', '..', 'launch')
 SIM_LINK = '/tmp/morai_rostest_supervision_sim'
 PCU_LINK = '/tmp/morai_rostest_supervision_pcu'
-
-
-def free_ports(n):
-    socks = []
-    for _ in range(n):
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.bind(('127.0.0.1', 0))
-        socks.append(s)
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
-def wait_for(pred, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
 
 
 class Counter(object):

@@ -10,14 +10,16 @@ gen = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(gen)
 
 
-@pytest.mark.parametrize('node', ['udp_bridge', 'erp42_serial', 'capture_replay', 'sim_emulator', 'demo_driver', 'pcu_emulator', 'markers'])
+@pytest.mark.parametrize('node', ['udp_bridge', 'erp42_serial', 'capture_replay', 'sim_emulator', 'demo_driver', 'pcu_emulator', 'markers',
+                                  'camera_bridge', 'lidar_bridge', 'lidar2d_bridge'])
 def test_param_table_matches_node(node):
     text = open(os.path.join(ROOT, 'docs', 'ros_api.md')).read()
     assert gen.docs_with_table(text, node) == text, (
         'docs/ros_api.md is out of date for %s: run /usr/bin/python3 tools/gen_launch.py %s' % (node, node))
 
 
-@pytest.mark.parametrize('node', ['udp_bridge', 'erp42_serial', 'capture_replay', 'sim_emulator', 'demo_driver', 'pcu_emulator', 'markers'])
+@pytest.mark.parametrize('node', ['udp_bridge', 'erp42_serial', 'capture_replay', 'sim_emulator', 'demo_driver', 'pcu_emulator', 'markers',
+                                  'camera_bridge', 'lidar_bridge', 'lidar2d_bridge'])
 def test_launch_file_is_generated_from_params(node):
     text = open(os.path.join(ROOT, 'launch', node + '.launch')).read()
     assert gen.launch_text(node) == text, 'run /usr/bin/python3 tools/gen_launch.py %s' % node

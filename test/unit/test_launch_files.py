@@ -17,6 +17,9 @@ NODE_LAUNCH = {
     'sim_emulator.launch': 'morai_bridge.nodes.sim_emulator',
     'demo_driver.launch': 'morai_bridge.nodes.demo_driver',
     'pcu_emulator.launch': 'morai_bridge.nodes.pcu_emulator',
+    'camera_bridge.launch': 'morai_bridge.nodes.camera_bridge',
+    'lidar_bridge.launch': 'morai_bridge.nodes.lidar_bridge',
+    'lidar2d_bridge.launch': 'morai_bridge.nodes.lidar2d_bridge',
 }
 
 

@@ -21,26 +21,16 @@ from morai_bridge.serial_link import Erp42Link
 from morai_bridge.supervise import DEAD, RUNNING, STOPPED
 from morai_bridge.wire import erp42
 
+import helpers
+from helpers import Log
+
 
 def wait_for(pred, timeout=3.0, step=0.002):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
+    return helpers.wait_for(pred, timeout, step)
 
 
 def fast_vehicle():
     return VehicleModel(accel_mps2=20.0, decel_mps2=20.0, brake_decel_mps2=20.0, steer_rate_rad_s=5.0)
-
-
-class Log(object):
-    def __init__(self):
-        self.lines = []
-
-    def __call__(self, text):
-        self.lines.append(text)
 
 
 class Opener(object):

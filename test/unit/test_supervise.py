@@ -10,26 +10,8 @@ import pytest
 from morai_bridge.supervise import (
     DEAD, ERROR, OK, RESTARTING, RUNNING, STOPPED, WARN, ThrottledLog, Worker, worker_diagnostics)
 
+from helpers import Log, wait_for
 
-def wait_for(pred, timeout=3.0, step=0.005):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
-
-
-class Log(object):
-    """A log callable that keeps what it was given."""
-
-    def __init__(self):
-        self.lines = []
-        self.lock = threading.Lock()
-
-    def __call__(self, text):
-        with self.lock:
-            self.lines.append(text)
 
 
 class Counter(object):

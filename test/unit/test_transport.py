@@ -8,22 +8,8 @@ import pytest
 from morai_bridge.supervise import RUNNING, STOPPED
 from morai_bridge.transport import UdpReceiver, bind_udp
 
+from helpers import Log, wait_for
 
-def wait_for(pred, timeout=3.0, step=0.005):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
-
-
-class Log(object):
-    def __init__(self):
-        self.lines = []
-
-    def __call__(self, text):
-        self.lines.append(text)
 
 
 class Handler(object):

@@ -153,8 +153,9 @@ def test_random_bytes_after_a_known_prefix(prefix, rest):
 @given(st.sampled_from(sorted(udp.HEADERS)), st.integers(0, 2200), st.binary(max_size=64))
 def test_valid_header_and_length_random_payload(header, data_length, noise):
     info = udp.HEADERS[header]
+    noise = noise or b"\0"       # an empty pattern would make an empty payload, not data_length bytes
     data = header + struct.pack("<I", data_length) + bytes(info.aux_length)
-    data += (noise * (data_length // max(len(noise), 1) + 1))[:data_length] + b"\r\n"
+    data += (noise * (data_length // len(noise) + 1))[:data_length] + b"\r\n"
     result = decode_or_error(data)
     if data_length in info.types:
         assert not isinstance(result, udp.DecodeError)  # any payload bytes are valid

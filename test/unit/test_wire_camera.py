@@ -9,6 +9,7 @@ import io
 import random
 import struct
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -46,8 +47,7 @@ FORMS = {"v24": (19, V24_MAX), "legacy": (11, LEGACY_MAX)}
 
 def jpeg_like(size, seed=0):
     """``size`` bytes starting with SOI and ending with EOI (when there is room)."""
-    rnd = random.Random(seed)
-    body = bytes(rnd.getrandbits(8) for _ in range(size))
+    body = np.random.default_rng(seed).integers(0, 256, size, dtype=np.uint8).tobytes()
     if size >= 4:
         body = b"\xff\xd8" + body[2:-2] + b"\xff\xd9"
     return body
@@ -131,8 +131,8 @@ def test_tiny_real_jpeg_round_trip():
 
 def test_pil_jpeg_1280x720_round_trip():
     pil = pytest.importorskip("PIL.Image")
-    rnd = random.Random(7)
-    img = pil.frombytes("RGB", (1280, 720), bytes(rnd.getrandbits(8) for _ in range(1280 * 720 * 3)))
+    noise = np.random.default_rng(7).integers(0, 256, 1280 * 720 * 3, dtype=np.uint8)
+    img = pil.frombytes("RGB", (1280, 720), noise.tobytes())
     buf = io.BytesIO()
     img.save(buf, "JPEG", quality=90)
     jpeg = buf.getvalue()
@@ -284,6 +284,19 @@ def test_assembler_counts_malformed_and_keeps_going():
         assert asm.push(junk) is None
     assert asm.malformed == 5 and asm.last_error
     assert asm.push(camera.encode_frame(b"ok")[0]).jpeg == b"ok"
+
+
+def test_every_short_length_with_each_prefix():
+    rnd = random.Random(3)
+    for prefix in (b"MOR", b"BOX", b"B", b"M", b""):
+        for n in range(0, 120):
+            data = (prefix + bytes(rnd.getrandbits(8) for _ in range(n)))[:n]
+            for form in ("v24", "legacy"):
+                for decode in (camera.decode_chunk, camera.decode_boxes):
+                    try:
+                        decode(data, form)
+                    except SensorDecodeError as exc:
+                        assert exc.reason and str(exc)
 
 
 @SETTINGS

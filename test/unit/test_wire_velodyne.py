@@ -74,7 +74,8 @@ def reference_decode(model_name, packets, interpolation="velodyne", dual=False, 
         for b, (flag, az, dists, refls) in enumerate(blocks):
             for k in range(32):
                 dist, refl = dists[k], refls[k]
-                if dual and b % 2 == 1 and dist == blocks[b - 1][2][k] and refl == blocks[b - 1][3][k]:
+                if (dual and b % 2 == 1 and dist == blocks[b - 1][2][k]
+                        and refl == blocks[b - 1][3][k]):
                     continue
                 if dist == 0 and not keep_zero:
                     continue
@@ -94,10 +95,13 @@ def reference_decode(model_name, packets, interpolation="velodyne", dual=False, 
                 w = math.radians(elev[laser])
                 r = dist * m.distance_resolution_m
                 # Velodyne frame (manual): x = R cos w sin a, y = R cos w cos a, z = R sin w
-                xv, yv, zv = r * math.cos(w) * math.sin(a), r * math.cos(w) * math.cos(a), r * math.sin(w)
+                xv = r * math.cos(w) * math.sin(a)
+                yv = r * math.cos(w) * math.cos(a)
+                zv = r * math.sin(w)
                 if dist == 0:
                     xv = yv = zv = float("nan")
-                t = (n * ref_packet_period_us(model_name, dual) + ref_timing_us(model_name, b, k, dual)) * 1e-6
+                t = (n * ref_packet_period_us(model_name, dual)
+                     + ref_timing_us(model_name, b, k, dual)) * 1e-6
                 out.append((yv, -xv, zv, float(refl), ring_of[laser], t))
     return out
 
@@ -160,7 +164,8 @@ def test_decoder_matches_reference(model):
     packets = random_packets(model, 12, seed=len(model))
     dec = VelodyneDecoder(model, packet_time="nominal")
     pts = dec.decode(packets)
-    assert pts.x.dtype == np.float32 and pts.ring.dtype == np.uint16 and pts.time.dtype == np.float32
+    assert pts.x.dtype == np.float32 and pts.time.dtype == np.float32
+    assert pts.ring.dtype == np.uint16
     assert_same(pts, reference_decode(model, packets))
     # the same through an (N, 1206) array and one at a time
     arr = np.frombuffer(b"".join(packets), np.uint8).reshape(len(packets), 1206)
@@ -215,7 +220,8 @@ def test_range_limits():
     packets = random_packets("VLP16", 5, seed=9)
     pts = VelodyneDecoder("VLP16", packet_time="nominal").decode(packets)
     r = np.sqrt(pts.x.astype(np.float64) ** 2 + pts.y ** 2 + pts.z ** 2)
-    lim = VelodyneDecoder("VLP16", min_range=20.0, max_range=100.0, packet_time="nominal").decode(packets)
+    lim = VelodyneDecoder("VLP16", min_range=20.0, max_range=100.0,
+                          packet_time="nominal").decode(packets)
     keep = (r >= 20.0 - 1e-3) & (r <= 100.0 + 1e-3)
     assert len(lim) == int(keep.sum())
     assert np.allclose(lim.x, pts.x[keep]) and np.array_equal(lim.ring, pts.ring[keep])
@@ -301,7 +307,8 @@ def test_rings_and_models_as_data():
     assert list(vel.MODELS["HDL32E"].elevations_deg) == HDL32_ELEV
     for m in vel.MODELS.values():
         assert sorted(m.rings) == list(range(m.lasers))
-        assert len(m.elevations_deg) == len(m.azimuth_offsets_deg) == len(m.vert_offsets_m) == m.lasers
+        assert len(m.elevations_deg) == len(m.azimuth_offsets_deg) == m.lasers
+        assert len(m.vert_offsets_m) == m.lasers
         assert len(m.slot_times_us) == 32
     assert vel.MODELS["VLP32C"].distance_resolution_m == 0.004
     assert vel.MODELS["VLP32C"].azimuth_offsets_deg[:3] == (1.4, -4.2, 1.4)
@@ -352,13 +359,15 @@ def test_packet_time_sources():
     assert np.allclose(dev.time[first_slot], steps, atol=1e-7)
     nom = VelodyneDecoder("HDL32E", packet_time="nominal").decode(packets)
     assert np.allclose(nom.time[first_slot], [i * 552.96e-6 for i in range(4)], atol=1e-7)
-    host = VelodyneDecoder("HDL32E", packet_time="host").decode(packets, stamps=[5.0, 5.1, 5.2, 5.4])
+    host = VelodyneDecoder("HDL32E", packet_time="host").decode(packets,
+                                                                 stamps=[5.0, 5.1, 5.2, 5.4])
     assert np.allclose(host.time[first_slot], [0, 0.1, 0.2, 0.4], atol=1e-6)
     # equal device stamps are not credible: auto falls back to nominal times
     flat = [p[:1200] + struct.pack("<I", 7) + p[1204:] for p in packets]
     assert np.allclose(VelodyneDecoder("HDL32E").decode(flat).time, nom.time)
     # the hour wraps
-    wrap = [p[:1200] + struct.pack("<I", (3600 * 10 ** 6 - 300 + 553 * i) % (3600 * 10 ** 6)) + p[1204:]
+    hour = 3600 * 10 ** 6
+    wrap = [p[:1200] + struct.pack("<I", (hour - 300 + 553 * i) % hour) + p[1204:]
             for i, p in enumerate(packets)]
     assert np.allclose(VelodyneDecoder("HDL32E").decode(wrap).time[first_slot],
                        [i * 553e-6 for i in range(4)], atol=1e-7)
@@ -378,7 +387,8 @@ def test_packets_from_ranges_round_trip(model):
                                       start_time_us=1000)
     cols = m.columns_per_packet()
     assert len(packets) == -(-az.shape[0] // cols)
-    assert all(len(p) == 1206 and p[1204] == 0x37 and p[1205] == (m.product_id or 0) for p in packets)
+    assert all(len(p) == 1206 and p[1204] == 0x37 and p[1205] == (m.product_id or 0)
+               for p in packets)
     # independent read of the first block, and the reference decoder
     assert packets[0][0:2] == b"\xff\xee"
     assert struct.unpack_from("<H", packets[0], 2)[0] == 1200
@@ -474,7 +484,8 @@ def test_fuzz_decode_of_any_contents(data, model):
     raw = bytearray(data)
     for b in range(12):
         raw[100 * b:100 * b + 2] = b"\xff\xee"
-        raw[100 * b + 2:100 * b + 4] = struct.pack("<H", struct.unpack_from("<H", raw, 100 * b + 2)[0] % 36000)
+        azimuth = struct.unpack_from("<H", raw, 100 * b + 2)[0] % 36000
+        raw[100 * b + 2:100 * b + 4] = struct.pack("<H", azimuth)
     pts = VelodyneDecoder(model).decode([bytes(raw)])
     assert len(pts) <= 384 and not np.isnan(pts.x).any()
     assert all(len(a) == len(pts) for a in (pts.y, pts.z, pts.intensity, pts.ring, pts.time))
@@ -519,7 +530,8 @@ def test_revolutions_on_cut_angle():
     for r in revs[1:]:
         assert 90.0 <= r.first_azimuth_deg < 94.8
     # the packet just before each cut is below 90 deg
-    starts = [i for i, p in enumerate(packets) if i and first_az(packets[i - 1]) < 90.0 <= first_az(p)]
+    starts = [i for i, p in enumerate(packets)
+              if i and first_az(packets[i - 1]) < 90.0 <= first_az(p)]
     assert [revs[0].packets, revs[0].packets + revs[1].packets] == starts[:2]
 
 
@@ -538,7 +550,8 @@ def test_small_backward_azimuth_steps_are_not_a_wrap():
 def test_revolution_assembler_counts_bad_datagrams():
     packets = stream_packets(revolutions=1.2)
     asm = RevolutionAssembler(VelodyneDecoder("VLP16"))
-    bad = [b"", b"x" * 1206, packets[0][:-1], b"\x00" * 42 + packets[3][:100] + b"\xff\xdd" + packets[3][102:]]
+    bad = [b"", b"x" * 1206, packets[0][:-1],
+           b"\x00" * 42 + packets[3][:100] + b"\xff\xdd" + packets[3][102:]]
     out = []
     for i, p in enumerate(packets):
         if i == 5:
@@ -579,6 +592,7 @@ def test_pack_cloud_layout_of_velodyne_pointcloud():
     assert nan.is_dense is False and nan.width == 3 * 384
     empty = vel.pack_cloud(vel.Points.empty())
     assert empty.width == 0 and empty.data == b"" and empty.is_dense
+    assert vel.pack_cloud(pts).data == cloud.data     # scratch buffer reused after a bigger one
 
 
 def test_empty_batch():
@@ -587,3 +601,32 @@ def test_empty_batch():
 
 def test_port_constant():
     assert vel.DEFAULT_PORT == 2368         # spec 7: WeGo / SensorExample destination port
+
+
+def test_scratch_buffers_are_per_thread_and_grow():
+    import threading
+    sets = [random_packets("VLP16", n, seed=n) for n in (1, 7, 20)]
+    expected = [as_rows(VelodyneDecoder("VLP16", packet_time="nominal").decode(p)) for p in sets]
+    dec = VelodyneDecoder("VLP16", packet_time="nominal")
+    for p, e in zip(sets, expected):                 # capacity grows, then shrinks back
+        assert as_rows(dec.decode(p)) == e
+    assert as_rows(dec.decode(sets[0])) == expected[0]
+    errors = []
+
+    def worker(i):
+        try:
+            for _ in range(30):
+                for j in (i % 3, (i + 1) % 3):
+                    if as_rows(dec.decode(sets[j])) != expected[j]:
+                        errors.append((i, j))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    # a non-contiguous array of packet records
+    rec = np.frombuffer(b"".join(sets[2]), vel.PACKET_DTYPE)
+    assert as_rows(dec.decode(rec[::2])) == as_rows(dec.decode(sets[2][::2]))

@@ -37,6 +37,7 @@ the world's state and stepping, receiving and sending.  Around it, by job:
 :mod:`.scenario`          scenario files and the moving actors
 :mod:`.sim_signals`       traffic lights and intersection controllers
 :mod:`.geo`               footprint overlap, UTM -> WGS-84
+:mod:`.sensors`           camera, 3D / 2D LiDAR streams (only when a sensor port is set)
 :mod:`.sim_cli`           ``python3 -m morai_bridge.emu.sim``
 ========================  ======================================================
 
@@ -186,7 +187,15 @@ class SimEmulator(SimCommands, SyncExtension):
         self._thread: Optional[Worker] = None     # the supervised loop
         self._stop = threading.Event()
         self._closed = False
+        #: the sensor streams (camera, 3D / 2D LiDAR), None unless a sensor port is set
+        self.sensors = None
         try:
+            if cfg.sensors_enabled():
+                from .sensors.rig import SensorRig   # numpy (and PIL) only with sensors
+                from .sensors.scene import Scene
+                self._scene_type = Scene
+                self.sensors = SensorRig(cfg, listen_ip, self._user_ip)
+                self.sensors.reset_clock(self._time_ns)
             if cfg.scenario:
                 sc = load_scenario(cfg.scenario_dir, cfg.scenario)
                 with self._lock:
@@ -210,6 +219,11 @@ class SimEmulator(SimCommands, SyncExtension):
                 with self._lock:   # stamps follow the wall clock from here on
                     self._time_ns = max(self._time_ns,
                                         time.time_ns() // 1_000_000 * 1_000_000)
+            if self.sensors is not None:
+                with self._lock:
+                    self.sensors.reset_clock(self._time_ns)
+                self.sensors.start(log=log_error or (lambda text: log.error("%s", text)),
+                                   on_dead=on_dead)
             self._deadline = time.monotonic_ns() + self._step_ns
             self._thread = Worker("sim_emulator_loop", self._step_once,
                                   log=log_error or (lambda text: log.error("%s", text)),
@@ -219,7 +233,10 @@ class SimEmulator(SimCommands, SyncExtension):
     @property
     def workers(self):
         """The supervised worker threads (for diagnostics)."""
-        return [self._thread] if self._thread is not None else []
+        out = [self._thread] if self._thread is not None else []
+        if self.sensors is not None and self.sensors.worker is not None:
+            out.append(self.sensors.worker)
+        return out
 
     @property
     def running(self) -> bool:
@@ -233,6 +250,8 @@ class SimEmulator(SimCommands, SyncExtension):
         self._stop.set()
         if self._thread is not None:
             self._thread.stop(2.0)
+        if self.sensors is not None:
+            self.sensors.close()
         self._rx.stop()
         self._sender.close()
 
@@ -377,7 +396,8 @@ class SimEmulator(SimCommands, SyncExtension):
                 self._scenario_name, self._status_snapshot(),
                 SyncSnapshot(self._sync_on, self._sync_user, self._frame, self._sync_step_ms),
                 counters, dict(self._sent), self._overruns, self._late_steps,
-                self._lost_periods)
+                self._lost_periods,
+                self.sensors.snapshot() if self.sensors is not None else None)
 
     # ------------------------------------------------------------ simulation
     def _tick(self, advance: bool) -> None:
@@ -418,6 +438,16 @@ class SimEmulator(SimCommands, SyncExtension):
         if set(contacts) - set(self._contacts):
             e.stop()   # first touch of an object: the ego stops dead
         self._contacts = contacts
+        if self.sensors is not None:
+            self.sensors.feed(self._scene())
+
+    def _scene(self):
+        """The world for the sensors (lock held): plain tuples, see :class:`.sensors.Scene`."""
+        e = self._ego
+        objects = tuple((a.id, a.obj_type, a.x, a.y, a.z, a.yaw, a.length, a.width, a.height)
+                        for a in self._actors.values())
+        return self._scene_type(self._time_ns, (e.x, e.y, e.z, e.roll, e.pitch, e.yaw_deg),
+                                objects)
 
     def _sorted_actors(self):
         e = self._ego

@@ -1,7 +1,8 @@
 """``python3 -m morai_bridge.emu.sim``: the simulator emulator as a program (no ROS).
 
 Every :class:`~morai_bridge.emu.sim_config.SimConfig` field is a flag (``_``
-becoming ``-``); booleans take ``--name`` / ``--no-name``.  Program-only flags:
+becoming ``-``); booleans take ``--name`` / ``--no-name``.  The sensors too:
+``--camera-port 1232 --lidar-port 2368 --lidar-model HDL32E --lidar2d-port 2370``.  Program-only flags:
 ``--status-s``, ``--list-scenarios``, ``-v/--verbose``.  It logs the bound and
 destination ports, one status line every ``--status-s`` seconds, and stops on
 Ctrl-C / SIGTERM.
@@ -86,6 +87,9 @@ def main(argv=None) -> int:
                  ", ".join(f"{n} {p}" for n, p in sim.ports.items()))
         log.info("sending to %s: %s", cfg.user_ip,
                  ", ".join(f"{n} {p}" for n, p in sim.dst_ports.items()))
+        if sim.sensors is not None:
+            log.info("sensors to %s: %s", cfg.user_ip,
+                     ", ".join(f"{n} {p}" for n, p in sim.sensors.ports.items()))
         while not stop.wait(args.status_s if args.status_s > 0 else 3600):
             s = sim.snapshot()
             e = s.ego
@@ -94,6 +98,13 @@ def main(argv=None) -> int:
                      "PAUSED" if s.paused else "playing", e.x, e.y, e.yaw_deg, e.speed_kmh,
                      e.gear, e.ctrl_mode, len(s.objects), list(s.collisions) or "none",
                      f", sync frame {s.sync.frame}" if s.sync.on else "")
+            if s.sensor_streams is not None:
+                r = s.sensor_streams
+                log.info("sensors: camera %d frames (%.1f ms each), lidar %d packets / %d "
+                         "revolutions (%.1f ms each), 2D %d scans; skipped %d / %d / %d",
+                         r.camera_frames, r.camera_ms, r.lidar_packets, r.lidar_revolutions,
+                         r.lidar_ms_per_rev, r.lidar2d_scans, r.camera_skipped,
+                         r.lidar_skipped, r.lidar2d_skipped)
     return 0
 
 

@@ -19,6 +19,7 @@ import math
 import os
 from typing import NamedTuple
 
+from morai_bridge.wire import camera as wire_camera
 from morai_bridge.wire import udp
 from morai_bridge.wire.enums import Gear
 from morai_bridge.wire.streams import BY_NAME, STREAMS, USER_TO_SIM
@@ -26,12 +27,15 @@ from morai_bridge.wire.streams import BY_NAME, STREAMS, USER_TO_SIM
 from .sim_vehicle import VehicleParams
 
 __all__ = ["SimConfig", "FIELD_DOCS", "LISTEN_PORTS", "SEND_PORTS", "EXTENSION_STREAMS",
-           "DEFAULT_SCENARIO_DIR"]
+           "DEFAULT_SCENARIO_DIR", "SENSOR_PORT_FIELDS"]
 
 DEFAULT_SCENARIO_DIR = os.path.normpath(os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "config", "scenarios"))
 
 _PORT = {s.name: s.port for s in STREAMS}       # default port per stream name
+#: destination ports of the sensor streams (emu/sensors/): not MORAI UDP-protocol streams of
+#: wire/streams.py; 0 = off (the simulator has no default sensor ports)
+SENSOR_PORT_FIELDS = ("camera_port", "lidar_port", "lidar2d_port")
 _VP = VehicleParams._field_defaults
 
 
@@ -121,9 +125,46 @@ class SimConfig(NamedTuple):
     gps_utm_offset_x: float = 302459.942
     gps_utm_offset_y: float = 4122635.537
     gps_alt_offset: float = 0.0
+    # sensors (emu/sensors/): off unless their destination port is set; mount poses on the ego
+    camera_port: int = 0
+    camera_hz: float = 10.0
+    camera_width: int = 640
+    camera_height: int = 360
+    camera_fov_deg: float = 90.0
+    camera_header: str = "v24"
+    camera_jpeg_quality: int = 80
+    camera_x: float = 1.5
+    camera_y: float = 0.0
+    camera_z: float = 1.4
+    camera_roll: float = 0.0
+    camera_pitch: float = 0.0
+    camera_yaw: float = 0.0
+    lidar_port: int = 0
+    lidar_model: str = "VLP16"
+    lidar_rpm: float = 600.0
+    lidar_max_range: float = 100.0
+    lidar_x: float = 0.0
+    lidar_y: float = 0.0
+    lidar_z: float = 1.9
+    lidar_roll: float = 0.0
+    lidar_pitch: float = 0.0
+    lidar_yaw: float = 0.0
+    lidar2d_port: int = 0
+    lidar2d_hz: float = 10.0
+    lidar2d_range_max: float = 10.0
+    lidar2d_x: float = 2.4
+    lidar2d_y: float = 0.0
+    lidar2d_z: float = 0.5
+    lidar2d_roll: float = 0.0
+    lidar2d_pitch: float = 0.0
+    lidar2d_yaw: float = 0.0
 
     def vehicle_params(self) -> VehicleParams:
         return VehicleParams(*(getattr(self, f) for f in VehicleParams._fields))
+
+    def sensors_enabled(self) -> bool:
+        """True when at least one sensor stream (camera, 3D or 2D LiDAR) has a port."""
+        return any(getattr(self, f) for f in SENSOR_PORT_FIELDS)
 
     def stream_enabled(self, name: str) -> bool:
         """False for the lock-step extension's ports unless ``emulator_sync`` is set."""
@@ -170,6 +211,51 @@ class SimConfig(NamedTuple):
             self.vehicle_params().check()
         except ValueError as e:
             raise ValueError(f"vehicle: {e}") from None
+        self._check_sensors()
+
+    def _check_sensors(self) -> None:
+        for field in SENSOR_PORT_FIELDS:
+            v = getattr(self, field)
+            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 65535:
+                raise ValueError(f"{field}={v!r}: a destination port is 0 (disabled) "
+                                 f"or 1..65535")
+        for prefix in ("camera", "lidar", "lidar2d"):
+            for axis in ("x", "y", "z", "roll", "pitch", "yaw"):
+                v = getattr(self, f"{prefix}_{axis}")
+                if not (isinstance(v, (int, float)) and math.isfinite(v)):
+                    raise ValueError(f"{prefix}_{axis}={v!r}: must be a finite number")
+        for field in ("camera_hz", "lidar2d_hz"):
+            hz = getattr(self, field)
+            if not (isinstance(hz, (int, float)) and math.isfinite(hz) and hz > 0):
+                raise ValueError(f"{field}={hz!r}: must be a rate > 0 Hz")
+        for field in ("camera_width", "camera_height"):
+            v = getattr(self, field)
+            if not isinstance(v, int) or isinstance(v, bool) or not 2 <= v <= 8192:
+                raise ValueError(f"{field}={v!r}: 2..8192 pixels")
+        if not 0 < self.camera_fov_deg < 180:
+            raise ValueError(f"camera_fov_deg={self.camera_fov_deg!r}: between 0 and 180")
+        if self.camera_header not in wire_camera.HEADER_FORMS:
+            raise ValueError(f"camera_header={self.camera_header!r}: one of "
+                             f"{', '.join(sorted(wire_camera.HEADER_FORMS))}")
+        if not 1 <= self.camera_jpeg_quality <= 100:
+            raise ValueError(f"camera_jpeg_quality={self.camera_jpeg_quality!r}: 1..100")
+        if not (math.isfinite(self.lidar_rpm) and 60 <= self.lidar_rpm <= 1200):
+            raise ValueError(f"lidar_rpm={self.lidar_rpm!r}: 60..1200")
+        if not (math.isfinite(self.lidar_max_range) and self.lidar_max_range > 0):
+            raise ValueError(f"lidar_max_range={self.lidar_max_range!r}: must be > 0 m")
+        if self.lidar_port:
+            from morai_bridge.wire import velodyne   # numpy: only when the LiDAR is on
+            try:
+                model = velodyne.get_model(self.lidar_model)
+            except ValueError as e:
+                raise ValueError(f"lidar_model: {e}") from None
+            limit = 0xFFFF * model.distance_resolution_m
+            if self.lidar_max_range > limit:
+                raise ValueError(f"lidar_max_range={self.lidar_max_range!r}: at most "
+                                 f"{limit:.2f} m for {model.name}")
+        if not (math.isfinite(self.lidar2d_range_max) and 0 < self.lidar2d_range_max <= 65.535):
+            raise ValueError(f"lidar2d_range_max={self.lidar2d_range_max!r}: "
+                             f"in (0, 65.535] m (uint16 mm)")
 
 
 _START_GEARS = (int(Gear.P), int(Gear.R), int(Gear.N), int(Gear.D))
@@ -181,7 +267,7 @@ def _port_fields():
     """(stream, config field) for every ``*_port`` field, in field order."""
     out = []
     for field in SimConfig._fields:
-        if field.endswith("_port"):
+        if field.endswith("_port") and field not in SENSOR_PORT_FIELDS:
             out.append((BY_NAME[field[:-len("_port")]], field))
     return out
 
@@ -256,6 +342,42 @@ FIELD_DOCS = {
     "gps_utm_offset_x": "UTM easting of the map origin, m (K-City: 302459.942)",
     "gps_utm_offset_y": "UTM northing of the map origin, m (K-City: 4122635.537)",
     "gps_alt_offset": "added to z for the GPS altitude, m",
+    "camera_port": "destination port of the camera stream: JPEG chunks (MOR) and boxes (BOX) "
+                   "(0 disabled; MORAI's examples use 1232)",
+    "camera_hz": "camera frame rate, Hz of simulated time",
+    "camera_width": "camera image width, pixels",
+    "camera_height": "camera image height, pixels",
+    "camera_fov_deg": "camera horizontal field of view, deg",
+    "camera_header": "camera datagram form: v24 (19-byte header with stamp) or legacy (11 bytes)",
+    "camera_jpeg_quality": "JPEG quality of the camera frames, 1..100",
+    "camera_x": "camera mount on the ego: x forward of the reported position, m",
+    "camera_y": "camera mount: y left, m",
+    "camera_z": "camera mount: z above the ego's ground, m",
+    "camera_roll": "camera mount: roll, deg",
+    "camera_pitch": "camera mount: pitch, deg (+ = looking down)",
+    "camera_yaw": "camera mount: yaw, deg (+ = to the left)",
+    "lidar_port": "destination port of the 3D LiDAR stream, Velodyne 1206-byte packets "
+                  "(0 disabled; MORAI's examples and Velodyne use 2368)",
+    "lidar_model": "3D LiDAR model: VLP16, PUCK_HIRES, HDL32E, VLP32C or MORAI_64",
+    "lidar_rpm": "3D LiDAR rotation rate, rpm (60..1200; rounded to whole firings per "
+                 "revolution)",
+    "lidar_max_range": "3D LiDAR range, m: farther targets give no return",
+    "lidar_x": "3D LiDAR mount on the ego: x forward, m",
+    "lidar_y": "3D LiDAR mount: y left, m",
+    "lidar_z": "3D LiDAR mount: z up, m",
+    "lidar_roll": "3D LiDAR mount: roll, deg",
+    "lidar_pitch": "3D LiDAR mount: pitch, deg",
+    "lidar_yaw": "3D LiDAR mount: yaw, deg",
+    "lidar2d_port": "destination port of the 2D LiDAR stream, one 1107-byte scan per datagram "
+                    "(0 disabled; no MORAI default)",
+    "lidar2d_hz": "2D LiDAR scan rate, Hz of simulated time",
+    "lidar2d_range_max": "2D LiDAR range, m; no hit is reported as this range (max 65.535)",
+    "lidar2d_x": "2D LiDAR mount on the ego: x forward, m",
+    "lidar2d_y": "2D LiDAR mount: y left, m",
+    "lidar2d_z": "2D LiDAR mount: z up (height of the scan plane), m",
+    "lidar2d_roll": "2D LiDAR mount: roll, deg",
+    "lidar2d_pitch": "2D LiDAR mount: pitch, deg",
+    "lidar2d_yaw": "2D LiDAR mount: yaw, deg",
 }
 
 

@@ -3,7 +3,8 @@
 The emulator itself (:mod:`morai_bridge.emu.sim`) needs no ROS; this node only
 reads its options from private parameters (one per ``SimConfig`` field, same
 name and default; the lock-step extension only with ``~emulator_sync``), runs
-it in real time, reports its counters on /diagnostics, and closes it on shutdown.  With ``~erp42_link`` it also runs an
+it in real time, reports its counters on /diagnostics (with the sensor streams'
+when a ``~camera_port``, ``~lidar_port`` or ``~lidar2d_port`` is set), and closes it on shutdown.  With ``~erp42_link`` it also runs an
 ERP-42 PCU emulator on a pseudo-terminal whose motion drives the emulated ego,
 reproducing the simulator's Serial+UDP mode.
 """
@@ -109,6 +110,23 @@ class SimEmulatorNode(object):
         stat.add('loop overruns', s.overruns)
         stat.add('steps sent late (caught up)', s.late_steps)
         stat.add('step periods given up (clock lag)', s.lost_periods)
+        r = s.sensor_streams
+        if r is not None:
+            stat.add('sensor ports', ', '.join('%s %d' % kv for kv in sorted(r.ports.items())))
+            if 'camera' in r.ports:
+                stat.add('camera frames / datagrams / box datagrams',
+                         '%d / %d / %d' % (r.camera_frames, r.camera_datagrams, r.camera_box_datagrams))
+                stat.add('camera ms per frame (mean / max), skipped frames',
+                         '%.1f / %.1f, %d' % (r.camera_ms, r.camera_ms_max, r.camera_skipped))
+            if 'lidar' in r.ports:
+                stat.add('lidar packets / revolutions / skipped packets',
+                         '%d / %d / %d' % (r.lidar_packets, r.lidar_revolutions, r.lidar_skipped))
+                stat.add('lidar ms per revolution, rpm', '%.1f, %.2f' % (r.lidar_ms_per_rev, r.lidar_rpm))
+            if 'lidar2d' in r.ports:
+                stat.add('lidar2d scans / skipped', '%d / %d' % (r.lidar2d_scans, r.lidar2d_skipped))
+            stat.add('sensor scenes replaced (renderer behind)', '%d of %d' % (r.scenes_replaced, r.scenes))
+            if r.send_errors:
+                stat.add('sensor send errors', '%d (%s)' % (r.send_errors, r.last_error))
         if self.pcu is not None:
             p = self.pcu.state
             stat.add('PCU mode', str(p.mode))

@@ -133,7 +133,8 @@ def _form(header: str) -> ChunkForm:
     try:
         return HEADER_FORMS[header]
     except KeyError:
-        raise ValueError("header must be one of %s, got %r" % (sorted(HEADER_FORMS), header)) from None
+        raise ValueError("header must be one of %s, got %r"
+                         % (sorted(HEADER_FORMS), header)) from None
 
 
 # ----------------------------------------------------------------------------- demux
@@ -349,7 +350,8 @@ class FrameAssembler:
 
 
 def _check_int32(name: str, value) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not _INT32_MIN <= value <= _INT32_MAX:
+    if (not isinstance(value, int) or isinstance(value, bool)
+            or not _INT32_MIN <= value <= _INT32_MAX):
         raise EncodeError("%s must be an int32, got %r" % (name, value), field=name)
     return value
 

@@ -41,7 +41,9 @@ Open questions made parameters (spec 3.2, 8 q5)
   (packet index x the model's packet period: a simulator may send a revolution
   in a burst, so arrival times are not used unless asked for); ``'device'``,
   ``'nominal'`` and ``'host'`` (caller-supplied arrival stamps, as ROSVEL
-  without gps_time; nominal when none are given) force one.  ``time`` is seconds since the first firing of the batch's first packet.
+  without gps_time; nominal when none are given) force one.  A point's ``time``
+  is the seconds from the first firing of the batch's first packet (ROSVEL: from
+  the scan's first packet stamp) to its own firing.
 * Second firing of a VLP-16 block (azimuth not transmitted):
   ``interpolation='velodyne'`` (default, ROSVEL / manual: azimuth +
   delta x slot time / 110.592 us, delta = next block's azimuth - this one mod
@@ -92,8 +94,10 @@ min_range=None, max_range=None, packet_time='auto', aux_header=True)``
 ``encode_packets(model, azimuths_deg, distances_m, intensities=None,
 timestamps_us=None, return_mode=RETURN_STRONGEST, product_id=None, flags=None) -> [bytes]``
 ``packets_from_ranges(model, ranges_m, intensities=None, rpm=600.0,
-start_azimuth_deg=0.0, start_time_us=0, last_ranges_m=None, last_intensities=None) -> [bytes]``
-``scan_pattern(model, rpm=600.0, start_azimuth_deg=0.0, columns=None) -> (azimuth_deg, elevation_deg)``
+start_azimuth_deg=0.0, start_time_us=0, last_ranges_m=None, last_intensities=None,
+return_mode=RETURN_STRONGEST) -> [bytes]``
+``scan_pattern(model, rpm=600.0, start_azimuth_deg=0.0, columns=None)
+-> (azimuth_deg, elevation_deg)``
 
 Decoders raise only :class:`SensorDecodeError` for bad packets; encoders
 :class:`EncodeError`.  No ROS imports.
@@ -101,12 +105,17 @@ Decoders raise only :class:`SensorDecodeError` for bad packets; encoders
 
 import math
 import struct
+import threading
 from collections import Counter
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .sensor_errors import EncodeError, SensorDecodeError, check_bytes
+from .velodyne_models import (AUX_HEADER_SEARCH, BLOCKS, DEFAULT_PORT, HOUR_US, LOWER_BANK, MODELS,  # noqa: F401
+                              PACKET_SIZE, RETURN_DUAL, RETURN_LAST, RETURN_STRONGEST, SLOTS, UPPER_BANK,
+                              PACKET_DTYPE, VelodyneModel, _AUTO_STEP_MAX_US, _AZ_MAX, get_model,
+                              model_from_product_id)
 
 __all__ = [
     "DEFAULT_PORT", "PACKET_SIZE", "BLOCKS", "SLOTS", "UPPER_BANK", "LOWER_BANK",
@@ -118,155 +127,6 @@ __all__ = [
     "SensorDecodeError", "EncodeError",
 ]
 
-#: Destination port of MORAI's example configurations and Velodyne's default [C].
-DEFAULT_PORT = 2368
-PACKET_SIZE = 1206
-BLOCKS = 12
-SLOTS = 32
-UPPER_BANK = 0xEEFF        # bytes FF EE
-LOWER_BANK = 0xDDFF        # bytes FF DD (HDL-64 lower bank)
-RETURN_STRONGEST = 0x37
-RETURN_LAST = 0x38
-RETURN_DUAL = 0x39
-HOUR_US = 3600 * 1000000
-#: A longer datagram is searched for ``FF EE`` in its first this many bytes.
-AUX_HEADER_SEARCH = 64
-_AZ_MAX = 36000
-_AUTO_STEP_MAX_US = 100000     # 'auto' packet times: largest credible step between packets
-
-
-class VelodyneModel(NamedTuple):
-    """A sensor model as data.  Per-laser tuples are indexed by laser number
-    (packet order: block slot k, + 32 for an HDL-64 lower-bank block)."""
-
-    name: str
-    description: str
-    lasers: int
-    elevations_deg: Tuple[float, ...]
-    azimuth_offsets_deg: Tuple[float, ...]   # added to the block azimuth (manual sign)
-    vert_offsets_m: Tuple[float, ...]        # ROSVEL vert_offset_correction
-    distance_resolution_m: float
-    product_id: Optional[int]                # byte 1205; None = not set by this model
-    firings_per_block: int                   # 2: a block holds two firings of 16 lasers
-    blocks_per_firing: int                   # 2: a firing spans an upper and a lower block
-    firing_period_us: float                  # time between firings (columns)
-    slot_times_us: Tuple[float, ...]         # 32: time of block slot k after the block's first firing
-    interpolate: bool                        # azimuth interpolated inside a block (VLP-16 style)
-    dual_supported: bool
-    nominal_packet_rate_hz: float            # single return, for sizing
-
-    @property
-    def rings(self) -> Tuple[int, ...]:
-        """Ring of each laser: 0 = lowest elevation (ROSVEL numbering)."""
-        order = sorted(range(self.lasers), key=lambda i: (self.elevations_deg[i], i))
-        ring = [0] * self.lasers
-        for r, laser in enumerate(order):
-            ring[laser] = r
-        return tuple(ring)
-
-    def columns_per_packet(self, dual: bool = False) -> int:
-        """Firings (columns of simultaneous azimuth) carried by one packet."""
-        cols = BLOCKS * self.firings_per_block // self.blocks_per_firing
-        return cols // 2 if dual else cols
-
-    def packet_period_us(self, dual: bool = False) -> float:
-        return self.columns_per_packet(dual) * self.firing_period_us
-
-
-def _vlp16_slots() -> Tuple[float, ...]:
-    return tuple((k // 16) * 55.296 + (k % 16) * 2.304 for k in range(SLOTS))
-
-
-_ZERO16 = (0.0,) * 16
-_ZERO32 = (0.0,) * 32
-_ZERO64 = (0.0,) * 64
-_S3_PATTERN = (0.0, 1.3, 2.5, 3.7)
-
-_VLP32C = (  # (elevation, azimuth offset) deg per laser, spec 3.3 [C]
-    (-25, 1.4), (-1, -4.2), (-1.667, 1.4), (-15.639, -1.4), (-11.31, 1.4), (0, -1.4),
-    (-0.667, 4.2), (-8.843, -1.4), (-7.254, 1.4), (0.333, -4.2), (-0.333, 1.4), (-6.148, -1.4),
-    (-5.333, 4.2), (1.333, -1.4), (0.667, 4.2), (-4, -1.4), (-4.667, 1.4), (1.667, -4.2),
-    (1, 1.4), (-3.667, -4.2), (-3.333, 4.2), (3.333, -1.4), (2.333, 1.4), (-2.667, -1.4),
-    (-3, 1.4), (7, -1.4), (4.667, 1.4), (-2.333, -4.2), (-2, 4.2), (15, -1.4), (10.333, 1.4),
-    (-1.333, -1.4))
-
-#: Every supported model, by name.
-MODELS: Dict[str, VelodyneModel] = {m.name: m for m in (
-    VelodyneModel(
-        "VLP16", "Velodyne VLP-16 / Puck LITE", 16,
-        (-15, 1, -13, 3, -11, 5, -9, 7, -7, 9, -5, 11, -3, 13, -1, 15),
-        _ZERO16, _ZERO16, 0.002, 0x22, 2, 1, 55.296, _vlp16_slots(), True, True, 754.0),
-    VelodyneModel(
-        "PUCK_HIRES", "Velodyne Puck Hi-Res (VLP-16 Hi-Res)", 16,
-        (-10, 0.667, -8.667, 2, -7.333, 3.333, -6, 4.667, -4.667, 6, -3.333, 7.333, -2, 8.667,
-         -0.667, 10),
-        _ZERO16, _ZERO16, 0.002, 0x24, 2, 1, 55.296, _vlp16_slots(), True, True, 754.0),
-    VelodyneModel(
-        "HDL32E", "Velodyne HDL-32E", 32,
-        (-30.67, -9.33, -29.33, -8.00, -28.00, -6.67, -26.67, -5.33, -25.33, -4.00, -24.00,
-         -2.67, -22.67, -1.33, -21.33, 0.00, -20.00, 1.33, -18.67, 2.67, -17.33, 4.00, -16.00,
-         5.33, -14.67, 6.67, -13.33, 8.00, -12.00, 9.33, -10.67, 10.67),
-        _ZERO32, _ZERO32, 0.002, 0x21, 1, 1, 46.08, tuple(k * 1.152 for k in range(SLOTS)),
-        False, True, 1808.0),
-    VelodyneModel(
-        "VLP32C", "Velodyne VLP-32C (ROSVEL VeloView calibration)", 32,
-        tuple(float(e) for e, _ in _VLP32C), tuple(float(o) for _, o in _VLP32C), _ZERO32,
-        0.004, 0x28, 1, 1, 55.296, tuple((k // 2) * 2.304 for k in range(SLOTS)), False, True,
-        1507.0),
-    VelodyneModel(
-        "MORAI_64", "MORAI's idealised HDL-64E S3 (64e_s3-xiesc.yaml), vert offsets not applied",
-        64,
-        (-7, -6.667, 0.333, 0.667, -6.333, -6, -8.333, -8, -5.667, -5.333, -7.667, -7.333, -3,
-         -2.667, -5, -4.667, -2.333, -2, -4.333, -4, -1.667, -1.333, -3.667, -3.333, 1, 1.333,
-         -1, -0.667, 1.667, 2, -0.333, 0,
-         -22.8, -22.3, -11.8, -11.3, -21.8, -21.3, -24.8, -24.3, -20.8, -20.3, -23.8, -23.3,
-         -16.8, -16.3, -19.8, -19.3, -15.8, -15.3, -18.8, -18.3, -14.8, -14.3, -17.8, -17.3,
-         -10.8, -10.3, -13.8, -13.3, -9.8, -9.3, -12.8, -12.3),
-        _ZERO64, _ZERO64, 0.002, None, 1, 2, 57.6,
-        tuple(7.2 * (k // 4) + _S3_PATTERN[k % 4] for k in range(SLOTS)), False, False,
-        1e6 / (6 * 57.6)),
-)}
-
-_ALIASES = {
-    "VLP16": "VLP16", "VLP-16": "VLP16", "PUCK": "VLP16", "PUCKLITE": "VLP16",
-    "PUCK_HIRES": "PUCK_HIRES", "PUCKHIRES": "PUCK_HIRES", "VLP16_HIRES": "PUCK_HIRES",
-    "VLP-16HI-RES": "PUCK_HIRES", "VLP16HIRES": "PUCK_HIRES",
-    "HDL32E": "HDL32E", "HDL-32E": "HDL32E", "32E": "HDL32E",
-    "VLP32C": "VLP32C", "VLP-32C": "VLP32C", "32C": "VLP32C",
-    "MORAI_64": "MORAI_64", "64": "MORAI_64", "64E_S3": "MORAI_64", "HDL64E_S3": "MORAI_64",
-    "HDL-64E_S3": "MORAI_64",
-}
-
-
-def get_model(name) -> VelodyneModel:
-    """A model by name (``'VLP16'``, ``'VLP-16'``, ``'32E'``, ``'64E_S3'``, ...) or as given."""
-    if isinstance(name, VelodyneModel):
-        return name
-    key = _ALIASES.get(str(name).strip().upper().replace(" ", ""))
-    if key is None:
-        raise ValueError("unknown Velodyne model %r; known: %s" % (name, ", ".join(MODELS)))
-    return MODELS[key]
-
-
-def model_from_product_id(product_id: int) -> Optional[VelodyneModel]:
-    """The model whose product-id byte (1205) is ``product_id``, or None."""
-    for model in MODELS.values():
-        if model.product_id is not None and model.product_id == product_id:
-            return model
-    return None
-
-
-_POINT_DTYPE = np.dtype({"names": ["dist", "refl"], "formats": ["<u2", "u1"],
-                         "offsets": [0, 2], "itemsize": 3})
-_BLOCK_DTYPE = np.dtype({"names": ["flag", "azimuth", "points"],
-                         "formats": ["<u2", "<u2", (_POINT_DTYPE, (SLOTS,))],
-                         "offsets": [0, 2, 4], "itemsize": 100})
-#: numpy view of one packet: ``blocks`` (12) of ``flag``, ``azimuth``,
-#: ``points`` (32) of ``dist``, ``refl``; then ``stamp``, ``mode``, ``product``.
-PACKET_DTYPE = np.dtype({"names": ["blocks", "stamp", "mode", "product"],
-                         "formats": [(_BLOCK_DTYPE, (BLOCKS,)), "<u4", "u1", "u1"],
-                         "offsets": [0, 1200, 1204, 1205], "itemsize": PACKET_SIZE})
-
 _AZIMUTHS = struct.Struct("<" + "2xH96x" * BLOCKS)
 _FLAG_FF = b"\xff" * BLOCKS
 _FLAG_EE = b"\xee" * BLOCKS
@@ -277,7 +137,8 @@ class Points:
 
     x, y, z: float32 m, ROS frame.  intensity: float32 (the raw byte, 0..255).
     ring: uint16 (0 = lowest laser).  time: float32 s since the first firing of
-    the first packet decoded together.
+    the first packet decoded together.  Arrays from the decoder are contiguous
+    views of one allocation per call (owned by the caller, never reused).
     """
 
     __slots__ = ("x", "y", "z", "intensity", "ring", "time")
@@ -320,7 +181,9 @@ class Revolution(NamedTuple):
 
 class VelodyneDecoder:
     """Vectorised decoder of Velodyne data packets for one model (module docstring
-    for every option).  Stateless apart from its configuration: safe to share."""
+    for every option).  Keeps scratch buffers per thread between calls (about 50
+    bytes per point slot, e.g. 3.5 MB for an HDL-32E revolution); otherwise
+    stateless: safe to share between threads."""
 
     def __init__(self, model="VLP16", return_mode: str = "auto", interpolation: str = "velodyne",
                  second_firing_offset_deg: float = 0.2, dual_dedupe: bool = True,
@@ -343,6 +206,7 @@ class VelodyneDecoder:
         self.max_range = max_range
         self.packet_time = packet_time
         self.aux_header = bool(aux_header)
+        self._local = threading.local()
         res = m.distance_resolution_m
         # range limits as distance counts (inclusive), None when off
         self._lo = None if min_range is None else max(1, int(math.ceil(min_range / res - 1e-9)))
@@ -360,15 +224,15 @@ class VelodyneDecoder:
         self._sin_el = np.sin(elev[lasers]).astype(np.float32)
         self._vert = vo[lasers].astype(np.float32) if np.any(vo) else None
         self._ring = np.asarray(m.rings, np.uint16)[lasers]
-        off = np.asarray(m.azimuth_offsets_deg, np.float64)[lasers] * 100.0
-        self._az_off = off.astype(np.float32) if np.any(off) else None
+        off = np.radians(np.asarray(m.azimuth_offsets_deg, np.float64))[lasers]
+        self._az_off_rad = off.astype(np.float32) if np.any(off) else None
         slot_us = np.asarray(m.slot_times_us, np.float64)
         self._slot_time = (slot_us * 1e-6).astype(np.float32)
         # azimuth shift of each slot, in units of the block-to-block azimuth delta
         block_us = m.firings_per_block * m.firing_period_us
         self._frac = (slot_us / block_us).astype(np.float32)
-        self._fixed = ((k // lasers_per_firing) * self.second_firing_offset_deg * 100.0
-                       ).astype(np.float32)
+        self._fixed_rad = np.radians((k // lasers_per_firing) * self.second_firing_offset_deg
+                                     ).astype(np.float32)
         b = np.arange(BLOCKS)
         self._block_time = {}
         for dual in (False, True):
@@ -393,7 +257,8 @@ class VelodyneDecoder:
                     if off < 0 or off + PACKET_SIZE > n:
                         break
                     candidate = data[off:off + PACKET_SIZE]
-                    if self._flags_ok(candidate) and max(_AZIMUTHS.unpack(candidate[:1200])) < _AZ_MAX:
+                    if (self._flags_ok(candidate)
+                            and max(_AZIMUTHS.unpack(candidate[:1200])) < _AZ_MAX):
                         return candidate
                     start = off + 1
             raise SensorDecodeError(
@@ -426,16 +291,17 @@ class VelodyneDecoder:
         if isinstance(packets, np.ndarray):
             arr = packets
             if arr.dtype == PACKET_DTYPE:
-                return arr.reshape(-1)
+                return np.ascontiguousarray(arr.reshape(-1))
             if arr.dtype != np.uint8 or arr.ndim != 2 or arr.shape[1] != PACKET_SIZE:
                 raise SensorDecodeError("packet array must be uint8 of shape (N, %d), got %s %s"
                                         % (PACKET_SIZE, arr.dtype, arr.shape), "length")
             return np.ascontiguousarray(arr).view(PACKET_DTYPE).reshape(-1)
         packets = list(packets)
-        for i, p in enumerate(packets):
-            if len(p) != PACKET_SIZE:
-                raise SensorDecodeError("packet %d has %d bytes, expected %d" % (i, len(p), PACKET_SIZE),
-                                        "length", length=len(p), expected=(PACKET_SIZE,))
+        if any(n != PACKET_SIZE for n in set(map(len, packets))):
+            i, p = next((i, p) for i, p in enumerate(packets) if len(p) != PACKET_SIZE)
+            raise SensorDecodeError("packet %d has %d bytes, expected %d"
+                                    % (i, len(p), PACKET_SIZE), "length", length=len(p),
+                                    expected=(PACKET_SIZE,))
         return np.frombuffer(b"".join(packets), dtype=PACKET_DTYPE)
 
     def is_dual(self, rec: np.ndarray) -> bool:
@@ -447,6 +313,7 @@ class VelodyneDecoder:
         return len(rec) > 0 and int(rec["mode"][0]) == RETURN_DUAL
 
     def _packet_times(self, rec: np.ndarray, dual: bool, stamps) -> np.ndarray:
+        """Time (s) of each packet's first firing after the first packet's."""
         n = len(rec)
         mode = self.packet_time
         if mode == "host" and stamps is not None:
@@ -456,19 +323,24 @@ class VelodyneDecoder:
             return t - t[0]
         if mode in ("auto", "device") and n > 1:
             dev = rec["stamp"].astype(np.int64)
-            step = (dev[1:] - dev[:-1]) % HOUR_US
-            if mode == "device" or bool(np.all((step > 0) & (step <= _AUTO_STEP_MAX_US))):
-                rel = np.zeros(n, np.int64)
+            step = dev[1:] - dev[:-1]
+            step %= HOUR_US
+            if mode == "device" or (step.min() > 0 and step.max() <= _AUTO_STEP_MAX_US):
+                rel = np.zeros(n)
                 np.cumsum(step, out=rel[1:])
-                return rel * 1e-6
+                rel *= 1e-6
+                return rel
         return np.arange(n) * (self.model.packet_period_us(dual) * 1e-6)
 
     def decode(self, packets, stamps: Optional[Sequence[float]] = None) -> Points:
-        """Decode packets together: a sequence of 1206-byte ``bytes``, an (N, 1206)
-        uint8 array or an array of ``PACKET_DTYPE``.  ``stamps``: optional arrival
-        time (s) per packet, used for point times when ``packet_time='host'``.  Points are in packet, block, slot order.  Raises
-        :class:`SensorDecodeError` if any packet is invalid (use :meth:`check` on
-        single datagrams to filter first)."""
+        """Decode packets together.
+
+        ``packets``: a sequence of 1206-byte ``bytes``, an (N, 1206) uint8 array or
+        an array of ``PACKET_DTYPE``.  ``stamps``: optional arrival time (s) per
+        packet, used for point times when ``packet_time='host'``.  Points come in
+        packet, block, slot order.  Raises :class:`SensorDecodeError` if any packet
+        is invalid (filter single datagrams with :meth:`check` first).
+        """
         rec = self._records(packets)
         n = len(rec)
         if n == 0:
@@ -477,11 +349,12 @@ class VelodyneDecoder:
         blocks = rec["blocks"]
         flags = blocks["flag"]
         if self._banked:
-            bad = np.flatnonzero(~np.all((flags == UPPER_BANK) | (flags == LOWER_BANK), axis=1))
+            ok = (flags == UPPER_BANK) | (flags == LOWER_BANK)
         else:
-            bad = np.flatnonzero(~np.all(flags == UPPER_BANK, axis=1))
-        if len(bad):
-            raise SensorDecodeError("packet %d has bad block flags" % bad[0], "flag",
+            ok = flags == UPPER_BANK
+        if not ok.all():
+            raise SensorDecodeError("packet %d has bad block flags"
+                                    % int(np.flatnonzero(~ok.all(axis=1))[0]), "flag",
                                     length=PACKET_SIZE)
         az = blocks["azimuth"]
         if int(az.max()) >= _AZ_MAX:
@@ -489,111 +362,158 @@ class VelodyneDecoder:
                                     % int(np.flatnonzero(np.any(az >= _AZ_MAX, axis=1))[0]),
                                     "azimuth", length=PACKET_SIZE)
         dual = self.is_dual(rec)
-        pts = blocks["points"]
-        dist = pts["dist"]                       # (n, 12, 32) uint16, strided view
-        refl = pts["refl"]
+        size = n * BLOCKS * SLOTS
+        ws = self._workspace(n)
 
-        # Everything is computed on the whole (n, 12, 32) grid with broadcasting
-        # (cheap), then the points with a return are gathered once per output.
-        if self.keep_zero:
-            valid = None
-        else:
-            valid = dist != 0
-        if self._lo is not None:
-            valid = (dist >= self._lo) if valid is None else valid & (dist >= self._lo)
-        if self._hi is not None:
-            valid = (dist <= self._hi) if valid is None else valid & (dist <= self._hi)
+        # Plan: find the slots with a return first, then compute only for them.
+        # Intermediates live in buffers reused between calls (fresh memory costs a
+        # page fault per 4 kB); only the six output arrays are new.
+        # One strided read: the little-endian uint32 at each 3-byte return holds the
+        # distance (low 16 bits) and the intensity (bits 16-23); the last one reads
+        # one byte past its block, still inside the packet.
+        words = ws.words[:size]
+        np.copyto(words.reshape(n, BLOCKS, SLOTS),
+                  np.ndarray((n, BLOCKS, SLOTS), "<u4", rec, 4, (PACKET_SIZE, 100, 3)))
+        dist = ws.dist[:size]
+        np.copyto(dist, words, casting="unsafe")               # low 16 bits
+
+        valid = None
+        if not self.keep_zero:
+            valid = np.not_equal(dist, 0, out=ws.valid[:size])
+        for inside in ((dist >= self._lo) if self._lo is not None else None,
+                       (dist <= self._hi) if self._hi is not None else None):
+            if inside is not None:
+                valid = inside if valid is None else np.logical_and(valid, inside, out=valid)
         if dual and self.dual_dedupe:
-            same = (dist[:, 1::2] == dist[:, 0::2]) & (refl[:, 1::2] == refl[:, 0::2])
+            grid = words.reshape(n, BLOCKS, SLOTS)
+            same = (grid[:, 1::2] & 0xFFFFFF) == (grid[:, 0::2] & 0xFFFFFF)   # distance, intensity
             if valid is None:
-                valid = np.ones(dist.shape, bool)
-            valid[:, 1::2] &= ~same
+                valid = np.ones(size, bool)
+            valid.reshape(n, BLOCKS, SLOTS)[:, 1::2] &= ~same
+        idx = ws.arange[:size] if valid is None else np.flatnonzero(valid)
+        k = len(idx)
 
-        d = dist.astype(np.float32)
-        zero = (d == 0) if self.keep_zero else None
-        d *= np.float32(m.distance_resolution_m)
+        def buf(name):
+            return getattr(ws, name)[:k]
 
-        # per-slot laser tables; the 64-laser model picks its bank per block
-        if self._banked:
-            lower = (flags == LOWER_BANK)[:, :, None]
+        def take(table, index, name=None):
+            return np.take(table, index, mode="clip", out=None if name is None else buf(name))
 
-            def table(t):
-                return np.where(lower, t[SLOTS:], t[:SLOTS])
+        slot = np.bitwise_and(idx, SLOTS - 1, out=buf("slot"))
+        blk = np.right_shift(idx, 5, out=buf("blk"))          # packet * 12 + block
+        wk = take(words, idx, "wk")
+        wk_bytes = wk.view(np.uint8)
+        dk = wk.view(np.uint16)[0::2]                          # distance counts (strided)
+        d = np.multiply(dk, np.float32(m.distance_resolution_m), out=buf("d"))
+
+        if self._banked:       # laser number: slot, + 32 in a lower-bank block
+            lower = (flags == LOWER_BANK).reshape(-1).view(np.uint8)
+            laser = np.left_shift(take(lower, blk, "lk"), 5, out=buf("laser"), dtype=np.intp,
+                                  casting="unsafe")
+            laser += slot
         else:
-            def table(t):
-                return t
-        cos_el = table(self._cos_el)
-        sin_el = table(self._sin_el)
+            laser = slot
 
-        # azimuth, 0.01 deg
-        azf = az.astype(np.float32)
-        if m.interpolate:
-            if self.interpolation == "velodyne":
+        # azimuth (rad) and its cosine and sine
+        to_rad = np.float32(math.pi / 18000.0)
+        azr = az.astype(np.float32)
+        azr *= to_rad
+        if m.interpolate or self._az_off_rad is not None:
+            a = take(azr.reshape(-1), blk, "a")
+            if m.interpolate and self.interpolation == "velodyne":
                 head = az[:, 0::2] if dual else az        # one azimuth per block (pair)
                 head = head.astype(np.int32)
                 delta = np.empty(head.shape, np.float32)
                 delta[:, :-1] = (head[:, 1:] - head[:, :-1]) % _AZ_MAX
                 delta[:, -1] = delta[:, -2]
+                delta *= to_rad
                 if dual:
                     delta = np.repeat(delta, 2, axis=1)
-                azp = azf[:, :, None] + delta[:, :, None] * self._frac
-            else:
-                azp = azf[:, :, None] + self._fixed
-            if self._az_off is not None:
-                azp += table(self._az_off)
-        elif self._az_off is not None:
-            azp = azf[:, :, None] + table(self._az_off)
+                shift = take(delta.reshape(-1), blk, "b")
+                shift *= take(self._frac, slot, "c")
+                a += shift
+            elif m.interpolate:
+                a += take(self._fixed_rad, slot, "b")
+            if self._az_off_rad is not None:
+                a += take(self._az_off_rad, laser, "b")
+            cos_a = np.cos(a, out=buf("b"))           # separate buffers: see _Workspace
+            sin_a = np.sin(a, out=buf("c"))
         else:
-            azp = None
-        to_rad = np.float32(math.pi / 18000.0)
-        if azp is None:
             # every laser of a block at the block azimuth: trigonometry per block only
-            azf *= to_rad
-            cos_a = np.cos(azf)[:, :, None]
-            sin_a = np.sin(azf)[:, :, None]
-        else:
-            azp *= to_rad
-            cos_a = np.cos(azp)
-            sin_a = np.sin(azp)
+            cos_a = take(np.cos(azr).reshape(-1), blk, "b")
+            sin_a = take(np.sin(azr).reshape(-1), blk, "c")
 
+        # the outputs: one new block of memory, one contiguous run per field
+        x, y, z, time, intensity, ring = _output_arrays(k)
+        cos_el = take(self._cos_el, laser, "e")
+        sin_el = take(self._sin_el, laser, "f")
         if self._vert is None:
-            xy = d * cos_el
-            z = d * sin_el
+            xy = np.multiply(d, cos_el, out=buf("a"))
+            np.multiply(d, sin_el, out=z)
         else:
-            vo = table(self._vert)
-            xy = d * cos_el - vo * sin_el
-            z = d * sin_el + vo * cos_el
-        x = xy * cos_a
-        xy *= sin_a
-        y = np.negative(xy, out=xy)
-        if zero is not None and zero.any():
-            x[zero] = y[zero] = z[zero] = np.nan
+            vo = take(self._vert, laser)
+            xy = np.subtract(d * cos_el, vo * sin_el, out=buf("a"))
+            np.add(d * sin_el, vo * cos_el, out=z)
+        np.multiply(xy, cos_a, out=x)
+        np.multiply(xy, sin_a, out=y)
+        np.negative(y, out=y)
+        if self.keep_zero:
+            zero = dk == 0
+            if zero.any():
+                x[zero] = np.nan
+                y[zero] = np.nan
+                z[zero] = np.nan
 
         packet_t = self._packet_times(rec, dual, stamps)
         block_t = (packet_t[:, None] + self._block_time[dual][None, :]).astype(np.float32)
-        time = block_t[:, :, None] + self._slot_time
-        intensity = refl.astype(np.float32)
-        ring = table(self._ring)
-
-        shape = dist.shape
-        if valid is None or valid.all():
-            def out(a):
-                return np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1)
-        else:
-            idx = np.flatnonzero(valid)
-
-            def out(a):
-                if a.shape == shape:
-                    return np.take(a.reshape(-1), idx)
-                return np.take(np.broadcast_to(a, shape).reshape(-1), idx)
-        x, y, z, intensity, time = out(x), out(y), out(z), out(intensity), out(time)
-        if self._banked:
-            ring = out(ring)
-        elif valid is None or valid.all():
-            ring = out(ring)
-        else:
-            ring = np.take(ring, idx & (SLOTS - 1))
+        np.take(block_t.reshape(-1), blk, mode="clip", out=time)
+        time += take(self._slot_time, slot, "e")
+        np.take(self._ring, laser, mode="clip", out=ring)
+        np.copyto(intensity, wk_bytes[2::4])
         return Points(x, y, z, intensity, ring, time)
+
+    def _workspace(self, n: int) -> "_Workspace":
+        """Reused per-thread buffers for grids of up to ``n`` packets."""
+        ws = getattr(self._local, "ws", None)
+        if ws is None or ws.capacity < n:
+            ws = _Workspace(n)
+            if n <= _WORKSPACE_MAX_PACKETS:
+                self._local.ws = ws
+        return ws
+
+
+_WORKSPACE_MAX_PACKETS = 8192     # larger batches get throw-away buffers
+
+
+def _output_arrays(k: int):
+    """x, y, z, time, intensity (float32) and ring (uint16) of ``k`` points, as
+    contiguous views of a single new allocation.  One large block instead of six
+    also keeps glibc from returning the memory to the system after every
+    revolution (its mmap and trim thresholds follow the largest block freed), which
+    otherwise costs a page fault per 4 kB on the next one."""
+    block = np.empty(22 * k, np.uint8)
+    floats = block[:20 * k].view(np.float32).reshape(5, k)
+    return floats[0], floats[1], floats[2], floats[3], floats[4], block[20 * k:].view(np.uint16)
+
+
+class _Workspace:
+    """Flat buffers for the slots of up to ``capacity`` packets, reused between calls.
+
+    Separate allocations: numpy's SIMD sin/cos fall back to a scalar loop (25 times
+    slower) when input and output are different views of one buffer.
+    """
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        size = capacity * BLOCKS * SLOTS
+        self.words, self.wk = (np.empty(size, np.uint32) for _ in range(2))
+        self.dist = np.empty(size, np.uint16)
+        self.lk = np.empty(size, np.uint8)
+        self.valid = np.empty(size, bool)
+        self.arange = np.arange(size, dtype=np.intp)
+        self.slot, self.blk, self.laser = (np.empty(size, np.intp) for _ in range(3))
+        self.d, self.a, self.b, self.c, self.e, self.f = (
+            np.empty(size, np.float32) for _ in range(6))
 
 
 def decode_packets(packets, model="VLP16", stamps=None, **options) -> Points:
@@ -738,12 +658,21 @@ class CloudData(NamedTuple):
     is_dense: bool
 
 
+_PACK_LOCAL = threading.local()
+_PACK_SCRATCH_MAX = 1 << 20      # points; larger clouds use a throw-away buffer
+
+
 def pack_cloud(points: Points) -> CloudData:
     """Pack points into the ``data`` of an unorganised XYZIRT PointCloud2
     (height 1, little-endian).  ``is_dense`` is False only if x holds NaN
     (``keep_zero=True``)."""
     n = len(points.x)
-    rec = np.empty(n, _CLOUD_DTYPE)
+    scratch = getattr(_PACK_LOCAL, "rec", None)       # reused: fresh memory costs page faults
+    if scratch is None or len(scratch) < n:
+        scratch = np.empty(n, _CLOUD_DTYPE)
+        if n <= _PACK_SCRATCH_MAX:
+            _PACK_LOCAL.rec = scratch
+    rec = scratch[:n]
     rec["x"] = points.x
     rec["y"] = points.y
     rec["z"] = points.z
@@ -754,159 +683,5 @@ def pack_cloud(points: Points) -> CloudData:
     return CloudData(1, n, POINT_FIELDS, False, POINT_STEP, POINT_STEP * n, rec.tobytes(), dense)
 
 
-# ----------------------------------------------------------------------------- encoder
-
-def _as_array(name: str, value, shape: Tuple[int, ...], dtype) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=dtype)
-        return np.broadcast_to(arr, shape)
-    except (TypeError, ValueError) as exc:
-        raise EncodeError("%s: cannot be read as %s of shape %s (%s)" % (name, np.dtype(dtype),
-                                                                           shape, exc), field=name) from None
-
-
-def encode_packets(model, azimuths_deg, distances_m, intensities=None, timestamps_us=None,
-                   return_mode: int = RETURN_STRONGEST, product_id: Optional[int] = None,
-                   flags=None) -> List[bytes]:
-    """Build 1206-byte packets.
-
-    azimuths_deg: (P, 12) block azimuths, deg (rounded to 0.01 deg, taken mod 360).
-    distances_m: (P, 12, 32) per block slot, m; NaN, inf or <= 0 = no return (0);
-    a distance above 65535 counts raises :class:`EncodeError`.
-    intensities: (P, 12, 32) 0..255 (default 0).  timestamps_us: (P,) us past the
-    hour (default 0; taken mod one hour).  return_mode: byte 1204.  product_id:
-    byte 1205 (default the model's, 0 if it has none).  flags: (P, 12) uint16
-    block flags (default FF EE, alternating with FF DD for the 64-laser model).
-    """
-    m = get_model(model)
-    dist = np.asarray(distances_m, np.float64)
-    if dist.ndim != 3 or dist.shape[1:] != (BLOCKS, SLOTS):
-        raise EncodeError("distances_m must have shape (P, 12, 32), got %s" % (dist.shape,),
-                          field="distances_m")
-    p = dist.shape[0]
-    az = _as_array("azimuths_deg", azimuths_deg, (p, BLOCKS), np.float64)
-    if not np.all(np.isfinite(az)):
-        raise EncodeError("azimuths must be finite", field="azimuths_deg")
-    inten = _as_array("intensities", 0 if intensities is None else intensities,
-                      (p, BLOCKS, SLOTS), np.float64)
-    if np.any((inten < 0) | (inten > 255)) or not np.all(np.isfinite(inten)):
-        raise EncodeError("intensities must be 0..255", field="intensities")
-    stamps = _as_array("timestamps_us", 0 if timestamps_us is None else timestamps_us, (p,),
-                       np.int64)
-    for name, value in (("return_mode", return_mode), ("product_id", product_id)):
-        if value is not None and not (isinstance(value, (int, np.integer)) and 0 <= value <= 255):
-            raise EncodeError("%s must be a byte, got %r" % (name, value), field=name)
-    if flags is None:
-        flags = np.full((p, BLOCKS), UPPER_BANK, np.uint16)
-        if m.blocks_per_firing == 2:
-            flags[:, 1::2] = LOWER_BANK
-    else:
-        flags = _as_array("flags", flags, (p, BLOCKS), np.uint16)
-
-    with np.errstate(invalid="ignore"):
-        counts = np.rint(dist / m.distance_resolution_m)
-        counts[~np.isfinite(counts) | (counts < 0)] = 0
-    if np.any(counts > 0xFFFF):
-        raise EncodeError("distance %.3f m exceeds the %s maximum of %.3f m"
-                          % (float(np.nanmax(np.where(np.isfinite(dist), dist, 0))), m.name,
-                             0xFFFF * m.distance_resolution_m), field="distances_m")
-    rec = np.zeros(p, PACKET_DTYPE)
-    blocks = rec["blocks"]
-    blocks["flag"] = flags
-    blocks["azimuth"] = np.rint(az * 100.0).astype(np.int64) % _AZ_MAX
-    blocks["points"]["dist"] = counts.astype(np.uint16)
-    blocks["points"]["refl"] = np.rint(inten).astype(np.uint8)
-    rec["stamp"] = (stamps % HOUR_US).astype(np.uint32)
-    rec["mode"] = return_mode
-    rec["product"] = (m.product_id or 0) if product_id is None else product_id
-    raw = rec.tobytes()
-    return [raw[i * PACKET_SIZE:(i + 1) * PACKET_SIZE] for i in range(p)]
-
-
-def firing_step_deg(model, rpm: float = 600.0) -> float:
-    """Azimuth advance between consecutive firings (columns), deg."""
-    m = get_model(model)
-    return float(rpm) * 6.0 * m.firing_period_us * 1e-6
-
-
-def scan_pattern(model, rpm: float = 600.0, start_azimuth_deg: float = 0.0,
-                 columns: Optional[int] = None) -> Tuple[np.ndarray, np.ndarray]:
-    """Ray directions of one revolution, for a ray-casting emulator.
-
-    Returns ``(azimuth_deg, elevation_deg)``: azimuth_deg (C, L) float64 in
-    [0, 360), the azimuth the decoder assigns to laser l of column c (with the
-    default ``interpolation='velodyne'`` and constant rotation); elevation_deg (L,).
-    C defaults to the columns of one revolution at ``rpm``.  Feed the ranges
-    measured along these rays, shaped (C, L), to :func:`packets_from_ranges`
-    with the same ``rpm`` and ``start_azimuth_deg``.
-    """
-    m = get_model(model)
-    step = firing_step_deg(m, rpm)
-    if columns is None:
-        columns = int(round(360.0 / step))
-    col = float(start_azimuth_deg) + step * np.arange(columns)
-    shift = np.asarray(m.azimuth_offsets_deg, np.float64)
-    if m.interpolate:
-        lasers_per_firing = SLOTS // m.firings_per_block
-        shift = shift + step * np.asarray(m.slot_times_us[:lasers_per_firing]) / m.firing_period_us
-    return (col[:, None] + shift[None, :]) % 360.0, np.asarray(m.elevations_deg, np.float64)
-
-
-def packets_from_ranges(model, ranges_m, intensities=None, rpm: float = 600.0,
-                        start_azimuth_deg: float = 0.0, start_time_us: int = 0,
-                        last_ranges_m=None, last_intensities=None,
-                        return_mode: int = RETURN_STRONGEST) -> List[bytes]:
-    """Packets for per-laser ranges of consecutive firings.
-
-    ranges_m: (C, L) m, column c fired at ``start_azimuth_deg + c * firing_step``,
-    laser l in laser-number order; NaN / inf / <= 0 = no return.  intensities:
-    (C, L) 0..255.  The last packet is filled with no-return columns.  Device
-    timestamps start at ``start_time_us`` and advance by the packet period.
-    With ``last_ranges_m`` (and ``last_intensities``) the packets are dual return:
-    blocks 2j carry the last returns, 2j+1 the strongest (``ranges_m``), byte 1204
-    = 0x39.  Otherwise byte 1204 = ``return_mode``.
-    """
-    m = get_model(model)
-    dual = last_ranges_m is not None
-    if dual and not m.dual_supported:
-        raise EncodeError("dual return is not supported for %s" % m.name, field="last_ranges_m")
-    ranges = np.asarray(ranges_m, np.float64)
-    if ranges.ndim != 2 or ranges.shape[1] != m.lasers:
-        raise EncodeError("ranges_m must have shape (C, %d), got %s" % (m.lasers, ranges.shape),
-                          field="ranges_m")
-    c = ranges.shape[0]
-    inten = _as_array("intensities", 0 if intensities is None else intensities, ranges.shape,
-                      np.float64)
-    cpp = m.columns_per_packet(dual)
-    p = max(1, -(-c // cpp))
-    total = p * cpp
-
-    def padded(arr, fill):
-        out = np.full((total, m.lasers), fill)
-        out[:c] = arr
-        return out
-
-    if dual:
-        last = np.asarray(last_ranges_m, np.float64)
-        if last.shape != ranges.shape:
-            raise EncodeError("last_ranges_m must have the shape of ranges_m", field="last_ranges_m")
-        last_inten = _as_array("last_intensities", 0 if last_intensities is None else last_intensities,
-                               ranges.shape, np.float64)
-    step = firing_step_deg(m, rpm)
-    col_az = float(start_azimuth_deg) + step * np.arange(total)
-    # columns -> blocks: 2 firings per VLP-16 block, 2 blocks per HDL-64 firing
-    per_block = (-1, SLOTS)
-    r_blocks = padded(ranges, np.inf).reshape(per_block)
-    i_blocks = padded(inten, 0.0).reshape(per_block)
-    block_az = col_az[::m.firings_per_block] if m.firings_per_block > 1 else np.repeat(
-        col_az, m.blocks_per_firing)
-    if dual:
-        r_last = padded(last, np.inf).reshape(per_block)
-        i_last = padded(last_inten, 0.0).reshape(per_block)
-        r_blocks = np.stack([r_last, r_blocks], axis=1).reshape(per_block)
-        i_blocks = np.stack([i_last, i_blocks], axis=1).reshape(per_block)
-        block_az = np.repeat(block_az, 2)
-    stamps = int(start_time_us) + np.rint(np.arange(p) * m.packet_period_us(dual)).astype(np.int64)
-    return encode_packets(m, block_az.reshape(p, BLOCKS), r_blocks.reshape(p, BLOCKS, SLOTS),
-                          i_blocks.reshape(p, BLOCKS, SLOTS), stamps,
-                          RETURN_DUAL if dual else return_mode)
+# The encoder lives in its own module; its names are part of this module's API.
+from .velodyne_encode import encode_packets, firing_step_deg, packets_from_ranges, scan_pattern  # noqa: E402,F401

@@ -1,0 +1,20 @@
+"""camera_bridge: a MORAI SIM camera over UDP as sensor_msgs images, camera info and box markers.
+
+Node shell: the parameter table and the wiring.  Receiving, reassembly and
+publishing: :mod:`morai_bridge.ros.camera_ros`; codec: :mod:`morai_bridge.wire.camera`;
+the shared node main (diagnostics, supervision, static TF):
+:func:`morai_bridge.ros.sensor_common.run_node`.  Topics, parameters and
+diagnostics: docs/ros_api.md; design notes: docs/sensors_ros.md.
+"""
+from morai_bridge.ros import camera_ros
+from morai_bridge.ros.sensor_common import run_node
+
+PARAMS = camera_ros.PARAMS
+
+
+def main(argv=None):
+    run_node('camera_bridge', PARAMS, camera_ros.CameraBridge, lambda cfg: 'Camera (port %d)' % cfg.port)
+
+
+if __name__ == '__main__':
+    main()

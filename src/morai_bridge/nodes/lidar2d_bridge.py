@@ -1,0 +1,19 @@
+"""lidar2d_bridge: a MORAI SIM 2D LiDAR over UDP as sensor_msgs/LaserScan.
+
+Node shell: the parameter table and the wiring.  Scans: :mod:`morai_bridge.ros.lidar2d_ros`;
+codec: :mod:`morai_bridge.wire.lidar2d`; the shared node main (diagnostics,
+supervision, static TF): :func:`morai_bridge.ros.sensor_common.run_node`.
+Topics, parameters and diagnostics: docs/ros_api.md; design notes: docs/sensors_ros.md.
+"""
+from morai_bridge.ros import lidar2d_ros
+from morai_bridge.ros.sensor_common import run_node
+
+PARAMS = lidar2d_ros.PARAMS
+
+
+def main(argv=None):
+    run_node('lidar2d_bridge', PARAMS, lidar2d_ros.Lidar2dBridge, lambda cfg: 'LiDAR 2D (port %d)' % cfg.port)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,21 @@
+"""lidar_bridge: a MORAI SIM 3D LiDAR (Velodyne-format packets over UDP) as sensor_msgs/PointCloud2.
+
+Node shell: the parameter table and the wiring.  Revolutions and clouds:
+:mod:`morai_bridge.ros.lidar_ros`; codec: :mod:`morai_bridge.wire.velodyne`; the
+shared node main (diagnostics, supervision, static TF):
+:func:`morai_bridge.ros.sensor_common.run_node`.  Topics, parameters and
+diagnostics: docs/ros_api.md; design notes: docs/sensors_ros.md.
+"""
+from morai_bridge.ros import lidar_ros
+from morai_bridge.ros.sensor_common import run_node
+
+PARAMS = lidar_ros.PARAMS
+
+
+def main(argv=None):
+    run_node('lidar_bridge', PARAMS, lidar_ros.LidarBridge,
+             lambda cfg: 'LiDAR %s (port %d)' % (cfg.model, cfg.port))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,490 @@
+"""Camera stream of the MORAI SIM over UDP -> sensor_msgs, and its boxes -> MarkerArray.
+
+One UDP port carries a camera's JPEG chunk datagrams (``MOR``) and its
+bounding-box datagrams (``BOX``); :mod:`morai_bridge.wire.camera` decodes both
+and reassembles frames.  :class:`CameraBridge` receives the port in a supervised
+worker and publishes, per frame:
+
+* ``sensor_msgs/CompressedImage`` (format ``jpeg``, data = the JPEG bytes as
+  they arrived, untouched) and ``sensor_msgs/CameraInfo`` (ideal pinhole from
+  the image size and the horizontal field of view, plumb_bob with zero
+  distortion), both stamped alike, in the camera's optical frame;
+* with ``~publish_raw`` and a subscriber, ``sensor_msgs/Image`` rgb8 decoded
+  with PIL, and with ``~publish_annotated`` and a subscriber, the same image
+  with the 2D boxes drawn: both in a second worker (``camera_publisher``) that
+  always takes the newest frame, so JPEG decoding never holds up the receive
+  loop (frames it had no time for are counted as skipped).
+
+Boxes become a ``visualization_msgs/MarkerArray`` (:func:`box_markers`): per
+object a LINE_LIST of the 12 edges of its 3D box in the optical frame, whose
+``text`` holds the object's codes and 2D box machine-readably
+(:func:`box_text`), and a TEXT_VIEW_FACING label ``group/class/subclass`` above
+it.  docs/sensors_ros.md says why this form.
+
+Message building is pure functions (no master needed), tested in
+test/unit/test_sensor_ros.py.
+"""
+import colorsys
+import io
+import math
+import struct
+import time
+from collections import Counter
+
+import rospy
+from geometry_msgs.msg import Point, Pose, Quaternion, Vector3
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image, RegionOfInterest
+from std_msgs.msg import ColorRGBA, Header
+from visualization_msgs.msg import Marker, MarkerArray
+
+from morai_bridge.ros.params import Param, ParamError
+from morai_bridge.ros.sensor_common import (STAMP_PARAM, LatestSlot, RateMeter, Recent, SensorSocket, Timing,
+                                            add_counts, cfg_mount_transform, mount_params, network_params,
+                                            optical_transform, sim_stamp, snapshot, stream_level, tail_params)
+from morai_bridge.supervise import Worker
+from morai_bridge.wire import camera
+from morai_bridge.wire.sensor_errors import SensorDecodeError
+
+OK, WARN, ERROR = 0, 1, 2
+
+PARAMS = network_params(camera.DEFAULT_PORT, 'camera image (MOR) and box (BOX) datagrams (UDP port; 0: the '
+                        'node refuses to start, sensor_bridge.launch leaves it out)', 8 << 20) + [
+    Param('header', 'v24', 'datagram layout: v24 (24.R1 on: sec/nsec in every MOR and BOX header) or legacy '
+          '(before: no stamp; BOX objects of 179 bytes in the world frame)', choices=('v24', 'legacy')),
+    Param('check_stamps', True, 'drop a frame whose chunks carry different stamps (v24)'),
+    Param('max_chunks', 64, 'drop a frame of more chunks than this without its last (EI) chunk',
+          minimum=1, maximum=100000),
+    STAMP_PARAM,
+    Param('image_topic', 'image_jpeg/compressed', 'published sensor_msgs/CompressedImage (MORAI\'s ROS topic)'),
+    Param('camera_info_topic', 'image_jpeg/camera_info', 'published sensor_msgs/CameraInfo'),
+    Param('width', 0, 'CameraInfo width [px]; 0: the width in the JPEG header', minimum=0, maximum=65535),
+    Param('height', 0, 'CameraInfo height [px]; 0: the height in the JPEG header', minimum=0, maximum=65535),
+    Param('fov_deg', 90.0, 'horizontal field of view of the simulator\'s camera [deg] (CameraInfo K, P)',
+          minimum=1.0, maximum=179.0),
+    Param('publish_raw', False, 'also publish the decoded image (sensor_msgs/Image rgb8) while subscribed; '
+          'needs python3-pil'),
+    Param('raw_topic', 'image_raw', 'published sensor_msgs/Image (publish_raw)'),
+    Param('boxes_topic', 'camera/boxes', 'published visualization_msgs/MarkerArray of the BOX datagrams'),
+    Param('box_skip', 'all_zero', 'which box entries are padding: all_zero, box2d (2D box all zero), class '
+          '(group, class, subclass all zero) or none', choices=('all_zero', 'box2d', 'class', 'none')),
+    Param('box_lifetime', 0.3, 'lifetime of box markers [s] (the next BOX datagram replaces them; 0: '
+          'forever)', minimum=0.0),
+    Param('world_frame', 'map', 'frame of legacy boxes (their corners are world coordinates)'),
+    Param('publish_annotated', False, 'also publish the image with the 2D boxes drawn while subscribed; '
+          'needs python3-pil'),
+    Param('annotated_topic', 'camera/boxes_image', 'published sensor_msgs/Image (publish_annotated)'),
+] + mount_params('camera', 'camera body (x forward, y left, z up)') + [
+    Param('optical_frame_id', 'camera_optical', 'optical frame (z forward, x right, y down; TF child of '
+          'frame_id): header frame of images, camera info and v24 boxes'),
+] + tail_params()
+
+#: edges of a box whose corners are numbered in binary cube order (corner i and i ^ bit)
+BOX_EDGES = tuple((i, i | bit) for i in range(8) for bit in (1, 2, 4) if not i & bit)
+_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+
+
+# ----------------------------------------------------------------------------- pure functions
+
+def jpeg_size(data):
+    """(width, height) from a JPEG's SOF segment, or None when the bytes do not say."""
+    if data[:2] != b'\xff\xd8':
+        return None
+    i, n = 2, len(data)
+    while i + 4 <= n:
+        if data[i] != 0xFF:
+            return None
+        marker = data[i + 1]
+        if marker == 0xFF:                      # fill byte
+            i += 1
+            continue
+        if marker == 0x01 or 0xD0 <= marker <= 0xD8:   # TEM, RSTn, SOI: no length
+            i += 2
+            continue
+        if marker in (0xD9, 0xDA):              # EOI or scan data before any frame header
+            return None
+        if marker in _SOF:
+            if i + 9 > n:
+                return None
+            height, width = struct.unpack_from('>HH', data, i + 5)
+            return width, height
+        i += 2 + struct.unpack_from('>H', data, i + 2)[0]
+    return None
+
+
+def intrinsics(width, height, fov_deg):
+    """(fx, fy, cx, cy) of an ideal pinhole camera whose ``width`` pixels span ``fov_deg``
+    horizontally; square pixels; principal point at the image centre, in the convention of
+    CameraInfo (pixel centres at integer coordinates: the centre is ((w - 1) / 2, (h - 1) / 2))."""
+    fx = width / (2.0 * math.tan(math.radians(fov_deg) / 2.0))
+    return fx, fx, (width - 1) / 2.0, (height - 1) / 2.0
+
+
+def camera_info(width, height, fov_deg, header):
+    """sensor_msgs/CameraInfo: plumb_bob, zero distortion, R identity, P = [K | 0]."""
+    fx, fy, cx, cy = intrinsics(width, height, fov_deg)
+    m = CameraInfo()
+    m.header = header
+    m.width = width
+    m.height = height
+    m.distortion_model = 'plumb_bob'
+    m.D = [0.0, 0.0, 0.0, 0.0, 0.0]
+    m.K = [fx, 0.0, cx, 0.0, fy, cy, 0.0, 0.0, 1.0]
+    m.R = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+    m.P = [fx, 0.0, cx, 0.0, 0.0, fy, cy, 0.0, 0.0, 0.0, 1.0, 0.0]
+    m.roi = RegionOfInterest()
+    return m
+
+
+def compressed_image(jpeg, header):
+    m = CompressedImage()
+    m.header = header
+    m.format = 'jpeg'
+    m.data = jpeg
+    return m
+
+
+def _pil():
+    from PIL import Image as PILImage     # optional (publish_raw, publish_annotated): imported when used
+    return PILImage
+
+
+def decode_jpeg(jpeg):
+    """The JPEG as an RGB PIL image."""
+    img = _pil().open(io.BytesIO(jpeg))
+    img.load()
+    return img if img.mode == 'RGB' else img.convert('RGB')
+
+
+def image_msg(rgb, header):
+    """sensor_msgs/Image rgb8 of an RGB PIL image."""
+    w, h = rgb.size
+    m = Image()
+    m.header = header
+    m.height = h
+    m.width = w
+    m.encoding = 'rgb8'
+    m.is_bigendian = 0
+    m.step = 3 * w
+    m.data = rgb.tobytes()
+    return m
+
+
+def box_color(group_id):
+    """Colour of a box: a hue per group code (golden-ratio steps), fully saturated."""
+    r, g, b = colorsys.hsv_to_rgb((group_id * 0.618033988749895) % 1.0, 0.85, 1.0)
+    return r, g, b
+
+
+def box_label(obj):
+    return '%d/%d/%d' % (obj.group_id, obj.class_id, obj.subclass_id)
+
+
+def box_text(obj):
+    """Machine-readable ``key=value`` text of one box: codes and 2D box (pixels)."""
+    return 'group=%d class=%d subclass=%d xmin=%.2f ymin=%.2f xmax=%.2f ymax=%.2f' % (
+        obj.group_id, obj.class_id, obj.subclass_id, obj.xmin, obj.ymin, obj.xmax, obj.ymax)
+
+
+def parse_box_text(text):
+    """Inverse of :func:`box_text`: dict of ints (codes) and floats (2D box)."""
+    out = {}
+    for item in text.split():
+        key, _, value = item.partition('=')
+        out[key] = int(value) if key in ('group', 'class', 'subclass') else float(value)
+    return out
+
+
+def _marker(header, ns, mid, mtype, lifetime):
+    m = Marker()
+    m.header = header
+    m.ns = ns
+    m.id = mid
+    m.type = mtype
+    m.action = Marker.ADD
+    m.pose = Pose(Point(0.0, 0.0, 0.0), Quaternion(0.0, 0.0, 0.0, 1.0))
+    m.lifetime = rospy.Duration(lifetime)
+    m.frame_locked = False
+    return m
+
+
+def box_markers(objects, stamp, frame_id, first_id=0, delete_all=True, lifetime=0.3, line_width=0.03,
+                text_height=0.3, optical=True):
+    """visualization_msgs/MarkerArray of boxes (see the module docstring).
+
+    ``delete_all``: start with a DELETEALL (markers of the previous packet go).  ``first_id``:
+    id of the first object (a packet continued in a second datagram numbers on).  ``optical``:
+    corners in an optical frame (label above = towards -y), else a z-up frame.
+    """
+    out = MarkerArray()
+    if delete_all:
+        d = Marker()
+        d.header = Header(stamp=stamp, frame_id=frame_id)
+        d.action = Marker.DELETEALL
+        out.markers.append(d)
+    for i, obj in enumerate(objects):
+        header = Header(stamp=stamp, frame_id=frame_id)
+        r, g, b = box_color(obj.group_id)
+        box = _marker(header, 'camera_boxes', first_id + i, Marker.LINE_LIST, lifetime)
+        box.scale = Vector3(line_width, 0.0, 0.0)
+        box.color = ColorRGBA(r, g, b, 1.0)
+        box.points = [Point(*obj.corners[k]) for edge in BOX_EDGES for k in edge]
+        box.text = box_text(obj)
+        out.markers.append(box)
+        xs = [c[0] for c in obj.corners]
+        ys = [c[1] for c in obj.corners]
+        zs = [c[2] for c in obj.corners]
+        if max(xs) - min(xs) + max(ys) - min(ys) + max(zs) - min(zs) <= 0.0:
+            continue            # no 3D box (2D-only entry): nothing to label in space
+        label = _marker(Header(stamp=stamp, frame_id=frame_id), 'camera_box_labels', first_id + i,
+                        Marker.TEXT_VIEW_FACING, lifetime)
+        cx, cy, cz = (min(xs) + max(xs)) / 2.0, (min(ys) + max(ys)) / 2.0, (min(zs) + max(zs)) / 2.0
+        if optical:
+            label.pose.position = Point(cx, min(ys) - text_height, cz)
+        else:
+            label.pose.position = Point(cx, cy, max(zs) + text_height)
+        label.scale = Vector3(0.0, 0.0, text_height)
+        label.color = ColorRGBA(1.0, 1.0, 1.0, 1.0)
+        label.text = box_label(obj)
+        out.markers.append(label)
+    return out
+
+
+def annotate(rgb, objects):
+    """A copy of an RGB PIL image with each object's 2D box and label drawn."""
+    from PIL import ImageDraw
+    img = rgb.copy()
+    draw = ImageDraw.Draw(img)
+    for obj in objects:
+        color = tuple(int(round(c * 255)) for c in box_color(obj.group_id))
+        x0, x1 = sorted((obj.xmin, obj.xmax))
+        y0, y1 = sorted((obj.ymin, obj.ymax))
+        draw.rectangle((x0, y0, x1, y1), outline=color, width=2)
+        draw.text((x0 + 2, max(0.0, y0 - 12)), box_label(obj), fill=color)
+    return img
+
+
+# ----------------------------------------------------------------------------- the node's parts
+
+class CameraBridge(object):
+    """Receive one camera port, publish images, camera info and boxes (module docstring)."""
+
+    def __init__(self, cfg, log=None, on_dead=None):
+        self.cfg = cfg
+        if cfg.port == 0:
+            raise ParamError('~port is 0: the camera stream is off, nothing to do (set ~port to the camera\'s '
+                             'destination port in the simulator, e.g. 1232)')
+        if cfg.publish_raw or cfg.publish_annotated:
+            try:
+                _pil()
+            except ImportError:
+                raise ParamError('~publish_raw / ~publish_annotated need PIL (python3-pil)') from None
+        self.form = camera.HEADER_FORMS[cfg.header]
+        self.box_form = camera.BOX_FORMS[cfg.header]
+        self.assembler = camera.FrameAssembler(cfg.header, cfg.check_stamps, cfg.max_chunks)
+        self.image_pub = rospy.Publisher(cfg.image_topic, CompressedImage, queue_size=2)
+        self.info_pub = rospy.Publisher(cfg.camera_info_topic, CameraInfo, queue_size=2)
+        self.box_pub = rospy.Publisher(cfg.boxes_topic, MarkerArray, queue_size=10)
+        self.raw_pub = rospy.Publisher(cfg.raw_topic, Image, queue_size=1) if cfg.publish_raw else None
+        self.annotated_pub = rospy.Publisher(cfg.annotated_topic, Image, queue_size=1) \
+            if cfg.publish_annotated else None
+        # counters (plain ints, written by the receive thread only)
+        self.frames_published = 0
+        self.box_packets = 0
+        self.box_objects = 0
+        self.box_errors = Counter()
+        self.traffic_light = 0         # legacy 'T' datagrams: classified, not decoded
+        self.unknown = 0               # datagrams that are neither MOR nor BOX
+        self.bad_stamps = 0            # stamp_source sim but the packet's sec/nsec is not a time
+        self.size_mismatch = 0         # frames whose JPEG size differs from ~width/~height
+        self.decode_errors = 0         # publisher: JPEGs PIL could not decode
+        self.last_error = ''
+        self.image_size = None         # (w, h) from the last JPEG header
+        self.timing = Timing()         # last datagram of a frame read -> image and info published
+        self._asm_error = None         # the assembler's last_error last copied to last_error
+        self._chunk0_rx = None         # ROS time at which the current frame's chunk 0 arrived
+        self._index_at = 11 if self.form.has_stamp else 3
+        self._boxes = (None, [])       # (stamp, objects) of the newest box packet, for annotation
+        self._rate = RateMeter()
+        self._box_rate = RateMeter()
+        self._recent = Recent()
+        self.slot = LatestSlot() if (self.raw_pub or self.annotated_pub) else None
+        self.socket = SensorSocket(cfg, 'camera', self.on_datagram, log=log, on_dead=on_dead)
+        self.publisher = Worker('camera_publisher', self._publish_step, log=log, on_dead=on_dead) \
+            if self.slot is not None else None
+
+    @property
+    def workers(self):
+        return list(self.socket.workers) + ([self.publisher] if self.publisher is not None else [])
+
+    def transforms(self):
+        cfg = self.cfg
+        return [cfg_mount_transform(cfg), optical_transform(cfg.frame_id, cfg.optical_frame_id)]
+
+    def start(self):
+        self.socket.start()
+        if self.publisher is not None:
+            self.publisher.start()
+
+    def stop(self):
+        self.socket.stop()
+        if self.publisher is not None:
+            self.publisher.stop()
+
+    # -------------------------------------------------------------- receive thread
+
+    def _stamp(self, sec, nsec, fallback):
+        if self.cfg.stamp_source == 'sim' and sec is not None:
+            s = sim_stamp(sec, nsec)
+            if s is not None:
+                return s
+            self.bad_stamps += 1
+        return fallback if fallback is not None else rospy.get_rostime()
+
+    def on_datagram(self, name, data, addr, t):
+        kind = camera.classify(data)
+        if kind == 'image':
+            i = self._index_at
+            if data[i:i + 4] == b'\0\0\0\0':
+                self._chunk0_rx = rospy.get_rostime()
+            frame = self.assembler.push(data)
+            if self.assembler.last_error is not self._asm_error:      # a new drop or malformed chunk
+                self._asm_error = self.last_error = self.assembler.last_error
+            if frame is not None:
+                self._on_frame(frame, t)
+        elif kind == 'box':
+            self._on_boxes(data)
+        elif kind == 'traffic_light':
+            self.traffic_light += 1
+        else:
+            self.unknown += 1
+            self.last_error = 'datagram of %d bytes starting %r is neither MOR nor BOX' % (len(data), data[:3])
+
+    def _on_frame(self, frame, t):
+        cfg = self.cfg
+        stamp = self._stamp(frame.sec, frame.nsec, self._chunk0_rx)
+        self._chunk0_rx = None
+        size = jpeg_size(frame.jpeg)
+        self.image_size = size
+        self.image_pub.publish(compressed_image(frame.jpeg, Header(stamp=stamp, frame_id=cfg.optical_frame_id)))
+        w, h = cfg.width, cfg.height
+        if size is not None:
+            if (w and w != size[0]) or (h and h != size[1]):
+                self.size_mismatch += 1
+            w, h = w or size[0], h or size[1]
+        if w and h:
+            self.info_pub.publish(camera_info(w, h, cfg.fov_deg, Header(stamp=stamp, frame_id=cfg.optical_frame_id)))
+        self.frames_published += 1
+        if self.slot is not None and ((self.raw_pub is not None and self.raw_pub.get_num_connections())
+                                      or (self.annotated_pub is not None
+                                          and self.annotated_pub.get_num_connections())):
+            self.slot.put((stamp, frame.jpeg))
+        self.timing.add(time.monotonic() - t)
+
+    def _on_boxes(self, data):
+        cfg = self.cfg
+        try:
+            pkt = camera.decode_boxes(data, cfg.header, cfg.box_skip)
+        except SensorDecodeError as e:
+            self.box_errors[e.reason] += 1
+            self.last_error = 'box datagram: %s' % e
+            return
+        stamp = self._stamp(pkt.sec, pkt.nsec, None)
+        index = max(0, pkt.index)
+        v24 = self.box_form.has_stamp
+        frame_id = cfg.optical_frame_id if v24 else cfg.world_frame
+        self.box_pub.publish(box_markers(pkt.objects, stamp, frame_id, index * self.box_form.max_objects,
+                                         delete_all=index == 0, lifetime=cfg.box_lifetime, optical=v24))
+        self.box_packets += 1
+        self.box_objects += len(pkt.objects)
+        if self.annotated_pub is not None:
+            prev_stamp, prev = self._boxes
+            objects = list(prev) + list(pkt.objects) if index > 0 and prev_stamp == stamp else list(pkt.objects)
+            self._boxes = (stamp, objects)
+
+    # -------------------------------------------------------------- publisher thread
+
+    def _publish_step(self):
+        item = self.slot.take(0.2)
+        if item is None:
+            return
+        stamp, jpeg = item
+        try:
+            rgb = decode_jpeg(jpeg)
+        except Exception as e:      # noqa: BLE001 - PIL raises many types for bad JPEG data
+            self.decode_errors += 1
+            self.last_error = 'JPEG not decodable: %s: %s' % (type(e).__name__, e)
+            return
+        frame_id = self.cfg.optical_frame_id
+        if self.raw_pub is not None and self.raw_pub.get_num_connections():
+            self.raw_pub.publish(image_msg(rgb, Header(stamp=stamp, frame_id=frame_id)))
+        if self.annotated_pub is not None and self.annotated_pub.get_num_connections():
+            box_stamp, objects = self._boxes
+            if box_stamp is None or abs((box_stamp - stamp).to_sec()) > 0.1:
+                objects = []        # boxes of another moment: draw none
+            self.annotated_pub.publish(image_msg(annotate(rgb, objects), Header(stamp=stamp, frame_id=frame_id)))
+
+    # -------------------------------------------------------------- diagnostics
+
+    def diagnostics(self, stat):
+        cfg = self.cfg
+        st = self.socket.stats
+        a = self.assembler
+        dropped = snapshot(a.dropped)
+        malformed = snapshot(a.malformed_reasons)
+        box_errors = snapshot(self.box_errors)
+        rate = self._rate(a.frames)
+        box_rate = self._box_rate(self.box_packets)
+        level, text = stream_level(st, cfg.stale_timeout, cfg.port)
+        if not text:
+            text = '%.1f Hz images' % rate
+            if self.box_packets:
+                text += ', %.1f Hz boxes' % box_rate
+        problems = (a.malformed + sum(dropped.values()) + sum(box_errors.values()) + self.unknown + st.foreign
+                    + self.bad_stamps + self.decode_errors + st.handler_errors)
+        if self._recent.check(problems):
+            level = max(level, WARN)
+            text += '; malformed or dropped datagrams in the last 10 s (see values)'
+        if self.size_mismatch and self.image_size:
+            level = max(level, WARN)
+            text += '; images are %dx%d but CameraInfo says %dx%d (~width, ~height)' % (
+                self.image_size[0], self.image_size[1], cfg.width or self.image_size[0],
+                cfg.height or self.image_size[1])
+        if st.handler_errors:
+            level = ERROR
+            text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
+        stat.summary(level, text)
+        stat.add('port', cfg.port)
+        stat.add('header form', cfg.header)
+        stat.add('rate [Hz]', '%.1f' % rate)
+        stat.add('frames published', self.frames_published)
+        stat.add('datagrams received', st.received)
+        stat.add('chunks', a.chunks)
+        stat.add('malformed', a.malformed)
+        add_counts(stat, 'malformed ', malformed)
+        stat.add('frames dropped', sum(dropped.values()))
+        add_counts(stat, 'dropped ', dropped)
+        stat.add('duplicate chunks ignored', a.duplicates)
+        stat.add('box rate [Hz]', '%.1f' % box_rate)
+        stat.add('box datagrams published', self.box_packets)
+        stat.add('box objects', self.box_objects)
+        stat.add('box decode errors', sum(box_errors.values()))
+        add_counts(stat, 'box errors ', box_errors)
+        stat.add('legacy traffic-light datagrams ignored', self.traffic_light)
+        stat.add('unknown datagrams', self.unknown)
+        stat.add('from unexpected hosts', st.foreign)
+        stat.add('last unexpected sender', st.last_foreign)
+        stat.add('bridge errors', st.handler_errors)
+        stat.add('stamp source', cfg.stamp_source)
+        stat.add('invalid packet stamps', self.bad_stamps)
+        stat.add('image size', '%dx%d' % self.image_size if self.image_size else '')
+        stat.add('camera info size mismatches', self.size_mismatch)
+        stat.add('publish time p50 / p99 / max [ms]', self.timing.summary_ms())
+        if self.slot is not None:
+            stat.add('raw frames decoded', self.slot.taken)
+            stat.add('raw frames skipped (decoder busy)', self.slot.skipped)
+            stat.add('JPEG decode errors', self.decode_errors)
+        stat.add('receive buffer [bytes]', '%d (asked %d)' % (self.socket.rcvbuf, self.socket.rcvbuf_asked))
+        age = st.age()
+        stat.add('age of last datagram [s]', '' if age is None else '%.3f' % age)
+        stat.add('last error', self.last_error or st.last_error)
+        return stat
