@@ -303,37 +303,51 @@ class RecordCodec:
         items, build = _one_tuple_texts(items, texts)
         build.append(f"append(_new(_rcls, {_tuple_source(items, {'rt': len(names)})}))")
 
-        # read(buf) -> tuple of records.  An empty slot is all-zero bytes: a non-zero number
-        # field (``rt[p]``) proves a slot occupied; otherwise its bytes decide (-0.0 == 0.0).
-        # Reading stops at the first slot from which the whole rest of the block is zero.
+        # read(buf) -> tuple of records.  An empty slot is all-zero bytes; reading stops at
+        # the first slot from which the whole rest of the block is zero.  Single records are
+        # read from ``buf`` in place: a slot whose probe field (the first number field) has a
+        # non-zero byte is occupied and unpacked at once; any other slot is first tested
+        # against the zero rest of the block, so the empty slot after the last record is
+        # never unpacked (-0.0 and other non-zero bytes count as occupied, as before).
         p = probe[0]
-        lines = [f"block = buf[{start}:{end}]", "if block == _ZB:", "    recs = ()", "else:"]
-        body = ["out = []"]
         if group == 1:
-            body += ["append = out.append", "skipped = 0", "for rt in _iter_unpack(block):",
-                     f"    if rt[{p}]:"]
-            body += ["        " + x for x in build]
-            body += ["    else:",
-                     "        k = len(out) + skipped",
-                     "        if block.endswith(_ZT[k]):",
-                     "            break",
-                     f"        if block[k * {size}:k * {size} + {size}] != _ZR:"]
-            body += ["            " + x for x in build]
-            body += ["        else:", "            skipped += 1"]
+            p_off = struct.calcsize(record_format(rs.fields[:p]))
+            p_size = struct.calcsize("<" + rs.fields[p].code)
+            if p_size <= 2:
+                probe_src = " or ".join(f"buf[pos + {p_off + b}]" for b in range(p_size))
+            else:
+                ns["_ZP"] = bytes(p_size)
+                probe_src = f"buf[pos + {p_off}:pos + {p_off + p_size}] != _ZP"
+            ns["_unpack_rec"] = st.unpack_from
+            ns["_SLOTS"] = tuple((k, start + k * size) for k in range(count))
+            lines = [f"if {probe_src.replace('pos + ', f'{start} + ')} or not buf.startswith(_ZB, {start}):"]
+            body = ["out = []", "append = out.append", "for k, pos in _SLOTS:",
+                    f"    if {probe_src}:",
+                    "        rt = _unpack_rec(buf, pos)",
+                    "    elif buf.startswith(_ZT[k], pos):",
+                    "        break",
+                    "    elif buf.startswith(_ZR, pos):",
+                    "        continue",
+                    "    else:",
+                    "        rt = _unpack_rec(buf, pos)"]
+            body += ["    " + x for x in build]
+            lines += ["    " + x for x in body] + ["    recs = tuple(out)", "else:", "    recs = ()"]
         else:
+            lines = [f"block = buf[{start}:{end}]", "if block == _ZB:", "    recs = ()", "else:"]
             span = size * group
             ns["_ZS"] = bytes(span)
-            body += [f"for k in range(0, {count}, {group}):",
-                     "    if block.endswith(_ZT[k]):",
-                     "        break",
-                     f"    pos = k * {size}",
-                     f"    if block[pos:pos + {span}] != _ZS:",
-                     "        group = []",
-                     "        append = group.append",
-                     f"        for rt in _iter_unpack(block[pos:pos + {span}]):"]
+            body = ["out = []",
+                    f"for k in range(0, {count}, {group}):",
+                    "    if block.endswith(_ZT[k]):",
+                    "        break",
+                    f"    pos = k * {size}",
+                    f"    if block[pos:pos + {span}] != _ZS:",
+                    "        group = []",
+                    "        append = group.append",
+                    f"        for rt in _iter_unpack(block[pos:pos + {span}]):"]
             body += ["            " + x for x in build]
             body += ["        out.append(tuple(group))"]
-        lines += ["    " + x for x in body] + ["    recs = tuple(out)"]
+            lines += ["    " + x for x in body] + ["    recs = tuple(out)"]
         #: lines setting ``recs`` from ``buf`` and the names they use: a variant's decoder
         #: inlines them (``read`` is the same as a function)
         self.read_lines, self.read_ns = lines, ns
