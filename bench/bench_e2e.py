@@ -270,9 +270,12 @@ def one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag=None, extra=()
         sut.stop()
 
 
-def run(rates=(30, 60, 120), seconds=20.0, warmup=2.0, log_dir=None, progress=print, base_src=None):
+def run(rates=(30, 60, 120), seconds=20.0, warmup=2.0, log_dir=None, progress=print, base_src=None, reps=1):
     """Floor and bridge at each rate, alternating, in this process (rospy.init_node done by the caller).
 
+    ``reps``: repetitions per rate, interleaved (floor, bridge, floor, bridge, ...), each result
+    carrying its ``rep``, so that a slow moment of the shared machine hits both alike and the
+    ratio bridge/floor can be taken per pair.
     ``base_src``: a src/ directory of another revision (bench/run.py --base REV extracts one); its
     bridge runs too, between the floor and the current bridge, as kind "bridge_base"."""
     log_dir = log_dir or str(HERE / "out" / "logs")
@@ -294,13 +297,15 @@ def run(rates=(30, 60, 120), seconds=20.0, warmup=2.0, log_dir=None, progress=pr
     results = []
     try:
         for rate in rates:
-            for kind, src in [("floor", None)] + ([("bridge", base_src)] if base_src else []) + [("bridge", None)]:
-                progress("e2e: %s%s at %d Hz, %.0f s + %.0f s warm-up ..." % (
-                    kind, " (base revision)" if src else "", rate, seconds, warmup))
-                r = one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag, (), src)
-                progress("e2e: %s at %d Hz: CPU %.1f %% of one core, %d lost" % (
-                    kind, rate, r["cpu_percent_one_core"], sum(t["lost"] for t in r["topics"].values())))
-                results.append(r)
+            for rep in range(reps):
+                for kind, src in [("floor", None)] + ([("bridge", base_src)] if base_src else []) + [("bridge", None)]:
+                    progress("e2e: %s%s at %d Hz, repetition %d/%d, %.0f s + %.0f s warm-up ..." % (
+                        kind, " (base revision)" if src else "", rate, rep + 1, reps, seconds, warmup))
+                    r = one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag, (), src)
+                    r["rep"] = rep
+                    progress("e2e: %s at %d Hz: CPU %.1f %% of one core, %d lost" % (
+                        kind, rate, r["cpu_percent_one_core"], sum(t["lost"] for t in r["topics"].values())))
+                    results.append(r)
     finally:
         stop.set()
         diag.close()
@@ -315,10 +320,11 @@ def main():
     ap.add_argument("--rates", default="30,60,120")
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--warmup", type=float, default=2.0)
+    ap.add_argument("--reps", type=int, default=3)
     a = ap.parse_args()
     rospy.init_node("bench_e2e", anonymous=True, disable_signals=True)
     res = run([int(r) for r in a.rates.split(",")], a.seconds, a.warmup,
-              progress=lambda s: print(s, file=sys.stderr))
+              progress=lambda s: print(s, file=sys.stderr), reps=a.reps)
     print(json.dumps(res, indent=1))
 
 

@@ -106,3 +106,87 @@ def test_builders_match_the_captured_style():
 def test_build_errors_are_nmea_errors():
     with pytest.raises(nmea.NmeaError):
         nmea.build("GP", "NOPE", ())
+
+
+# ---- the fast GGA/RMC path gives exactly what the pynmea2 path gives (or steps aside)
+
+def _both(text):
+    """(fast result or None, pynmea2 result or the NmeaError's class)."""
+    fast = nmea._parse_fast(text)
+    try:
+        slow = nmea._parse_pynmea(text)
+    except nmea.NmeaError as e:
+        slow = type(e)
+    return fast, slow
+
+
+def _assert_agree(text):
+    fast, slow = _both(text)
+    if fast is not None:
+        assert slow is not nmea.NmeaError, f"fast path accepted what pynmea2 rejects: {text!r}"
+        assert repr(fast) == repr(slow), text     # repr: nan and -0.0 compare as themselves
+        assert [type(v) for v in fast] == [type(v) for v in slow], text
+    # and parse() itself gives the pynmea2 answer either way
+    if slow is nmea.NmeaError:
+        with pytest.raises(nmea.NmeaError):
+            nmea.parse(text)
+    else:
+        assert repr(nmea.parse(text)) == repr(slow)
+
+
+def test_fast_path_takes_morai_sentences():
+    for raw in (GGA, RMC):
+        text = raw[:-2].decode()
+        assert nmea._parse_fast(text) is not None
+        _assert_agree(text)
+
+
+GGA_FIELDS = ["223047.5", "3714.4040", "N", "12646.4377", "E", "1", "09", "1.0", "29.1", "M", "0.0", "M",
+              "", ""]
+RMC_FIELDS = ["223047.5", "A", "3714.4040", "N", "12646.4377", "E", "000.0", "116.5", "120924", "000.0",
+              "E", "A", ""]
+ODD_VALUES = ["", "0", "x", "1.5", "-3", "99", "12a", "3714.4040", "N", "S", "E", "W", "n", "2359596",
+              "320224", "000000", "12.", ".5", "1e3", " 7", "nan", "inf", "12345.6789", "0000.0000"]
+
+
+def test_fast_path_agrees_field_by_field():
+    """Every field of GGA and RMC replaced by each odd value (empty, wrong case, garbage, edge
+    numbers): the fast path either gives the pynmea2 path's sentence or steps aside."""
+    taken = 0
+    for head, fields in (("GPGGA", GGA_FIELDS), ("GNRMC", RMC_FIELDS), ("gpgga", GGA_FIELDS)):
+        for i in range(len(fields)):
+            for v in ODD_VALUES:
+                f = list(fields)
+                f[i] = v
+                body = ",".join([head] + f)
+                text = f"${body}*{checksum(body)}"
+                _assert_agree(text)
+                taken += nmea._parse_fast(text) is not None
+    assert taken > 100      # the fast path is actually exercised
+
+
+def test_fast_path_steps_aside_for_unusual_framing():
+    body = ",".join(["GPGGA"] + GGA_FIELDS)
+    good = checksum(body)
+    for text in (f"${body}*{good.lower()}",        # pynmea2 accepts lower-case hex too
+                 f"${body}*{int(good, 16) ^ 1:02X}",  # checksum mismatch -> NmeaError
+                 f"${body}*{good} ",
+                 f"${body}*{good}0",
+                 f"${body.replace('GPGGA', 'GP_GA')}*{checksum(body.replace('GPGGA', 'GP_GA'))}",
+                 f"${body.replace(',', ';', 1)}*{checksum(body.replace(',', ';', 1))}",
+                 f"$GPGGA,1*{checksum('GPGGA,1')}",
+                 f"$GPGGA*{checksum('GPGGA')}",
+                 f"$GPGSV,3,1,11*{checksum('GPGSV,3,1,11')}"):
+        _assert_agree(text)
+    mismatch = f"${body}*{int(good, 16) ^ 1:02X}"
+    assert nmea._parse_fast(mismatch) is None
+    with pytest.raises(nmea.NmeaError):
+        nmea.parse(mismatch)
+
+
+def test_fast_path_on_emulator_sentences():
+    t = datetime.time(23, 59, 59, 900000)
+    for lat, lon in ((37.5, 127.1), (-33.9, 151.2), (0.0, -0.5), (89.99999, -179.99999)):
+        for s in (nmea.make_gga(t, lat, lon, 12.3), nmea.make_rmc(t, datetime.date(2026, 11, 22), lat, lon, 3.2, 45.0)):
+            assert nmea._parse_fast(s.raw) is not None
+            _assert_agree(s.raw)

@@ -1,7 +1,12 @@
 """GPS NMEA sentences as MORAI sends them: one ASCII sentence per UDP datagram.
 
-Parsing is delegated to pynmea2; this module only checks its results and wraps
-the fields a bridge needs into an immutable :class:`NmeaSentence`.  Encoding a
+Parsing is pynmea2's; this module checks its results and wraps the fields a
+bridge needs into an immutable :class:`NmeaSentence`.  The two sentences MORAI
+sends, GGA and RMC, have a fast path (one split, pynmea2's own field converters
+called directly) for the well-formed case: it gives exactly what the pynmea2
+path gives, and anything it is not sure of (an unusual header or checksum, a
+field a converter rejects, a checksum mismatch) goes the pynmea2 way, which then
+also produces the error.  test_nmea.py checks the two agree.  Encoding a
 sentence gives back its raw text followed by CR LF.
 
 Captured example (MORAI SIM, port 9090 -> 9091)::
@@ -13,9 +18,13 @@ No ROS imports.
 """
 
 import datetime
+import functools
 from typing import NamedTuple, Optional, Sequence, Union
 
 import pynmea2
+from pynmea2.nmea_utils import datestamp as _datestamp_uncached
+from pynmea2.nmea_utils import dm_to_sd as _dm_to_sd
+from pynmea2.nmea_utils import timestamp as _timestamp
 
 __all__ = ["NmeaError", "NmeaSentence", "parse", "encode", "build", "make_gga", "make_rmc"]
 
@@ -128,6 +137,73 @@ def _from_pynmea(text: str, msg) -> NmeaSentence:
     )
 
 
+_HEX = frozenset("0123456789abcdefABCDEF")
+# a pure function of its text (strptime, ~10 us) and the date changes once a day
+_datestamp = functools.lru_cache(maxsize=16)(_datestamp_uncached)
+
+
+def _coordinate_fast(value: str, direction: str, plus: str, minus: str):
+    """pynmea2's latitude/longitude property for a field pair _coordinate accepts."""
+    if value == "":
+        return None
+    if direction == plus:
+        return float(+_dm_to_sd(value))
+    if direction == minus:
+        return float(-_dm_to_sd(value))
+    raise ValueError(direction)     # _coordinate's error: the pynmea2 path reports it
+
+
+def _opt(kind, value: str):
+    return None if value == "" else kind(value)
+
+
+def _parse_fast(text: str) -> Optional[NmeaSentence]:
+    """GGA or RMC as :func:`_from_pynmea` would give it, or None to take the pynmea2 path.
+
+    ``text`` starts with '$' and holds no line break (checked by :func:`parse`)."""
+    star = text.find("*")
+    if star != len(text) - 3 or len(text) < 10 or text[6] != ",":
+        return None
+    head = text[1:6]
+    kind = head[2:].upper()
+    if kind != "GGA" and kind != "RMC" or not (head.isascii() and head.isalnum()):
+        return None
+    cs = text[star + 1:]
+    if cs[0] not in _HEX or cs[1] not in _HEX:
+        return None
+    body = text[1:star]
+    if not body.isascii():
+        return None
+    x = 0
+    for c in body.encode("ascii"):
+        x ^= c
+    if x != int(cs, 16):
+        return None     # mismatch: the pynmea2 path raises the error
+    f = body[6:].split(",")
+    try:
+        if kind == "GGA":
+            if len(f) < 12:
+                f += [""] * (12 - len(f))
+            return NmeaSentence(
+                raw=text, talker=head[:2].upper(), sentence_type=kind,
+                utc_time=_opt(_timestamp, f[0]),
+                latitude=_coordinate_fast(f[1], f[2], "N", "S"),
+                longitude=_coordinate_fast(f[3], f[4], "E", "W"),
+                altitude=_opt(float, f[8]), geoid_separation=_opt(float, f[10]),
+                fix_quality=_opt(int, f[5]), num_satellites=_opt(int, f[6]),
+                hdop=_opt(float, f[7]))
+        if len(f) < 9:
+            f += [""] * (9 - len(f))
+        return NmeaSentence(
+            raw=text, talker=head[:2].upper(), sentence_type=kind,
+            utc_time=_opt(_timestamp, f[0]), date=_opt(_datestamp, f[8]),
+            latitude=_coordinate_fast(f[2], f[3], "N", "S"),
+            longitude=_coordinate_fast(f[4], f[5], "E", "W"),
+            status=f[1] or None, speed_knots=_opt(float, f[6]), course_deg=_opt(float, f[7]))
+    except Exception:   # noqa: BLE001 - whatever a converter rejects: the pynmea2 path decides
+        return None
+
+
 def parse(data: Union[bytes, str]) -> NmeaSentence:
     """Parse one sentence (bytes or str, optional trailing CR LF).
 
@@ -151,6 +227,14 @@ def parse(data: Union[bytes, str]) -> NmeaSentence:
         raise NmeaError("one NMEA sentence per datagram expected (found a line break inside)")
     if "*" not in text:
         raise NmeaError("NMEA checksum missing")
+    fast = _parse_fast(text)
+    if fast is not None:
+        return fast
+    return _parse_pynmea(text)
+
+
+def _parse_pynmea(text: str) -> NmeaSentence:
+    """:func:`parse` through pynmea2 (every sentence type, every error)."""
     try:
         msg = pynmea2.parse(text, check=True)
         return _from_pynmea(text, msg)
