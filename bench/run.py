@@ -345,9 +345,13 @@ def main():
             print_e2e(res["e2e"], a.base)
         if "erp42" in only:
             import bench_erp42
-            res["erp42"] = bench_erp42.run(erp_s, 3.0, 50.0, str(log_dir), log)
-            print("\n== ERP-42 ==")
-            print_erp42(res["erp42"])
+            try:
+                res["erp42"] = bench_erp42.run(erp_s, 3.0, 50.0, str(log_dir), log)
+                print("\n== ERP-42 ==")
+                print_erp42(res["erp42"])
+            except Exception as e:      # keep the figures measured so far: print and write them
+                res.setdefault("errors", []).append("erp42: %s: %s" % (type(e).__name__, e))
+                log("ERP-42 benchmark failed: %s: %s (logs: %s)" % (type(e).__name__, e, log_dir))
     finally:
         if master is not None:
             import rospy
@@ -364,6 +368,9 @@ def main():
     text = json.dumps(res, indent=1)
     (OUT / ("bench-%s.json" % stamp)).write_text(text)
     (OUT / "latest.json").write_text(text)
+    if res.get("errors"):
+        print("\nnot measured: " + "; ".join(res["errors"]))
+        sys.exit(1)
 
 
 if __name__ == "__main__":

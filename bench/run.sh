@@ -3,7 +3,7 @@
 # udp_bridge node next to a rospy floor at 30/60/120 Hz, ERP-42 command cadence.
 # Builds the workspace and sets up the environment itself; options go to
 # bench/run.py (--quick, --seconds S, --rates 30,60,120, --erp42-seconds S, --only ..., --base REV).
-# Raw figures: bench/out/latest.json.  Takes about 3.5 minutes (4.5 with --base REV).
+# Raw figures: bench/out/latest.json.  Takes about 9 minutes (12 with --base REV); options also --reps N.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$ROOT/tools/dev.sh" build >&2
