@@ -424,6 +424,10 @@ def test_script_runs_on_a_capture(capture):
         assert f.readline() == "#!/usr/bin/env python3\n"
 
 
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_script_ctrl_c_prints_summary_without_ros():
     port = _free_port()
     code = ("import runpy, sys\n"
@@ -434,8 +438,13 @@ def test_script_ctrl_c_prints_summary_without_ros():
             "    bad = sorted(m for m in sys.modules if m.split('.')[0] in\n"
             "                 ('rospy', 'roslib', 'rosgraph', 'genpy', 'morai_msgs'))\n"
             "    print('ros modules:', bad)\n" % (SCRIPT, port, SCRIPT))
+    # Ctrl-C at a terminal: SIGINT at its default disposition.  A test run started in the
+    # background by a shell without job control (a CI script, `cmd &`) inherits SIGINT
+    # *ignored*, and Python then installs no KeyboardInterrupt handler: the tool would
+    # never see the signal (this test then hung until its timeout).
     proc = subprocess.Popen(["/usr/bin/python3", "-c", code], env=_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)
     try:
         assert "listening on" in proc.stderr.readline()
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
