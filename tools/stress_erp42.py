@@ -335,7 +335,7 @@ def main(argv=None):
         st.frames_ok, out_of_range, st.clamped, st.soft_violations, st.frames_rejected, st.alive_errors))
     print('  link: frames sent %d, outages %d, reconnects %d, write errors %d, read errors %d, '
           'open failures %d, TX overruns %d' % (
-              ls.frames_sent, len(ls.outages), ls.reconnects, ls.write_errors, ls.read_errors,
+              ls.frames_sent, ls.outage_count, ls.reconnects, ls.write_errors, ls.read_errors,
               ls.open_failures, getattr(ls, 'tx_overruns', 0)))
     print('  error log lines       %d' % len(rig.logs))
     checks = [

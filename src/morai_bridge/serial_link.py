@@ -58,6 +58,7 @@ LONGL_THROTTLE = 1
 IO_ERRORS = (serial.SerialException, OSError, termios.error)
 
 FEEDBACK_QUEUE = 64        # frames waiting for on_feedback (about 1.3 s at 50 Hz)
+OUTAGE_HISTORY = 100       # outages kept with their times (all are counted in outage_count)
 
 
 class LinkStats(object):
@@ -70,7 +71,10 @@ class LinkStats(object):
         self.read_errors = 0
         self.open_failures = 0
         self.reconnects = 0
-        self.outages = []          # list of [start, end or None] (monotonic seconds)
+        # the last OUTAGE_HISTORY outages as [start, end or None] (monotonic seconds); a link
+        # that runs for months with a flaky cable must not grow without bound
+        self.outages = collections.deque(maxlen=OUTAGE_HISTORY)
+        self.outage_count = 0      # every outage since start
         self.last_error = ''
         self.commands_accepted = 0
         self.commands_rejected = 0
@@ -363,7 +367,7 @@ class Erp42Link(object):
         outages = self.stats.outages
         if outages and outages[-1][1] is None:
             outages[-1][1] = now
-            if self.stats.frames_sent or len(outages) > 1:
+            if self.stats.frames_sent or self.stats.outage_count > 1:
                 self.stats.reconnects += 1
             self._report_state('port %s open after %.2f s' % (path, now - outages[-1][0]))
         return port
@@ -372,6 +376,7 @@ class Erp42Link(object):
         self.stats.last_error = why
         if not self.stats.outages or self.stats.outages[-1][1] is not None:
             self.stats.outages.append([now, None])
+            self.stats.outage_count += 1
             self._report_state(why)
 
     def _close(self, why):

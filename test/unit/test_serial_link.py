@@ -409,3 +409,19 @@ def test_only_the_io_thread_may_touch_the_port(rig):
     with pytest.raises(RuntimeError, match='erp42_io'):
         link._close('from the wrong thread')
     assert link.connected
+
+
+def test_outage_history_is_bounded_and_every_outage_counted(rig):
+    """A cable that fails thousands of times over months: the link keeps the last
+    OUTAGE_HISTORY outages with their times and counts all of them."""
+    from morai_bridge.serial_link import OUTAGE_HISTORY
+    pcu, link, fbs, log, opener = rig()
+    n = OUTAGE_HISTORY * 3 + 7
+    for i in range(n):
+        link._mark_outage(float(i), 'unplugged %d' % i)
+        link._mark_outage(float(i) + 0.1, 'still unplugged')   # the same outage: not counted again
+        link.stats.outages[-1][1] = i + 0.5                     # what reopening the port does
+    assert link.stats.outage_count == n
+    assert len(link.stats.outages) == OUTAGE_HISTORY
+    assert list(link.stats.outages)[-1] == [float(n - 1), n - 0.5]
+    assert list(link.stats.outages)[0][0] == float(n - OUTAGE_HISTORY)

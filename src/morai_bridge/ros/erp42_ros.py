@@ -161,8 +161,8 @@ class Erp42Ros(object):
         stat.add('write errors', s.write_errors)
         stat.add('read errors', s.read_errors)
         stat.add('reconnects', s.reconnects)
-        stat.add('outages', len(s.outages))
-        stat.add('outage durations [s]', ' '.join('%.2f' % (b - a) if b else 'ongoing' for a, b in s.outages[-10:]))
+        stat.add('outages', s.outage_count)
+        stat.add('outage durations [s]', ' '.join('%.2f' % (b - a) if b else 'ongoing' for a, b in list(s.outages)[-10:]))
         stat.add('last error', s.last_error)
         return stat
 
