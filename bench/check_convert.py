@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Check that the fast sim -> ROS converters of udp_convert build the same messages as the
-generated constructors do, and so do the ones that fill the same message again (udp_convert.reusing).
+generated constructors do, and so do the ones that fill the same message again (udp_convert.reusing);
+and that the wire messages (ros/wire_messages, what the bridge publishes with ~wire_serialize)
+serialize to the same bytes as the converters' messages.
 
 Usage: /usr/bin/python3 bench/check_convert.py   (after `source <(bash tools/dev.sh env)`; no master needed)
 
@@ -30,6 +32,7 @@ from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStat
                             IntersectionStatus, MoraiSimProcStatus, ObjectStatus, ObjectStatusList,
                             VehicleCollision, VehicleCollisionData)
 from morai_bridge.ros import udp_convert as fast  # noqa: E402
+from morai_bridge.ros import wire_messages as wm  # noqa: E402
 from morai_bridge.wire import udp  # noqa: E402
 from morai_bridge.wire.enums import Platform, SimProc, SimState  # noqa: E402
 
@@ -222,6 +225,138 @@ def inputs():
     return out
 
 
+# ------------------------------------------------------------------ wire messages
+
+INT_EXTREMES = [0, -1, 1, 127, -128, 255, 32767, -32768, 65535, 2 ** 31 - 1, -2 ** 31, 2 ** 32 - 1]
+FLOAT_ODD = [0.0, -0.0, 1.5, -2.25, float("nan"), -float("nan"), float("inf"), -float("inf"), 1e-310, 3.4e38,
+             -3.5e38, 1e308, 5e-324]
+NO_INT = ("sec", "nsec", "data_length")      # not in any published message
+
+
+def wire_inputs(seed=11, count=600):
+    """Randomised receive-side wire tuples: odd floats (NaN, -0.0, inf, subnormal, beyond float32),
+    integer extremes (some beyond their message field: then genpy and the wire message must both
+    refuse), 0 / 1 / 20 objects of every type (also -1 and unknown types, which are skipped),
+    collision pairs with and without a second vehicle, GGA / RMC with and without altitude, fix
+    and position."""
+    rng = random.Random(seed)
+    recv = (udp.EgoVehicleStatus, udp.ObjectInfo, udp.CollisionData, udp.GetTrafficLightStatus,
+            udp.GetIntersectionStatus, udp.NpcVehicleCollision, udp.SimStatus, udp.NmeaSentence, udp.ImuData)
+    base = [m for m in inputs() if isinstance(m, recv)]
+    nmea = [m for m in base if isinstance(m, udp.NmeaSentence)]
+
+    def f():
+        return rng.choice(FLOAT_ODD + [rng.uniform(-1e6, 1e6), rng.uniform(-1e300, 1e300)])
+
+    def i():
+        return rng.choice(INT_EXTREMES + [rng.randint(-1000, 1000)])
+
+    def fields(rec, floats_only=False):
+        out = {}
+        for k in rec._fields:
+            v = getattr(rec, k)
+            if isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool) and k not in NO_INT):
+                if isinstance(v, float) or (rng.random() < 0.5 and k.startswith(("pos", "vel", "acc", "size",
+                                                                                  "heading", "intersection_s"))):
+                    out[k] = f() if rng.random() < 0.7 else v
+                elif not floats_only and rng.random() < 0.3:
+                    out[k] = i()
+        return rec._replace(**out)
+
+    def obj(cls, t=None):
+        r = cls(*([0] * len(cls._fields)))
+        kw = dict((k, f()) for k in cls._fields if k not in ("obj_id", "obj_type", "link_id"))
+        kw["obj_id"] = rng.choice([rng.randint(-5, 5), rng.choice(INT_EXTREMES)])
+        kw["obj_type"] = rng.choice([-1, 0, 1, 2, 3, 7]) if t is None else t
+        if "link_id" in cls._fields:
+            kw["link_id"] = rng.choice(["", "L", "A119BS010000"])
+        return r._replace(**kw)
+    out = []
+    for k in range(count):
+        m = fields(rng.choice(nmea if rng.random() < 0.1 else base), floats_only=rng.random() < 0.5)
+        if isinstance(m, udp.ObjectInfo):
+            n = rng.choice([0, 1, 2, 5, 20])
+            t = rng.choice([None, -1, 0, 1, 2, 3])
+            m = m._replace(objects=tuple(obj(udp.ObjectRecord, t) for _ in range(n)))
+        elif isinstance(m, udp.CollisionData):
+            n = rng.choice([0, 1, 2, 20])
+            m = m._replace(records=tuple(udp.CollisionRecord(rng.choice([-1, 0, 1, 2, 5]), rng.choice(INT_EXTREMES),
+                                                             f(), f(), f(), f(), f(), f()) for _ in range(n)))
+        elif isinstance(m, udp.NpcVehicleCollision):
+            n = rng.choice([0, 1, 2, 5])
+            m = m._replace(pairs=tuple((obj(udp.NpcCollisionRecord), obj(udp.NpcCollisionRecord)
+                                        if rng.random() < 0.6 else None) for _ in range(n)))
+        elif isinstance(m, udp.GetTrafficLightStatus):
+            m = m._replace(traffic_light_index=rng.choice(["", "C119BS010007", "x" * 12, "\u00e9t\u00e9"]))
+        elif isinstance(m, udp.NmeaSentence):
+            m = m._replace(sentence_type=rng.choice(["GGA", "RMC"]), latitude=rng.choice([None, f(), 37.5]),
+                           longitude=rng.choice([None, f(), 127.0]), altitude=rng.choice([None, f(), 29.1]),
+                           fix_quality=rng.choice([None, 0, 1, 2, 6]), status=rng.choice([None, "A", "V"]))
+        out.append(m)
+    return out
+
+
+WIRE_CASES = [  # (converter name, wire class, variants of the arguments after the wire message and stamp)
+    ("ego_status", udp.EgoVehicleStatus, [("map",), ("map", -1), ("", 1), ("\u00fcber/base", -1)]),
+    ("object_list", udp.ObjectInfo, [("map",), ("",), ("\u00fcber",)]),
+    ("collision", udp.CollisionData, [("map",), ("",)]),
+    ("traffic_light", udp.GetTrafficLightStatus, [("map",), ("",)]),
+    ("intersection", udp.GetIntersectionStatus, [("map",), ("",)]),
+    ("npc_collision", udp.NpcVehicleCollision, [("map",), ("",)]),
+    ("sim_proc_status", udp.SimStatus, [(rospy.Time(7, 8),), (rospy.Time(),), (genpy.Time(2 ** 32 - 1, 999999999),)]),
+    ("gps", udp.NmeaSentence, [("gps", 1.0, 2.0, 33.0), ("gps",), ("", -0.0, float("nan"), None),
+                               ("gps", 0.0, 0.0, float("inf"))]),
+    ("imu", udp.ImuData, [("imu",), ("",)]),
+]
+
+
+def check_wire(messages, seqs=(0, 1, 4711, 2 ** 32 - 1)):
+    """For every receive-side wire message: the wire message's serialize() == genpy serialize() of
+    the converter's message (and of the reusing converter's), with the same header seq, stamp and
+    frame id; or both refuse.  Returns {converter name: conversions compared}."""
+    n = {}
+    reused = dict((name, fast.reusing(name)) for name, _, _ in WIRE_CASES if name != "ego_status")
+    k = 0
+    for w in messages:
+        for name, wcls, variants in WIRE_CASES:
+            if type(w) is not wcls:
+                continue
+            for extra in variants:
+                k += 1
+                stamp = (rospy.Time(1, 2), genpy.Time(3, 4), rospy.Time(2 ** 32 - 1, 999999999))[k % 3]
+                seq = seqs[k % len(seqs)]
+                want = [getattr(fast, name)(w, stamp, *extra)]
+                if name in reused:
+                    want.append(reused[name](w, stamp, *extra))
+                got = getattr(wm, name)(w, stamp, *extra)
+                for a in want:
+                    a_pair = a if name == "gps" else (a,)
+                    b_pair = got if name == "gps" else (got,)
+                    for x, y in zip(a_pair, b_pair):
+                        if x is None:
+                            assert y is None, "wire %s: a message where the converter gives none" % name
+                            continue
+                        assert y._md5sum == x._md5sum and y._type == x._type and y._has_header, name
+                        x.header.seq = y.header.seq = seq
+                        try:
+                            ref, err = serialized(x), None
+                        except Exception as e:   # genpy refuses (value beyond its field)
+                            ref, err = None, e
+                        try:
+                            mine = serialized(y)
+                        except Exception as e:
+                            assert err is not None, "wire %s raised %r where genpy gives %r" % (name, e, ref)
+                            continue
+                        assert err is None, "wire %s serialized where genpy raised %r" % (name, err)
+                        assert mine == ref, "wire %s differs for %r\n%r\n%r" % (name, w, ref, mine)
+                        assert y.header.stamp is stamp and y.header.frame_id == x.header.frame_id, name
+                    if name == "ego_status":
+                        m = got.message()
+                        same(a, m, "wire ego_status.message()")
+                n[name] = n.get(name, 0) + 1
+    return n
+
+
 def main():
     n = {}
     # the converters that fill the same message again (udp_convert.reusing, what the bridge's
@@ -262,6 +397,11 @@ def main():
     assert not missing, "no input for %s" % missing
     print("udp_convert: same messages as the generated constructors in %d conversions (%s), "
           "also with the converters that fill the same message again (udp_convert.reusing)"
+          % (sum(n.values()), ", ".join("%s %d" % kv for kv in sorted(n.items()))))
+    n = check_wire(inputs() + wire_inputs())
+    missing = [c[0] for c in WIRE_CASES if c[0] not in n]
+    assert not missing, "no input for %s" % missing
+    print("wire_messages: same bytes as the converters' messages in %d conversions (%s)"
           % (sum(n.values()), ", ".join("%s %d" % kv for kv in sorted(n.items()))))
 
 

@@ -3,7 +3,7 @@
 
     source <(bash tools/dev.sh env)
     flock /tmp/morai_heavy.lock /usr/bin/python3 bench/path_cost.py [--rounds 1200] [--rate 120]
-                                  [--profile bridge|floor] [--no-subscriber]
+                                  [--profile bridge|floor] [--no-subscriber] [--set NAME=VALUE ...]
 
 A private master; the bridge's receive side (``SimReceiver`` with the udp_bridge node's
 default parameters, stamp_source sim, ports picked free) and the floor
@@ -66,13 +66,16 @@ def subscriber(namespaces):
     rospy.spin()
 
 
-def make_bridge(ns):
+def make_bridge(ns, settings=()):
     from morai_bridge.nodes import udp_bridge
     from morai_bridge.ros import sim_receive
     from morai_bridge.ros.params import load
     ports = dict((n, free_udp_port()) for n in e2e_streams.NAMES)
     over = dict(("%s_port" % n, p) for n, p in ports.items())
     over["stamp_source"] = "sim"
+    for kv in settings:      # e.g. wire_serialize=false
+        k, v = kv.split("=", 1)
+        over[k] = {"true": True, "false": False}.get(v.lower(), v)
     for p in sim_receive.TOPIC_PARAMS:
         over[p.name] = ns + p.default
     cfg = load(udp_bridge.PARAMS, lambda name, default: over.get(name, default))
@@ -92,6 +95,8 @@ def main():
     ap.add_argument("--stage", default="full", choices=("recv", "decode", "convert", "full"),
                     help="how much of the bridge's path runs: the receive loop only (datagrams dropped), "
                          "+ decode, + convert (not published), everything (default)")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a bridge parameter (udp_bridge's), e.g. wire_serialize=false")
     ap.add_argument("--subscriber", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.subscriber is not None:
@@ -109,7 +114,7 @@ def main():
         import rospy
         rospy.init_node("path_cost", disable_signals=True)
         import rospy_floor
-        rx, bports = make_bridge("/b/")
+        rx, bports = make_bridge("/b/", a.set)
         fports = dict((n, free_udp_port()) for n in e2e_streams.NAMES)
         floor = rospy_floor.Floor(fports, ns="/f/")
         if not a.no_subscriber:
@@ -185,8 +190,9 @@ def main():
         published = sum(st.published for st in rx.stats.values())
         b, f = sum(cost["bridge"]), sum(cost["floor"])
         n = len(cost["bridge"])
-        print("rounds %d (9 datagrams each; %d published by the bridge), bridge stage %s, subscriber: %s%s" % (
-            n, published, a.stage, "no" if a.no_subscriber else "yes", ", cProfile on the " + a.profile if prof else ""))
+        print("rounds %d (9 datagrams each; %d published by the bridge), bridge stage %s, subscriber: %s%s%s" % (
+            n, published, a.stage, "no" if a.no_subscriber else "yes", ", cProfile on the " + a.profile if prof else "",
+            "; set: " + " ".join(a.set) if a.set else ""))
         print("receiving thread CPU per round [us]: floor %.1f (median %.1f), bridge %.1f (median %.1f); "
               "bridge own %.1f us/round; ratio %.3f" % (
                   1e6 * f / n, 1e6 * statistics.median(cost["floor"]), 1e6 * b / n,

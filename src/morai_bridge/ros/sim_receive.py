@@ -2,7 +2,9 @@
 
 :class:`SimReceiver` owns the receive sockets (one per enabled stream of
 :data:`morai_bridge.wire.streams.FROM_SIM`), decodes each datagram with the
-codec, converts it with :mod:`.udp_convert` and publishes it.  It keeps the
+codec, converts it with :mod:`.udp_convert` and publishes it (with ``~wire_serialize``,
+the default, the published objects are :mod:`.wire_messages`: they serialize straight
+from the decoded packet, only when the topic has subscribers).  It keeps the
 latest ego status and SimStatus for the services, counts everything per stream
 (:class:`morai_bridge.transport.StreamStats`) and, in replay mode
 (``live=False``), takes datagrams from :meth:`feed` instead of sockets.
@@ -23,6 +25,7 @@ from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStat
 from morai_bridge import transport
 from morai_bridge.supervise import ThrottledLog
 from morai_bridge.ros import udp_convert as conv
+from morai_bridge.ros import wire_messages
 from morai_bridge.ros.params import Param, port_param
 from morai_bridge.wire import emu_sync, streams, udp
 from morai_bridge.wire.units import WIRE_STEERING_SIGN
@@ -64,6 +67,8 @@ OUTPUT_PARAMS = [
     Param('state_queue_size', 1, 'publisher queue depth of the state topics (1: subscribers get the latest; raise '
           'it when every message must be recorded, e.g. rosbag on a loaded machine); event topics keep 100',
           minimum=1, maximum=10000),
+    Param('wire_serialize', True, 'publish messages that serialize straight from the decoded packet (same bytes as '
+          'the genpy messages, built only when a topic has subscribers); false: build genpy messages'),
     Param('stale_timeout', 1.0, 'a stream silent for this long is stale (diagnostics WARN) [s]', minimum=0.05),
 ]
 RECEIVE_PARAMS = PORT_PARAMS + TOPIC_PARAMS + FRAME_PARAMS + OUTPUT_PARAMS
@@ -110,9 +115,16 @@ class SimReceiver(object):
         self._gps_offsets = (cfg.gps_east_offset, cfg.gps_north_offset)
         # converters that fill the same message again for each packet (their messages are only
         # published: rospy serializes them in publish(); see udp_convert.reusing)
-        self._conv = dict((c, conv.reusing(c)) for c in (
-            'object_list', 'collision', 'traffic_light', 'intersection', 'npc_collision', 'sim_proc_status',
-            'gps', 'imu'))
+        # With ~wire_serialize: a new wire message per packet (wire_messages; serialized by rospy
+        # only for subscribers; the ego status's genpy message is built when the sync service asks)
+        names = ('object_list', 'collision', 'traffic_light', 'intersection', 'npc_collision', 'sim_proc_status',
+                 'gps', 'imu')
+        if cfg.get('wire_serialize', True):
+            self._conv = dict((c, wire_messages.CONVERTERS[c]) for c in names)
+            self._conv_ego = wire_messages.ego_status
+        else:
+            self._conv = dict((c, conv.reusing(c)) for c in names)
+            self._conv_ego = conv.ego_status
         self.handlers = {}            # stream name -> (stats, wire class, handler, decode, tolerant decode)
         self.pubs = {}
         self.listeners = {}           # stream name -> callable(wire message), e.g. the sync services
@@ -139,7 +151,7 @@ class SimReceiver(object):
         self.status_sign = cfg.get('status_steering_sign', WIRE_STEERING_SIGN)
         # traffic-light id -> (status, type, receive stamp) of the last packet with that id
         self.traffic_lights = {}
-        # latest ego status (wire and ROS form), for the sync tick service
+        # latest ego status (wire form and what was published), for the sync tick service
         self.status = None
         self.status_msg = None
         self.status_cond = threading.Condition()
@@ -240,9 +252,9 @@ class SimReceiver(object):
 
     # ------------------------------------------------------------ per stream
 
-    def _on_ego_status(self, w, conv_ego=conv.ego_status):
+    def _on_ego_status(self, w):
         stamp = self._stamp(w.sec, w.nsec)
-        msg = conv_ego(w, stamp, self._frame_id, self.status_sign)
+        msg = self._conv_ego(w, stamp, self._frame_id, self.status_sign)
         cond = self.status_cond
         cond.acquire()
         try:
@@ -331,6 +343,8 @@ class SimReceiver(object):
             while (self.status is None or (self.status.sec, self.status.nsec) != (sec, nsec)) \
                     and time.monotonic() < end:
                 self.status_cond.wait(max(0.0, end - time.monotonic()))
-            if self.status is not None and (self.status.sec, self.status.nsec) == (sec, nsec):
-                return self.status_msg
-        return None
+            if self.status is None or (self.status.sec, self.status.nsec) != (sec, nsec):
+                return None
+            msg = self.status_msg
+        # a wire message: its genpy form (same fields, same header seq)
+        return msg.message() if isinstance(msg, wire_messages.WireEgoStatus) else msg

@@ -1,0 +1,383 @@
+"""Messages that serialize themselves straight from a decoded wire tuple.
+
+For the streams whose messages are only published, the bridge can hand
+``rospy.Publisher.publish`` one of the small objects below instead of a genpy
+message (``~wire_serialize``, default true).  rospy accepts any object whose
+``_md5sum`` is the publisher's type's; it serializes only when the topic has
+subscribers (``serialize_message``: it sets ``header.seq``, then calls
+``serialize(buff)``), so without subscribers nothing is built beyond this object.
+
+Each object keeps the header fields (``seq``, ``stamp``, ``frame_id``; ``header``
+is the object itself) and the wire tuple with the conversion parameters, and its
+``serialize`` writes exactly the bytes genpy's ``serialize`` writes for the
+message the matching converter of :mod:`.udp_convert` builds from the same
+arguments (test_wire_messages and bench/check_convert.py compare them over
+samples, captures and randomised tuples).  The functions here have the
+converters' signatures and return a new object per call (a latched publisher
+keeps the object it was given).
+
+genpy's layout: little-endian, header = uint32 seq, uint32 secs, uint32 nsecs,
+string frame_id (uint32 byte length + UTF-8); an ObjectStatus = int32 unique_id,
+int32 type, string name (always '' here: uint32 0), 13 float64; arrays of
+messages = uint32 count + the elements; fixed arrays (covariances) without count.
+"""
+import struct
+
+from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
+
+from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStatus, GPSMessage,
+                            IntersectionStatus, MoraiSimProcStatus, ObjectStatusList, VehicleCollisionData)
+
+from morai_bridge.ros import udp_convert as conv
+from morai_bridge.wire.enums import Platform, SimProc, SimState
+
+_new = object.__new__
+KMH = conv.KMH
+_PLATFORM_SIMULATOR = int(Platform.SIMULATOR)
+_STATUS_PAUSE = int(SimState.PAUSE)
+_STATUS_PLAYING = int(SimState.PLAYING)
+_SIM_PROC_PAUSE = int(SimProc.PAUSE)
+_SIM_PROC_PLAY = int(SimProc.PLAY)
+_STATUS_FIX = NavSatStatus.STATUS_FIX
+_STATUS_NO_FIX = NavSatStatus.STATUS_NO_FIX
+_SERVICE_GPS = NavSatStatus.SERVICE_GPS
+_COVARIANCE_TYPE_UNKNOWN = NavSatFix.COVARIANCE_TYPE_UNKNOWN
+
+_I = struct.Struct('<I')
+_3i = struct.Struct('<3i')
+# one ObjectStatus: unique_id, type, len(name) = 0, heading, velocity, acceleration, size, position
+_OBJECT = struct.Struct('<2iI13d')
+# CollisionData's objects: only id, type and position are set (heading .. size are 10 zero doubles)
+_COLLISION_OBJECT = struct.Struct('<2iI80x3d')
+_HEAD = '<3II%ds'
+_CACHE_LIMIT = 64
+
+
+def _structs(body):
+    """frame_id -> (Struct of header + body, the frame id's UTF-8 bytes), cached per frame id."""
+    cache = {}
+
+    def get(frame_id):
+        try:
+            return cache[frame_id]
+        except KeyError:
+            b = frame_id.encode('utf-8')
+            v = (struct.Struct(_HEAD % len(b) + body), b)
+            if len(cache) < _CACHE_LIMIT:
+                cache[frame_id] = v
+            return v
+    return get
+
+
+class WireMessage(object):
+    """Base: the header fields and ``header`` (the object itself, what rospy's
+    serialize_message sets seq on).  Subclasses set the type's identity and ``serialize``."""
+    __slots__ = ('seq', 'stamp', 'frame_id')
+    _has_header = True
+
+    @property
+    def header(self):
+        return self
+
+    def serialized(self):
+        """The serialized bytes (for tests and checks)."""
+        import io
+        b = io.BytesIO()
+        self.serialize(b)
+        return b.getvalue()
+
+
+# ---------------------------------------------------------------- ego status
+
+class WireEgoStatus(WireMessage):
+    __slots__ = ('w', 'steer_sign')
+    _type, _md5sum, _full_text = EgoVehicleStatus._type, EgoVehicleStatus._md5sum, EgoVehicleStatus._full_text
+    _get = staticmethod(_structs('i10d3f'))
+
+    def serialize(self, buff):
+        w = self.w
+        s, fid = self._get(self.frame_id)
+        t = self.stamp
+        buff.write(s.pack(self.seq, t.secs, t.nsecs, len(fid), fid, 0, w.acc_x, w.acc_y, w.acc_z,
+                          w.pos_x, w.pos_y, w.pos_z, w.vel_x * KMH, w.vel_y * KMH, w.vel_z * KMH,
+                          w.yaw, w.accel, w.brake, self.steer_sign * w.steer))
+
+    def message(self):
+        """The genpy EgoVehicleStatus (udp_convert.ego_status), with this object's header seq."""
+        m = conv.ego_status(self.w, self.stamp, self.frame_id, self.steer_sign)
+        m.header.seq = self.seq
+        return m
+
+
+def ego_status(w, stamp, frame_id, steer_sign=1, new=_new, cls=WireEgoStatus):
+    m = new(cls)
+    m.seq = 0
+    m.stamp = stamp
+    m.frame_id = frame_id
+    m.w = w
+    m.steer_sign = steer_sign
+    return m
+
+
+# ---------------------------------------------------------------- object info
+
+class WireObjectList(WireMessage):
+    __slots__ = ('w',)
+    _type, _md5sum, _full_text = ObjectStatusList._type, ObjectStatusList._md5sum, ObjectStatusList._full_text
+    _get = staticmethod(_structs(''))
+
+    def serialize(self, buff, pack=_OBJECT.pack, I=_I.pack, counts=_3i.pack):
+        npcs, peds, obst = [], [], []
+        for r in self.w.objects:
+            (obj_id, t, px, py, pz, heading, sx, sy, sz, _, _, _, vx, vy, vz, ax, ay, az, _) = r[:]
+            if t == 1:
+                npcs.append(pack(obj_id, t, 0, heading, vx, vy, vz, ax, ay, az, sx, sy, sz, px, py, pz))
+            elif t == 0:
+                peds.append(pack(obj_id, t, 0, heading, vx, vy, vz, ax, ay, az, sx, sy, sz, px, py, pz))
+            elif t == 2:
+                obst.append(pack(obj_id, t, 0, heading, vx, vy, vz, ax, ay, az, sx, sy, sz, px, py, pz))
+        s, fid = self._get(self.frame_id)
+        t = self.stamp
+        nn, np_, no = len(npcs), len(peds), len(obst)
+        buff.write(b''.join((s.pack(self.seq, t.secs, t.nsecs, len(fid), fid), counts(nn, np_, no),
+                             I(nn), *npcs, I(np_), *peds, I(no), *obst)))
+
+
+def object_list(w, stamp, frame_id, new=_new, cls=WireObjectList):
+    m = new(cls)
+    m.seq = 0
+    m.stamp = stamp
+    m.frame_id = frame_id
+    m.w = w
+    return m
+
+
+# ---------------------------------------------------------------- collision
+
+class WireCollision(WireMessage):
+    __slots__ = ('w',)
+    _type, _md5sum, _full_text = CollisionData._type, CollisionData._md5sum, CollisionData._full_text
+    _get = staticmethod(_structs('3dI'))
+
+    def serialize(self, buff, pack=_COLLISION_OBJECT.pack):
+        records = self.w.records
+        if records:
+            f = records[0]
+            gx, gy, gz = f.global_offset_x, f.global_offset_y, f.global_offset_z
+        else:
+            gx = gy = gz = 0.
+        s, fid = self._get(self.frame_id)
+        t = self.stamp
+        buff.write(b''.join((s.pack(self.seq, t.secs, t.nsecs, len(fid), fid, gx, gy, gz, len(records)),
+                             *[pack(r.obj_id, r.obj_type, 0, r.pos_x, r.pos_y, r.pos_z) for r in records])))
+
+
+def collision(w, stamp, frame_id, new=_new, cls=WireCollision):
+    m = new(cls)
+    m.seq = 0
+    m.stamp = stamp
+    m.frame_id = frame_id
+    m.w = w
+    return m
+
+
+# ---------------------------------------------------------------- traffic light
+
+class WireTrafficLight(WireMessage):
+    __slots__ = ('w',)
+    _type, _md5sum, _full_text = (GetTrafficLightStatus._type, GetTrafficLightStatus._md5sum,
+                                  GetTrafficLightStatus._full_text)
+    _get = staticmethod(_structs(''))
+
+    def serialize(self, buff, I=_I.pack, tail=struct.Struct('<2h').pack):
+        w = self.w
+        s, fid = self._get(self.frame_id)
+        t = self.stamp
+        index = w.traffic_light_index.encode('utf-8')
+        buff.write(b''.join((s.pack(self.seq, t.secs, t.nsecs, len(fid), fid), I(len(index)), index,
+                             tail(w.traffic_light_type, w.traffic_light_status))))
+
+
+def traffic_light(w, stamp, frame_id, new=_new, cls=WireTrafficLight):
+    m = new(cls)
+    m.seq = 0
+    m.stamp = stamp
+    m.frame_id = frame_id
+    m.w = w
+    return m
+
+
+# ---------------------------------------------------------------- intersection
+
+class WireIntersection(WireMessage):
+    __slots__ = ('w',)
+    _type, _md5sum, _full_text = (IntersectionStatus._type, IntersectionStatus._md5sum,
+                                  IntersectionStatus._full_text)
+    _get = staticmethod(_structs('ihf'))
+
+    def serialize(self, buff):
+        w = self.w
+        s, fid = self._get(self.frame_id)
+        t = self.stamp
+        buff.write(s.pack(self.seq, t.secs, t.nsecs, len(fid), fid, w.intersection_index,
+                          w.intersection_status, w.intersection_status_time))
+
+
+def intersection(w, stamp, frame_id, new=_new, cls=WireIntersection):
+    m = new(cls)
+    m.seq = 0
+    m.stamp = stamp
+    m.frame_id = frame_id
+    m.w = w
+    return m
+
+
+# ---------------------------------------------------------------- NPC vehicle collision
+
+class WireNpcCollision(WireMessage):
+    __slots__ = ('w',)
+    _type, _md5sum, _full_text = (VehicleCollisionData._type, VehicleCollisionData._md5sum,
+                                  VehicleCollisionData._full_text)
+    _get = staticmethod(_structs('I'))
+
+    def serialize(self, buff, pack=_OBJECT.pack, I=_I.pack):
+        pairs = self.w.pairs
+        s, fid = self._get(self.frame_id)
+        t = self.stamp
+        parts = [s.pack(self.seq, t.secs, t.nsecs, len(fid), fid, len(pairs))]
+        add = parts.append
+        for pair in pairs:
+            crashed = [r for r in pair if r is not None]
+            add(I(len(crashed)))
+            for r in crashed:
+                (typ, obj_id, px, py, pz, heading, sx, sy, sz, vx, vy, vz, ax, ay, az) = r[:]
+                add(pack(obj_id, typ, 0, heading, vx, vy, vz, ax, ay, az, sx, sy, sz, px, py, pz))
+        buff.write(b''.join(parts))
+
+
+def npc_collision(w, stamp, frame_id, new=_new, cls=WireNpcCollision):
+    m = new(cls)
+    m.seq = 0
+    m.stamp = stamp
+    m.frame_id = frame_id
+    m.w = w
+    return m
+
+
+# ---------------------------------------------------------------- simulator status
+
+class WireSimProcStatus(WireMessage):
+    __slots__ = ('w', 'latest_command_time')
+    _type, _md5sum, _full_text = (MoraiSimProcStatus._type, MoraiSimProcStatus._md5sum,
+                                  MoraiSimProcStatus._full_text)
+    _get = staticmethod(_structs('2I3B'))
+
+    def serialize(self, buff):
+        w = self.w
+        result = w.result
+        status = w.status & 0x0FFF
+        if w.platform == _PLATFORM_SIMULATOR and status == _STATUS_PAUSE:
+            current = _SIM_PROC_PAUSE
+        elif w.platform == _PLATFORM_SIMULATOR and status == _STATUS_PLAYING:
+            current = _SIM_PROC_PLAY
+        else:
+            current = 0
+        s, fid = self._get(self.frame_id)
+        t, c = self.stamp, self.latest_command_time
+        buff.write(s.pack(self.seq, t.secs, t.nsecs, len(fid), fid, c.secs, c.nsecs,
+                          0 if result == 0 else (0x01 if result == 0x01 else 0x10), 0x01, current))
+
+
+def sim_proc_status(w, stamp, last_command_time, new=_new, cls=WireSimProcStatus):
+    m = new(cls)
+    m.seq = 0
+    m.stamp = stamp
+    m.frame_id = ''
+    m.w = w
+    m.latest_command_time = last_command_time
+    return m
+
+
+# ---------------------------------------------------------------- GPS
+
+class WireGps(WireMessage):
+    """GPSMessage; latitude .. status as udp_convert.gps resolves them."""
+    __slots__ = ('latitude', 'longitude', 'altitude', 'east', 'north', 'fix')
+    _type, _md5sum, _full_text = GPSMessage._type, GPSMessage._md5sum, GPSMessage._full_text
+    _get = staticmethod(_structs('5dh'))
+
+    def serialize(self, buff):
+        s, fid = self._get(self.frame_id)
+        t = self.stamp
+        buff.write(s.pack(self.seq, t.secs, t.nsecs, len(fid), fid, self.latitude, self.longitude,
+                          self.altitude, self.east, self.north, self.fix))
+
+
+class WireNavSatFix(WireMessage):
+    """sensor_msgs/NavSatFix of the same sentence (covariance unknown, all zero)."""
+    __slots__ = ('latitude', 'longitude', 'altitude', 'fix')
+    _type, _md5sum, _full_text = NavSatFix._type, NavSatFix._md5sum, NavSatFix._full_text
+    _get = staticmethod(_structs('bH3d72xB'))
+
+    def serialize(self, buff):
+        s, fid = self._get(self.frame_id)
+        t = self.stamp
+        buff.write(s.pack(self.seq, t.secs, t.nsecs, len(fid), fid,
+                          _STATUS_FIX if self.fix > 0 else _STATUS_NO_FIX, _SERVICE_GPS,
+                          self.latitude, self.longitude, self.altitude, _COVARIANCE_TYPE_UNKNOWN))
+
+
+def gps(w, stamp, frame_id, east_offset=0.0, north_offset=0.0, altitude=None, new=_new):
+    """(GPSMessage, NavSatFix) wire messages of an NMEA sentence with a position, else (None, None);
+    ``altitude`` as in udp_convert.gps."""
+    lat, lon = w.latitude, w.longitude
+    if lat is None or lon is None:
+        return None, None
+    alt = w.altitude
+    if alt is None:
+        alt = altitude if altitude is not None else 0.0
+    fix = w.fix_quality
+    if fix is None:
+        fix = 1 if w.status == 'A' else 0
+    g = new(WireGps)
+    g.seq = 0
+    g.stamp = stamp
+    g.frame_id = frame_id
+    g.latitude, g.longitude, g.altitude, g.east, g.north, g.fix = lat, lon, alt, east_offset, north_offset, fix
+    n = new(WireNavSatFix)
+    n.seq = 0
+    n.stamp = stamp
+    n.frame_id = frame_id
+    n.latitude, n.longitude, n.altitude, n.fix = lat, lon, alt, fix
+    return g, n
+
+
+# ---------------------------------------------------------------- IMU
+
+class WireImu(WireMessage):
+    __slots__ = ('w',)
+    _type, _md5sum, _full_text = Imu._type, Imu._md5sum, Imu._full_text
+    # orientation, its covariance (9 zero doubles), angular velocity, covariance, linear acceleration, covariance
+    _get = staticmethod(_structs('4d72x3d72x3d72x'))
+
+    def serialize(self, buff):
+        w = self.w
+        s, fid = self._get(self.frame_id)
+        t = self.stamp
+        buff.write(s.pack(self.seq, t.secs, t.nsecs, len(fid), fid, w.ori_x, w.ori_y, w.ori_z, w.ori_w,
+                          w.ang_vel_x, w.ang_vel_y, w.ang_vel_z, w.lin_acc_x, w.lin_acc_y, w.lin_acc_z))
+
+
+def imu(w, stamp, frame_id, new=_new, cls=WireImu):
+    m = new(cls)
+    m.seq = 0
+    m.stamp = stamp
+    m.frame_id = frame_id
+    m.w = w
+    return m
+
+
+# converter name (as in udp_convert) -> the wire-message function with its signature
+CONVERTERS = {'ego_status': ego_status, 'object_list': object_list, 'collision': collision,
+              'traffic_light': traffic_light, 'intersection': intersection, 'npc_collision': npc_collision,
+              'sim_proc_status': sim_proc_status, 'gps': gps, 'imu': imu}
