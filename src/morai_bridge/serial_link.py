@@ -375,9 +375,12 @@ class Erp42Link(object):
     def _mark_outage(self, now, why):
         self.stats.last_error = why
         if not self.stats.outages or self.stats.outages[-1][1] is not None:
-            self.stats.outages.append([now, None])
-            self.stats.outage_count += 1
+            self._begin_outage(now)
             self._report_state(why)
+
+    def _begin_outage(self, now):
+        self.stats.outages.append([now, None])
+        self.stats.outage_count += 1
 
     def _close(self, why):
         self._check_owner()
@@ -391,7 +394,7 @@ class Erp42Link(object):
         except Exception:   # noqa: BLE001 - closing a vanished device may fail; it is closed anyway
             pass
         if why != 'shutdown':
-            self.stats.outages.append([time.monotonic(), None])
+            self._begin_outage(time.monotonic())
             self.stats.last_error = why
             self._report_state('port %s lost: %s' % (self.p.port, why))
 

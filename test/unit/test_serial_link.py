@@ -219,6 +219,7 @@ def test_unplug_replug_while_tx_and_rx_are_busy_many_times(rig):
     assert_workers_healthy(link)
     assert_clean_pcu(pcu)
     assert len(link.stats.outages) >= 40 and link.stats.reconnects >= 40
+    assert link.stats.outage_count == len(link.stats.outages)      # fewer than OUTAGE_HISTORY here
     assert all(end is not None for _, end in link.stats.outages)
     # every port but the current one was closed by the link
     assert all(not p.is_open for p in opener.ports[:-1]) and opener.ports[-1].is_open
@@ -245,6 +246,7 @@ def test_injected_exception_in_io_worker_restarts_from_a_closed_port(rig):
     assert not first_port.is_open, 'the restart did not close the port'
     assert len(opener.ports) == 2 and opener.ports[-1].is_open
     assert len(link.stats.outages) == outages + 1 and link.stats.reconnects == reconnects + 1
+    assert link.stats.outage_count == len(link.stats.outages)
     assert 'restarted after ValueError' in link.stats.last_error
     assert cb.restarts == 0 and cb.state == RUNNING
     # ALIVE went on by one across the restart (the PCU's watchdog never lost track)
