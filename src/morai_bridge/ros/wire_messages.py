@@ -69,6 +69,20 @@ def _structs(body):
     return get
 
 
+def _maker(cls):
+    """The converter-signature function ``(w, stamp, frame_id) -> a new cls`` of a stream whose
+    message needs nothing but the wire tuple and the header."""
+    def make(w, stamp, frame_id, new=_new, cls=cls):
+        m = new(cls)
+        m.seq = 0
+        m.stamp = stamp
+        m.frame_id = frame_id
+        m.w = w
+        return m
+    make.__name__ = make.__qualname__ = cls.__name__
+    return make
+
+
 class WireMessage(object):
     """Base: the header fields and ``header`` (the object itself, what rospy's
     serialize_message sets seq on).  Subclasses set the type's identity and ``serialize``."""
@@ -143,13 +157,7 @@ class WireObjectList(WireMessage):
                              I(nn), *npcs, I(np_), *peds, I(no), *obst)))
 
 
-def object_list(w, stamp, frame_id, new=_new, cls=WireObjectList):
-    m = new(cls)
-    m.seq = 0
-    m.stamp = stamp
-    m.frame_id = frame_id
-    m.w = w
-    return m
+object_list = _maker(WireObjectList)
 
 
 # ---------------------------------------------------------------- collision
@@ -172,13 +180,7 @@ class WireCollision(WireMessage):
                              *[pack(r.obj_id, r.obj_type, 0, r.pos_x, r.pos_y, r.pos_z) for r in records])))
 
 
-def collision(w, stamp, frame_id, new=_new, cls=WireCollision):
-    m = new(cls)
-    m.seq = 0
-    m.stamp = stamp
-    m.frame_id = frame_id
-    m.w = w
-    return m
+collision = _maker(WireCollision)
 
 
 # ---------------------------------------------------------------- traffic light
@@ -198,13 +200,7 @@ class WireTrafficLight(WireMessage):
                              tail(w.traffic_light_type, w.traffic_light_status))))
 
 
-def traffic_light(w, stamp, frame_id, new=_new, cls=WireTrafficLight):
-    m = new(cls)
-    m.seq = 0
-    m.stamp = stamp
-    m.frame_id = frame_id
-    m.w = w
-    return m
+traffic_light = _maker(WireTrafficLight)
 
 
 # ---------------------------------------------------------------- intersection
@@ -223,13 +219,7 @@ class WireIntersection(WireMessage):
                           w.intersection_status, w.intersection_status_time))
 
 
-def intersection(w, stamp, frame_id, new=_new, cls=WireIntersection):
-    m = new(cls)
-    m.seq = 0
-    m.stamp = stamp
-    m.frame_id = frame_id
-    m.w = w
-    return m
+intersection = _maker(WireIntersection)
 
 
 # ---------------------------------------------------------------- NPC vehicle collision
@@ -255,13 +245,7 @@ class WireNpcCollision(WireMessage):
         buff.write(b''.join(parts))
 
 
-def npc_collision(w, stamp, frame_id, new=_new, cls=WireNpcCollision):
-    m = new(cls)
-    m.seq = 0
-    m.stamp = stamp
-    m.frame_id = frame_id
-    m.w = w
-    return m
+npc_collision = _maker(WireNpcCollision)
 
 
 # ---------------------------------------------------------------- simulator status
@@ -368,13 +352,7 @@ class WireImu(WireMessage):
                           w.ang_vel_x, w.ang_vel_y, w.ang_vel_z, w.lin_acc_x, w.lin_acc_y, w.lin_acc_z))
 
 
-def imu(w, stamp, frame_id, new=_new, cls=WireImu):
-    m = new(cls)
-    m.seq = 0
-    m.stamp = stamp
-    m.frame_id = frame_id
-    m.w = w
-    return m
+imu = _maker(WireImu)
 
 
 # converter name (as in udp_convert) -> the wire-message function with its signature
