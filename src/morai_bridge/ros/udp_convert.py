@@ -291,21 +291,33 @@ _SERVICE_GPS = NavSatStatus.SERVICE_GPS
 _COVARIANCE_TYPE_UNKNOWN = NavSatFix.COVARIANCE_TYPE_UNKNOWN
 
 
-def gps(w, stamp, frame_id, east_offset=0.0, north_offset=0.0, altitude=None, new=_new, Header=Header):
-    """GPSMessage and NavSatFix from an NMEA sentence with a position, else (None, None).
+def gps_fix(w, altitude=None):
+    """(latitude, longitude, altitude, fix quality) of an NMEA sentence with a position, else None.
 
-    ``altitude`` is used when the sentence has none (RMC): the last GGA's.
-    Both messages share one Header object.
-    """
+    ``altitude`` is used when the sentence has none (RMC): the last GGA's (0.0 before any).
+    The fix quality is GGA's, else 1 for an RMC with status 'A' and 0 otherwise."""
     lat, lon = w.latitude, w.longitude
     if lat is None or lon is None:
-        return None, None
+        return None
     alt = w.altitude
     if alt is None:
         alt = altitude if altitude is not None else 0.0
     fix = w.fix_quality
     if fix is None:
         fix = 1 if w.status == 'A' else 0
+    return lat, lon, alt, fix
+
+
+def gps(w, stamp, frame_id, east_offset=0.0, north_offset=0.0, altitude=None, new=_new, Header=Header):
+    """GPSMessage and NavSatFix from an NMEA sentence with a position, else (None, None).
+
+    ``altitude`` is used when the sentence has none (RMC): the last GGA's.
+    Both messages share one Header object.
+    """
+    p = gps_fix(w, altitude)
+    if p is None:
+        return None, None
+    lat, lon, alt, fix = p
     g = new(GPSMessage)
     g.header = h = new(Header)
     h.seq = 0
@@ -555,15 +567,10 @@ def _reusing_gps():
 
     def gps(w, stamp, frame_id, east_offset=0.0, north_offset=0.0, altitude=None, g=g, n=n, h=g.header,
             st=n.status):
-        lat, lon = w.latitude, w.longitude
-        if lat is None or lon is None:
+        p = gps_fix(w, altitude)
+        if p is None:
             return None, None
-        alt = w.altitude
-        if alt is None:
-            alt = altitude if altitude is not None else 0.0
-        fix = w.fix_quality
-        if fix is None:
-            fix = 1 if w.status == 'A' else 0
+        lat, lon, alt, fix = p
         h.seq = 0
         h.stamp = stamp
         h.frame_id = frame_id

@@ -314,15 +314,10 @@ class WireNavSatFix(WireMessage):
 def gps(w, stamp, frame_id, east_offset=0.0, north_offset=0.0, altitude=None, new=_new):
     """(GPSMessage, NavSatFix) wire messages of an NMEA sentence with a position, else (None, None);
     ``altitude`` as in udp_convert.gps."""
-    lat, lon = w.latitude, w.longitude
-    if lat is None or lon is None:
+    p = conv.gps_fix(w, altitude)
+    if p is None:
         return None, None
-    alt = w.altitude
-    if alt is None:
-        alt = altitude if altitude is not None else 0.0
-    fix = w.fix_quality
-    if fix is None:
-        fix = 1 if w.status == 'A' else 0
+    lat, lon, alt, fix = p
     g = new(WireGps)
     g.seq = 0
     g.stamp = stamp
