@@ -31,6 +31,8 @@ from sensor_msgs.msg import CameraInfo, CompressedImage, Image, LaserScan, Point
 from std_msgs.msg import String
 from visualization_msgs.msg import Marker, MarkerArray
 
+from harness import free_ports  # noqa: E402
+
 HERE = os.path.dirname(os.path.realpath(__file__))
 LAUNCH = os.path.join(HERE, '..', '..', 'launch', 'sensor_bridge.launch')
 T = 15.0
@@ -128,18 +130,6 @@ def jpeg_of(width, height, seed):
     buf = io.BytesIO()
     PILImage.fromarray(rgb).save(buf, 'JPEG', quality=95)
     return buf.getvalue()
-
-
-def free_ports(n):
-    socks = []
-    for _ in range(n):
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.bind(('127.0.0.1', 0))
-        socks.append(s)
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def publisher_knows(node, topic):
