@@ -3,6 +3,9 @@
 import datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pynmea2.nmea_utils import dm_to_sd
 
 from morai_bridge.wire import nmea, udp
 
@@ -190,3 +193,43 @@ def test_fast_path_on_emulator_sentences():
         for s in (nmea.make_gga(t, lat, lon, 12.3), nmea.make_rmc(t, datetime.date(2026, 11, 22), lat, lon, 3.2, 45.0)):
             assert nmea._parse_fast(s.raw) is not None
             _assert_agree(s.raw)
+
+
+# ---- property tests: generated fields, the fast path against pynmea2
+
+# digits, the separators and signs a number may carry, a few letters and a space
+FIELD_CHARS = "0123456789.-+eE_ xNSEWAV"
+FIELD = st.text(alphabet=FIELD_CHARS, max_size=12)
+
+
+@given(st.one_of(FIELD, st.from_regex(r"\A[0-9]{0,6}\.?[0-9]{0,6}\Z")))
+@settings(max_examples=3000, deadline=None)
+def test_degrees_is_pynmea2_dm_to_sd(dm):
+    """The inline dm_to_sd gives pynmea2's value or fails where pynmea2 fails."""
+    try:
+        want = dm_to_sd(dm)
+    except Exception:       # noqa: BLE001 - pynmea2 rejects it: so must the inline one
+        with pytest.raises(ValueError):
+            nmea._degrees(dm)
+        return
+    assert repr(nmea._degrees(dm)) == repr(want)
+
+
+COORD = st.one_of(FIELD, st.from_regex(r"\A[0-9]{3,5}\.[0-9]{1,5}\Z"))
+TIME = st.one_of(FIELD, st.from_regex(r"\A[0-9]{6}(\.[0-9]{0,3})?\Z"))
+NUMBER = st.one_of(FIELD, st.from_regex(r"\A-?[0-9]{1,4}(\.[0-9]{0,2})?\Z"))
+
+
+@given(TIME, COORD, st.sampled_from("NSX"), COORD, st.sampled_from("EWX"), NUMBER, NUMBER, NUMBER, NUMBER, NUMBER,
+       st.sampled_from(["GPGGA", "GNGGA", "GPRMC", "GNRMC"]), st.sampled_from("AV"),
+       st.one_of(FIELD, st.from_regex(r"\A[0-3][0-9][01][0-9][0-9]{2}\Z")))
+@settings(max_examples=1500, deadline=None)
+def test_fast_path_property(t, lat, ns, lon, ew, a, b, c, d, e, head, status, date):
+    """Generated GGA / RMC sentences (well-formed numbers mixed with garbage): the fast path
+    gives exactly the pynmea2 path's sentence, or steps aside."""
+    if head.endswith("GGA"):
+        fields = [t, lat, ns, lon, ew, a.lstrip("-"), b.lstrip("-"), c, d, "M", e, "M", "", ""]
+    else:
+        fields = [t, status, lat, ns, lon, ew, a, b, date, "000.0", "E", "A", ""]
+    body = ",".join([head] + fields)
+    _assert_agree(f"${body}*{checksum(body)}")

@@ -2,8 +2,8 @@
 
 Parsing is pynmea2's; this module checks its results and wraps the fields a
 bridge needs into an immutable :class:`NmeaSentence`.  The two sentences MORAI
-sends, GGA and RMC, have a fast path (one split, pynmea2's own field converters
-called directly) for the well-formed case: it gives exactly what the pynmea2
+sends, GGA and RMC, have a fast path (one split, pynmea2's field converters
+written inline) for the well-formed case: it gives exactly what the pynmea2
 path gives, and anything it is not sure of (an unusual header or checksum, a
 field a converter rejects, a checksum mismatch) goes the pynmea2 way, which then
 also produces the error.  test_nmea.py checks the two agree.  Encoding a
@@ -23,8 +23,6 @@ from typing import NamedTuple, Optional, Sequence, Union
 
 import pynmea2
 from pynmea2.nmea_utils import datestamp as _datestamp_uncached
-from pynmea2.nmea_utils import dm_to_sd as _dm_to_sd
-from pynmea2.nmea_utils import timestamp as _timestamp
 
 __all__ = ["NmeaError", "NmeaSentence", "parse", "encode", "build", "make_gga", "make_rmc"]
 
@@ -140,68 +138,97 @@ def _from_pynmea(text: str, msg) -> NmeaSentence:
 _HEX = frozenset("0123456789abcdefABCDEF")
 # a pure function of its text (strptime, ~10 us) and the date changes once a day
 _datestamp = functools.lru_cache(maxsize=16)(_datestamp_uncached)
+_time = datetime.time
+_new = tuple.__new__
 
 
-def _coordinate_fast(value: str, direction: str, plus: str, minus: str):
-    """pynmea2's latitude/longitude property for a field pair _coordinate accepts."""
-    if value == "":
-        return None
-    if direction == plus:
-        return float(+_dm_to_sd(value))
-    if direction == minus:
-        return float(-_dm_to_sd(value))
-    raise ValueError(direction)     # _coordinate's error: the pynmea2 path reports it
-
-
-def _opt(kind, value: str):
-    return None if value == "" else kind(value)
+def _degrees(dm: str) -> float:
+    """pynmea2's dm_to_sd ('dddmm.mmmm' -> degrees) without its regex: the same
+    expression on the same split, ValueError where its match fails."""
+    if not dm or dm == "0":
+        return 0.0
+    p = dm.find(".")
+    if p < 3 or not dm[:p].isdigit() or not dm[p + 1:].isdigit():    # ^(\d+)(\d\d\.\d+)$
+        raise ValueError(dm)
+    return float(dm[:p - 2]) + float(dm[p - 2:]) / 60
 
 
 def _parse_fast(text: str) -> Optional[NmeaSentence]:
     """GGA or RMC as :func:`_from_pynmea` would give it, or None to take the pynmea2 path.
 
-    ``text`` starts with '$' and holds no line break (checked by :func:`parse`)."""
-    star = text.find("*")
-    if star != len(text) - 3 or len(text) < 10 or text[6] != ",":
+    One function on purpose: in the bridge a GPS datagram comes every few milliseconds
+    and runs cache-cold, where each extra call costs more than in a loop.  Field
+    converters are pynmea2's expressions written inline (``timestamp``, ``dm_to_sd``
+    without its regex, ``latitude``/``longitude``); ``test_nmea.py`` checks the result
+    against the pynmea2 path.  ``text`` holds no line break (checked by :func:`parse`).
+    """
+    n = len(text)
+    if n < 10 or text[n - 3] != "*" or text[6] != "," or text.find("*") != n - 3:
+        return None
+    kind = text[3:6].upper()
+    if kind != "GGA" and kind != "RMC":
         return None
     head = text[1:6]
-    kind = head[2:].upper()
-    if kind != "GGA" and kind != "RMC" or not (head.isascii() and head.isalnum()):
+    if not (head.isascii() and head.isalnum()) or text[n - 2] not in _HEX or text[n - 1] not in _HEX:
         return None
-    cs = text[star + 1:]
-    if cs[0] not in _HEX or cs[1] not in _HEX:
-        return None
-    body = text[1:star]
+    body = text[1:n - 3]
     if not body.isascii():
         return None
     x = 0
     for c in body.encode("ascii"):
         x ^= c
-    if x != int(cs, 16):
+    if x != int(text[n - 2:], 16):
         return None     # mismatch: the pynmea2 path raises the error
     f = body[6:].split(",")
     try:
+        t = f[0]
+        if t:       # pynmea2.nmea_utils.timestamp
+            ms = t[6:]
+            t = _time(int(t[0:2]), int(t[2:4]), int(t[4:6]), ms and int(float(ms) * 1000000) or 0)
+        else:
+            t = None
         if kind == "GGA":
             if len(f) < 12:
                 f += [""] * (12 - len(f))
-            return NmeaSentence(
-                raw=text, talker=head[:2].upper(), sentence_type=kind,
-                utc_time=_opt(_timestamp, f[0]),
-                latitude=_coordinate_fast(f[1], f[2], "N", "S"),
-                longitude=_coordinate_fast(f[3], f[4], "E", "W"),
-                altitude=_opt(float, f[8]), geoid_separation=_opt(float, f[10]),
-                fix_quality=_opt(int, f[5]), num_satellites=_opt(int, f[6]),
-                hdop=_opt(float, f[7]))
-        if len(f) < 9:
-            f += [""] * (9 - len(f))
-        return NmeaSentence(
-            raw=text, talker=head[:2].upper(), sentence_type=kind,
-            utc_time=_opt(_timestamp, f[0]), date=_opt(_datestamp, f[8]),
-            latitude=_coordinate_fast(f[2], f[3], "N", "S"),
-            longitude=_coordinate_fast(f[4], f[5], "E", "W"),
-            status=f[1] or None, speed_knots=_opt(float, f[6]), course_deg=_opt(float, f[7]))
+            lat, ns, lon, ew = f[1], f[2], f[3], f[4]
+            ft = f[5], f[6], f[7], f[8], f[10]
+            quality = int(ft[0]) if ft[0] else None
+            sats = int(ft[1]) if ft[1] else None
+            hdop = float(ft[2]) if ft[2] else None
+            alt = float(ft[3]) if ft[3] else None
+            sep = float(ft[4]) if ft[4] else None
+            date = status = knots = course = None
+        else:
+            if len(f) < 9:
+                f += [""] * (9 - len(f))
+            lat, ns, lon, ew = f[2], f[3], f[4], f[5]
+            status = f[1] or None
+            knots = float(f[6]) if f[6] else None
+            course = float(f[7]) if f[7] else None
+            date = _datestamp(f[8]) if f[8] else None
+            quality = sats = hdop = alt = sep = None
+        if lat:     # the latitude property, for a direction _coordinate accepts
+            if ns == "N":
+                lat = _degrees(lat)
+            elif ns == "S":
+                lat = -_degrees(lat)
+            else:
+                return None
+        else:
+            lat = None
+        if lon:
+            if ew == "E":
+                lon = _degrees(lon)
+            elif ew == "W":
+                lon = -_degrees(lon)
+            else:
+                return None
+        else:
+            lon = None
     except Exception:   # noqa: BLE001 - whatever a converter rejects: the pynmea2 path decides
         return None
+    return _new(NmeaSentence, (text, head[:2].upper(), kind, t, date, lat, lon, alt, sep, quality, sats, hdop,
+                               status, knots, course))
 
 
 def parse(data: Union[bytes, str]) -> NmeaSentence:
