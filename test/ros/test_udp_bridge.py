@@ -20,6 +20,7 @@ import rostest
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Vector3
 from nav_msgs.msg import Odometry
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, NavSatFix
 
 from morai_msgs.msg import (CollisionData, CtrlCmd, EgoVehicleStatus, EventInfo, GetTrafficLightStatus,
@@ -183,6 +184,7 @@ class UdpBridgeTest(unittest.TestCase):
         self.assertEqual(m.collision_object[1].position.x, 7.0)
 
     def test_traffic_light_intersection_npc_collision(self):
+        before = time.time()
         tl = Waiter('/GetTrafficLightStatus', GetTrafficLightStatus)
         ins = Waiter('/InsnStatus', IntersectionStatus)
         vc = Waiter('/VehicleCollisionData', VehicleCollisionData)
@@ -191,7 +193,10 @@ class UdpBridgeTest(unittest.TestCase):
             traffic_light_status=33)))
         self.assertIsNotNone(m)
         self.assertEqual((m.trafficLightIndex, m.trafficLightType, m.trafficLightStatus), ('C119BS010007', 2, 33))
-        self.assertGreater(m.header.stamp.to_sec(), 0)      # receive time: no stamp on the wire
+        # receive time (no stamp on the wire), the wall clock here: a canonical pair within the exchange
+        stamp = m.header.stamp
+        self.assertTrue(0 <= stamp.nsecs < 1000000000, stamp)
+        self.assertTrue(before <= stamp.to_sec() <= time.time(), (before, stamp.to_sec()))
         m = ins.until(lambda: self.sim.send('intersection', udp.make(
             udp.GetIntersectionStatus, intersection_index=7, intersection_status=5, intersection_status_time=3.75)))
         self.assertEqual((m.intersection_index, m.intersection_status, m.intersection_status_time), (7, 5, 3.75))
@@ -513,6 +518,29 @@ class UdpBridgeTest(unittest.TestCase):
             pass
         self.assertIsNotNone(last, 'no braking command on shutdown')
         self.assertEqual((last.cmd_type, last.accel, last.brake), (1, 0.0, 1.0))
+
+    def test_receive_stamps_follow_sim_time(self):
+        """With /use_sim_time the packets without a time are stamped with /clock, not the wall clock."""
+        sim = FakeSim()
+        clock = rospy.Publisher('/clock', Clock, queue_size=1)
+        rospy.set_param('/use_sim_time', True)      # read by the bridge's rospy in init_node
+        uuid = roslaunch.rlutil.get_or_generate_uuid(None, False)
+        launch = roslaunch.parent.ROSLaunchParent(uuid, [(LAUNCH, sim.args() + ['ns:=sim_c', 'output:=log'])])
+        launch.start()
+        try:
+            tl = Waiter('/sim_c/GetTrafficLightStatus', GetTrafficLightStatus)
+
+            def send():
+                clock.publish(Clock(rospy.Time(4242, 5000)))
+                sim.send('traffic_light', udp.make(udp.GetTrafficLightStatus, traffic_light_index='T1',
+                                                   traffic_light_type=0, traffic_light_status=1))
+            # (another bridge may publish /clock between the two sends: resend until the pair matches)
+            m = tl.until(send, lambda m: (m.header.stamp.secs, m.header.stamp.nsecs) == (4242, 5000))
+            self.assertIsNotNone(m, 'no traffic light stamped with /clock (4242.000005) from the sim-time bridge; '
+                                    'got %r' % [(x.header.stamp.secs, x.header.stamp.nsecs) for x in tl.msgs[-3:]])
+        finally:
+            rospy.delete_param('/use_sim_time')
+            launch.shutdown()
 
 
 if __name__ == '__main__':

@@ -113,6 +113,7 @@ class SimReceiver(object):
         self._frame_id = cfg.frame_id
         self._gps_frame_id, self._imu_frame_id = cfg.gps_frame_id, cfg.imu_frame_id
         self._gps_offsets = (cfg.gps_east_offset, cfg.gps_north_offset)
+        self._now = conv.receive_clock()      # rospy.Time.now, shorter on the wall clock
         # converters that fill the same message again for each packet (their messages are only
         # published: rospy serializes them in publish(); see udp_convert.reusing)
         # With ~wire_serialize: a new wire message per packet (wire_messages; serialized by rospy
@@ -233,7 +234,7 @@ class SimReceiver(object):
                                    'version, docs/versions.md)' % (name, warning))
         return msg
 
-    def _stamp(self, sec, nsec, _new=object.__new__, _Time=rospy.Time, now=rospy.Time.now):
+    def _stamp(self, sec, nsec, _new=object.__new__, _Time=rospy.Time):
         if self._sim_stamps and sec is not None:
             if sec >= 0 and 0 <= nsec < 1000000000:     # conv.sim_stamp, inline
                 t = _new(_Time)
@@ -241,7 +242,7 @@ class SimReceiver(object):
                 t.nsecs = nsec
                 return t
             self.bad_stamps += 1
-        return now()
+        return self._now()
 
     def _on_listened(self, name):
         def handler(w):
@@ -280,21 +281,21 @@ class SimReceiver(object):
     def _on_collision(self, w):
         self.pubs['collision'].publish(self._conv['collision'](w, self._stamp(w.sec, w.nsec), self._frame_id))
 
-    def _on_traffic_light(self, w, now=rospy.Time.now):
-        stamp = now()
+    def _on_traffic_light(self, w):
+        stamp = self._now()
         lights = self.traffic_lights
         index = w.traffic_light_index
         if index in lights or len(lights) < MAX_TRAFFIC_LIGHTS:
             lights[index] = (w.traffic_light_status, w.traffic_light_type, stamp)
         self.pubs['traffic_light'].publish(self._conv['traffic_light'](w, stamp, self._frame_id))
 
-    def _on_intersection(self, w, now=rospy.Time.now):
-        self.pubs['intersection'].publish(self._conv['intersection'](w, now(), self._frame_id))
+    def _on_intersection(self, w):
+        self.pubs['intersection'].publish(self._conv['intersection'](w, self._now(), self._frame_id))
 
-    def _on_vehicle_collision(self, w, now=rospy.Time.now):
-        self.pubs['vehicle_collision'].publish(self._conv['npc_collision'](w, now(), self._frame_id))
+    def _on_vehicle_collision(self, w):
+        self.pubs['vehicle_collision'].publish(self._conv['npc_collision'](w, self._now(), self._frame_id))
 
-    def _on_sim_status(self, w, now=rospy.Time.now, monotonic=time.monotonic):
+    def _on_sim_status(self, w, monotonic=time.monotonic):
         cond = self.sim_status_cond
         cond.acquire()
         try:
@@ -303,13 +304,13 @@ class SimReceiver(object):
             cond.notify_all()
         finally:
             cond.release()
-        self.pubs['sim_status'].publish(self._conv['sim_proc_status'](w, now(), self.last_sim_command))
+        self.pubs['sim_status'].publish(self._conv['sim_proc_status'](w, self._now(), self.last_sim_command))
 
-    def _on_gps(self, w, now=rospy.Time.now):
+    def _on_gps(self, w):
         if w.altitude is not None:
             self.gps_alt = w.altitude
         east, north = self._gps_offsets
-        g, n = self._conv['gps'](w, now(), self._gps_frame_id, east, north, self.gps_alt)
+        g, n = self._conv['gps'](w, self._now(), self._gps_frame_id, east, north, self.gps_alt)
         if g is not None:
             self.pubs['gps'].publish(g)
             self.navsat_pub.publish(n)

@@ -9,6 +9,7 @@ Command conversions raise :class:`CommandError` (a ValueError) instead of
 producing a packet when a value is NaN/inf or does not fit its wire field.
 """
 import math
+import time
 
 import rospy
 from geometry_msgs.msg import Quaternion, TransformStamped, Vector3
@@ -77,6 +78,24 @@ def sim_stamp(sec, nsec):
     t.secs = sec
     t.nsecs = nsec
     return t
+
+
+def receive_clock():
+    """The function that stamps a packet without a time: ``rospy.Time.now``, or, when the
+    node runs on the wall clock (no ``/use_sim_time``; rospy decides that once, in
+    ``init_node``), the same rule as rospy's ``get_rostime`` written without its calls
+    (secs = int(time.time()), nsecs = int of the rest x 1e9; the pair is canonical)."""
+    if rospy.get_param('/use_sim_time', False) or not rospy.rostime.is_wallclock():
+        return rospy.Time.now
+
+    def wall_now(clock=time.time, new=_new, Time=_Time):
+        f = clock()
+        secs = int(f)
+        t = new(Time)
+        t.secs = secs
+        t.nsecs = int((f - secs) * 1000000000)
+        return t
+    return wall_now
 
 
 def _header(stamp, frame_id):
