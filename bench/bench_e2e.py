@@ -246,6 +246,7 @@ def one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag=None, extra=()
             "cpu_user_s": c1.user - c0.user, "cpu_system_s": c1.system - c0.system,
             "cpu_percent_busiest_thread": 100.0 * per_thread[0],
             "cpu_percent_other_threads": 100.0 * sum(per_thread[1:]), "threads": len(per_thread),
+            "cpu_percent_per_thread": [round(100.0 * v, 3) for v in per_thread],
             "rss_peak_sampled_mb": rss_peak_sampled / 1e6,
             "vm_hwm_mb": (vm_hwm_kb(sut.pid) or 0) * 1024 / 1e6,
             "machine_busy_percent_all_cores": machine_busy, "loadavg_before": load0[0],
