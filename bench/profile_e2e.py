@@ -30,12 +30,12 @@ import e2e_streams  # noqa: E402
 
 # stage name -> substrings of a frame that put a sample in it (first match from the leaf up wins)
 STAGES = [
-    ("serialize (genpy, in publish)", ("serialize (", "serialize_message (")),
+    ("serialize (genpy or wire message, in publish)", ("serialize (", "serialize_message (")),
     ("publish (rospy, other than serialize)", ("publish (",)),
-    ("decode (wire)", ("udp_codec.py", "udp_protocol.py", "nmea.py", "pynmea2")),
-    ("convert (udp_convert)", ("udp_convert.py",)),
-    ("rospy.Time.now", ("get_rostime", "now (")),
-    ("receive (select, recv)", ("select (", "recv", "poll (")),
+    ("decode (wire)", ("<udp_codec", "udp_codec.py", "udp_protocol.py", "nmea.py", "pynmea2")),
+    ("convert (udp_convert, wire_messages, stamps)", ("udp_convert.py", "wire_messages.py", "sim_receive.py",
+                                                      "get_rostime", "now (", "rostime.py")),
+    ("receive (select, recv, the poll loop)", ("select (", "recv", "poll (")),
 ]
 
 
@@ -75,12 +75,22 @@ def summarise(path, top=25):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--py-spy", required=True)
+    ap.add_argument("--py-spy", default=None, help="the py-spy executable (needed unless --summarise)")
     ap.add_argument("--rate", type=int, default=120)
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--sut", default="floor,bridge")
     ap.add_argument("--sample-rate", type=int, default=500)
+    ap.add_argument("--summarise", nargs="+", metavar="FILE", help="only print the summary of saved raw profiles")
     a = ap.parse_args()
+    if a.summarise:
+        for path in a.summarise:
+            s = summarise(path)
+            print("== %s: %d samples of the busiest thread" % (path, s["samples"]))
+            for k, v in s["stages"].items():
+                print("  %-48s %5.1f %%" % (k, 100 * v))
+        return
+    if not a.py_spy:
+        ap.error("--py-spy PATH is needed")
     import run
     import bench_e2e
     out_dir = HERE / "out"
@@ -117,7 +127,7 @@ def main():
                                                     r["cpu_percent_busiest_thread"], s["samples"], spy["path"]))
             print("stage (inclusive, share of the receiving thread's samples, idle in select counted):")
             for k, v in s["stages"].items():
-                print("  %-45s %5.1f %%" % (k, 100 * v))
+                print("  %-48s %5.1f %%" % (k, 100 * v))
             print("own time:")
             for k, v in s["own"]:
                 print("  %5.1f %%  %s" % (100 * v, k))
