@@ -528,6 +528,7 @@ class UdpBridgeTest(unittest.TestCase):
         launch = roslaunch.parent.ROSLaunchParent(uuid, [(LAUNCH, sim.args() + ['ns:=sim_c', 'output:=log'])])
         launch.start()
         try:
+            rospy.wait_for_service('/sim_c/Service_MoraiVehicleSpec', 60.0)     # the bridge is up
             tl = Waiter('/sim_c/GetTrafficLightStatus', GetTrafficLightStatus)
 
             def send():
