@@ -10,8 +10,8 @@ are the simulator's own times (multiples of 20 ms, increasing).
 import json
 import os
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -24,6 +24,9 @@ import rostest
 from morai_msgs.msg import CollisionData, CtrlCmd, EgoVehicleStatus, ObjectStatusList, ScenarioLoad
 from morai_msgs.srv import MoraiScenarioLoadSrv
 
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from harness import free_ports  # noqa: E402
+
 HERE = os.path.dirname(os.path.realpath(__file__))
 LAUNCH = os.path.join(HERE, '..', '..', 'launch')
 MD5 = json.load(open(os.path.join(HERE, '..', 'data', 'morai_msgs_md5.json')))['types']
@@ -32,23 +35,11 @@ TOPICS = {'/Ego_topic': 'morai_msgs/EgoVehicleStatus', '/Object_topic': 'morai_m
 STEP_NS = 20000000
 
 
-def free_ports(names):
-    socks = []
-    for _ in names:
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.bind(('127.0.0.1', 0))
-        socks.append(s)
-    ports = dict((n, s.getsockname()[1]) for n, s in zip(names, socks))
-    for s in socks:
-        s.close()
-    return ports
-
-
 class RosbagRoundTrip(unittest.TestCase):
 
     def test_record_and_read_back(self):
         names = ['ego_status', 'object_info', 'collision', 'ctrl_cmd', 'scenario_load']
-        ports = free_ports(names)
+        ports = dict(zip(names, free_ports(len(names))))
         common = ['%s_port:=%d' % kv for kv in ports.items()]
         off = ['%s_port:=0' % n for n in ('traffic_light', 'intersection', 'vehicle_collision', 'sim_status', 'gps',
                                           'imu', 'sync_state', 'sync', 'sim_control')]
