@@ -19,8 +19,8 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from morai_msgs.msg import CollisionData, EgoVehicleStatus, GetTrafficLightStatus, ObjectStatusList
 from visualization_msgs.msg import MarkerArray
 
-import diagnostic_updater
 from morai_bridge.ros import markers as mk
+from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.params import Param, ParamError, load
 
 PARAMS = [
@@ -103,11 +103,9 @@ class MarkersNode(object):
         rospy.Subscriber(cfg.object_topic, ObjectStatusList, self.on_objects, queue_size=1)
         rospy.Subscriber(cfg.traffic_light_topic, GetTrafficLightStatus, self.on_light, queue_size=50)
         rospy.Subscriber(cfg.collision_topic, CollisionData, self.on_collision, queue_size=100)
-        self.updater = diagnostic_updater.Updater()
-        self.updater.setHardwareID('morai_markers')
+        self.updater, self._diag_timer = make_updater('morai_markers')
         self.updater.add('RViz markers', self._diag)
         rospy.Timer(rospy.Duration(1.0 / cfg.rate_hz), self.tick)
-        rospy.Timer(rospy.Duration(1.0), lambda ev: self.updater.update())
 
     # ------------------------------------------------------------------ inputs
     def on_ego(self, m):

@@ -15,10 +15,14 @@ OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.E
 
 
 def make_updater(hardware_id, period=1.0):
-    """A diagnostic_updater.Updater published every ``period`` seconds; returns (updater, timer)."""
+    """A diagnostic_updater.Updater published every ``period`` seconds; returns (updater, timer).
+
+    The timer calls ``force_update()``: ``Updater.update()`` would ask the parameter server for
+    ``~diagnostic_period`` on every call (rospy does not cache a parameter that is not set: one
+    XML-RPC call per second per node) and skip a tick that comes a little early."""
     updater = diagnostic_updater.Updater()
     updater.setHardwareID(hardware_id)
-    timer = rospy.Timer(rospy.Duration(period), lambda ev: updater.update())
+    timer = rospy.Timer(rospy.Duration(period), lambda ev: updater.force_update())
     return updater, timer
 
 
