@@ -5,6 +5,7 @@ Run through bench/run.sh's environment (a private master is started here):
 
     source <(bash tools/dev.sh env)
     flock /tmp/morai_heavy.lock /usr/bin/python3 bench/profile_e2e.py --py-spy PATH [--rate 120] [--seconds 20]
+    /usr/bin/python3 bench/profile_e2e.py --summarise bench/out/profile-bridge-120.txt ...   # saved profiles again
 
 PATH is a py-spy executable (``python3 -m venv /tmp/v && /tmp/v/bin/pip install py-spy``).
 For each system under test (floor, then bridge) the same load as bench_e2e.py
