@@ -1,22 +1,8 @@
 """The fast converters of ros/udp_convert (object.__new__ + slot assignment) build the same messages,
 byte for byte once serialised, as the generated constructors: bench/check_convert.py's guarantee,
 kept in the suite (it needs the built morai_msgs classes, like test_docs)."""
-import importlib
-import os
-import sys
 
 import pytest
-
-BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'bench')
-
-
-@pytest.fixture(scope='module')
-def check_convert():
-    sys.path.insert(0, BENCH)
-    try:
-        return importlib.import_module('check_convert')
-    finally:
-        sys.path.remove(BENCH)
 
 
 def test_fast_converters_equal_the_generated_constructors(check_convert, capsys):

@@ -2,36 +2,23 @@
 genpy's serialize of the converters' messages (udp_convert), over the codec's samples, randomised
 wire tuples (bench/check_convert.py) and the real captures; rospy's own serialize_message takes them
 as it takes the genpy messages."""
-import importlib
 import io
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
-BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'bench')
 CAPTURES = Path(__file__).resolve().parents[2].parent / "shared" / "captures"
 
 
-@pytest.fixture(scope='module')
-def check():
-    sys.path.insert(0, BENCH)
-    try:
-        return importlib.import_module('check_convert')
-    finally:
-        sys.path.remove(BENCH)
-
-
-def test_samples_and_randomised_tuples(check):
-    n = check.check_wire(check.inputs() + check.wire_inputs(seed=3, count=800))
-    assert set(n) == set(c[0] for c in check.WIRE_CASES)
+def test_samples_and_randomised_tuples(check_convert):
+    n = check_convert.check_wire(check_convert.inputs() + check_convert.wire_inputs(seed=3, count=800))
+    assert set(n) == set(c[0] for c in check_convert.WIRE_CASES)
     assert min(n.values()) >= 20, n
 
 
-def test_randomised_lists_cover_every_size_and_type(check):
+def test_randomised_lists_cover_every_size_and_type(check_convert):
     from morai_bridge.wire import udp
-    ins = check.wire_inputs(seed=3, count=800)
+    ins = check_convert.wire_inputs(seed=3, count=800)
     sizes = set(len(m.objects) for m in ins if isinstance(m, udp.ObjectInfo))
     types = set(r.obj_type for m in ins if isinstance(m, udp.ObjectInfo) for r in m.objects)
     assert {0, 1, 20} <= sizes and {-1, 0, 1, 2, 3} <= types
@@ -42,7 +29,7 @@ def test_randomised_lists_cover_every_size_and_type(check):
 
 
 @pytest.mark.skipif(not (CAPTURES / "MORAI.pcap").is_file(), reason="real captures not available")
-def test_real_captures(check):
+def test_real_captures(check_convert):
     from morai_bridge.wire import udp
     from morai_bridge.wire.capture import read_capture
     msgs = []
@@ -50,11 +37,11 @@ def test_real_captures(check):
         for _, _, _, p in read_capture(CAPTURES / name):
             if p[:1] in (b"#", b"$"):
                 msgs.append(udp.decode(p))
-    n = check.check_wire(msgs)
+    n = check_convert.check_wire(msgs)
     assert {'ego_status', 'object_list', 'collision', 'traffic_light', 'intersection', 'gps'} <= set(n)
 
 
-def test_the_check_sees_a_difference(check, monkeypatch):
+def test_the_check_sees_a_difference(check_convert, monkeypatch):
     from morai_bridge.ros import wire_messages as wm
     real = wm.WireIntersection.serialize
 
@@ -64,10 +51,10 @@ def test_the_check_sees_a_difference(check, monkeypatch):
         buff.write(b.getvalue()[:-1] + b'\x01')
     monkeypatch.setattr(wm.WireIntersection, 'serialize', broken)
     with pytest.raises(AssertionError):
-        check.check_wire(check.inputs())
+        check_convert.check_wire(check_convert.inputs())
 
 
-def test_rospy_serialize_message_and_publish_argument(check):
+def test_rospy_serialize_message_and_publish_argument(check_convert):
     """rospy's publish path: args_kwds_to_message returns the object itself (same md5sum),
     serialize_message sets header.seq and writes the same framed bytes as for the genpy message."""
     import rospy
@@ -76,7 +63,7 @@ def test_rospy_serialize_message_and_publish_argument(check):
     from morai_bridge.ros import udp_convert as conv
     from morai_bridge.ros import wire_messages as wm
     from morai_bridge.wire import udp
-    w = next(m for m in check.inputs() if isinstance(m, udp.ObjectInfo) and m.objects)
+    w = next(m for m in check_convert.inputs() if isinstance(m, udp.ObjectInfo) and m.objects)
     stamp = rospy.Time(5, 6)
     mine = wm.object_list(w, stamp, 'map')
     assert args_kwds_to_message(ObjectStatusList, (mine,), {}) is mine
@@ -88,14 +75,14 @@ def test_rospy_serialize_message_and_publish_argument(check):
     assert wm.object_list(w, stamp, 'map') is not mine
 
 
-def test_ego_status_genpy_form_for_the_service(check):
+def test_ego_status_genpy_form_for_the_service(check_convert):
     import rospy
     from morai_bridge.ros import udp_convert as conv
     from morai_bridge.ros import wire_messages as wm
     from morai_bridge.wire import udp
-    w = next(m for m in check.inputs() if isinstance(m, udp.EgoVehicleStatus))
+    w = next(m for m in check_convert.inputs() if isinstance(m, udp.EgoVehicleStatus))
     m = wm.ego_status(w, rospy.Time(1, 2), 'map', -1)
     m.header.seq = 9
     ref = conv.ego_status(w, rospy.Time(1, 2), 'map', -1)
     ref.header.seq = 9
-    check.same(ref, m.message(), 'ego')
+    check_convert.same(ref, m.message(), 'ego')

@@ -85,9 +85,17 @@ def _maker(cls):
 
 class WireMessage(object):
     """Base: the header fields and ``header`` (the object itself, what rospy's
-    serialize_message sets seq on).  Subclasses set the type's identity and ``serialize``."""
+    serialize_message sets seq on).  A subclass names its genpy type and the struct format
+    of its fixed body after the header (``class X(WireMessage, ros=Type, body='...')``),
+    which gives it the type's identity (``_type``, ``_md5sum``, ``_full_text``) and ``_get``
+    (frame_id -> header + body Struct); it writes ``serialize``."""
     __slots__ = ('seq', 'stamp', 'frame_id')
     _has_header = True
+
+    def __init_subclass__(cls, ros, body, **kw):
+        super().__init_subclass__(**kw)
+        cls._type, cls._md5sum, cls._full_text = ros._type, ros._md5sum, ros._full_text
+        cls._get = staticmethod(_structs(body))
 
     @property
     def header(self):
@@ -103,10 +111,8 @@ class WireMessage(object):
 
 # ---------------------------------------------------------------- ego status
 
-class WireEgoStatus(WireMessage):
+class WireEgoStatus(WireMessage, ros=EgoVehicleStatus, body='i10d3f'):
     __slots__ = ('w', 'steer_sign')
-    _type, _md5sum, _full_text = EgoVehicleStatus._type, EgoVehicleStatus._md5sum, EgoVehicleStatus._full_text
-    _get = staticmethod(_structs('i10d3f'))
 
     def serialize(self, buff):
         w = self.w
@@ -135,10 +141,8 @@ def ego_status(w, stamp, frame_id, steer_sign=1, new=_new, cls=WireEgoStatus):
 
 # ---------------------------------------------------------------- object info
 
-class WireObjectList(WireMessage):
+class WireObjectList(WireMessage, ros=ObjectStatusList, body=''):
     __slots__ = ('w',)
-    _type, _md5sum, _full_text = ObjectStatusList._type, ObjectStatusList._md5sum, ObjectStatusList._full_text
-    _get = staticmethod(_structs(''))
 
     def serialize(self, buff, pack=_OBJECT.pack, I=_I.pack, counts=_3i.pack):
         npcs, peds, obst = [], [], []
@@ -162,10 +166,8 @@ object_list = _maker(WireObjectList)
 
 # ---------------------------------------------------------------- collision
 
-class WireCollision(WireMessage):
+class WireCollision(WireMessage, ros=CollisionData, body='3dI'):
     __slots__ = ('w',)
-    _type, _md5sum, _full_text = CollisionData._type, CollisionData._md5sum, CollisionData._full_text
-    _get = staticmethod(_structs('3dI'))
 
     def serialize(self, buff, pack=_COLLISION_OBJECT.pack):
         records = self.w.records
@@ -185,11 +187,8 @@ collision = _maker(WireCollision)
 
 # ---------------------------------------------------------------- traffic light
 
-class WireTrafficLight(WireMessage):
+class WireTrafficLight(WireMessage, ros=GetTrafficLightStatus, body=''):
     __slots__ = ('w',)
-    _type, _md5sum, _full_text = (GetTrafficLightStatus._type, GetTrafficLightStatus._md5sum,
-                                  GetTrafficLightStatus._full_text)
-    _get = staticmethod(_structs(''))
 
     def serialize(self, buff, I=_I.pack, tail=struct.Struct('<2h').pack):
         w = self.w
@@ -205,11 +204,8 @@ traffic_light = _maker(WireTrafficLight)
 
 # ---------------------------------------------------------------- intersection
 
-class WireIntersection(WireMessage):
+class WireIntersection(WireMessage, ros=IntersectionStatus, body='ihf'):
     __slots__ = ('w',)
-    _type, _md5sum, _full_text = (IntersectionStatus._type, IntersectionStatus._md5sum,
-                                  IntersectionStatus._full_text)
-    _get = staticmethod(_structs('ihf'))
 
     def serialize(self, buff):
         w = self.w
@@ -224,11 +220,8 @@ intersection = _maker(WireIntersection)
 
 # ---------------------------------------------------------------- NPC vehicle collision
 
-class WireNpcCollision(WireMessage):
+class WireNpcCollision(WireMessage, ros=VehicleCollisionData, body='I'):
     __slots__ = ('w',)
-    _type, _md5sum, _full_text = (VehicleCollisionData._type, VehicleCollisionData._md5sum,
-                                  VehicleCollisionData._full_text)
-    _get = staticmethod(_structs('I'))
 
     def serialize(self, buff, pack=_OBJECT.pack, I=_I.pack):
         pairs = self.w.pairs
@@ -250,11 +243,8 @@ npc_collision = _maker(WireNpcCollision)
 
 # ---------------------------------------------------------------- simulator status
 
-class WireSimProcStatus(WireMessage):
+class WireSimProcStatus(WireMessage, ros=MoraiSimProcStatus, body='2I3B'):
     __slots__ = ('w', 'latest_command_time')
-    _type, _md5sum, _full_text = (MoraiSimProcStatus._type, MoraiSimProcStatus._md5sum,
-                                  MoraiSimProcStatus._full_text)
-    _get = staticmethod(_structs('2I3B'))
 
     def serialize(self, buff):
         w = self.w
@@ -284,11 +274,9 @@ def sim_proc_status(w, stamp, last_command_time, new=_new, cls=WireSimProcStatus
 
 # ---------------------------------------------------------------- GPS
 
-class WireGps(WireMessage):
+class WireGps(WireMessage, ros=GPSMessage, body='5dh'):
     """GPSMessage; latitude .. status as udp_convert.gps resolves them."""
     __slots__ = ('latitude', 'longitude', 'altitude', 'east', 'north', 'fix')
-    _type, _md5sum, _full_text = GPSMessage._type, GPSMessage._md5sum, GPSMessage._full_text
-    _get = staticmethod(_structs('5dh'))
 
     def serialize(self, buff):
         s, fid = self._get(self.frame_id)
@@ -297,11 +285,9 @@ class WireGps(WireMessage):
                           self.altitude, self.east, self.north, self.fix))
 
 
-class WireNavSatFix(WireMessage):
+class WireNavSatFix(WireMessage, ros=NavSatFix, body='bH3d72xB'):
     """sensor_msgs/NavSatFix of the same sentence (covariance unknown, all zero)."""
     __slots__ = ('latitude', 'longitude', 'altitude', 'fix')
-    _type, _md5sum, _full_text = NavSatFix._type, NavSatFix._md5sum, NavSatFix._full_text
-    _get = staticmethod(_structs('bH3d72xB'))
 
     def serialize(self, buff):
         s, fid = self._get(self.frame_id)
@@ -333,11 +319,9 @@ def gps(w, stamp, frame_id, east_offset=0.0, north_offset=0.0, altitude=None, ne
 
 # ---------------------------------------------------------------- IMU
 
-class WireImu(WireMessage):
+# body: orientation, its covariance (9 zero doubles), angular velocity, covariance, linear acceleration, covariance
+class WireImu(WireMessage, ros=Imu, body='4d72x3d72x3d72x'):
     __slots__ = ('w',)
-    _type, _md5sum, _full_text = Imu._type, Imu._md5sum, Imu._full_text
-    # orientation, its covariance (9 zero doubles), angular velocity, covariance, linear acceleration, covariance
-    _get = staticmethod(_structs('4d72x3d72x3d72x'))
 
     def serialize(self, buff):
         w = self.w
