@@ -153,11 +153,23 @@ def _degrees(dm: str) -> float:
     return float(dm[:p - 2]) + float(dm[p - 2:]) / 60
 
 
+def _signed(dm: str, direction: str, plus: str, minus: str) -> Optional[float]:
+    """pynmea2's latitude / longitude property for a field pair :func:`_coordinate` accepts
+    (None when the value is empty); ValueError for any other direction."""
+    if not dm:
+        return None
+    if direction == plus:
+        return _degrees(dm)
+    if direction == minus:
+        return -_degrees(dm)
+    raise ValueError(direction)
+
+
 def _parse_fast(text: str) -> Optional[NmeaSentence]:
     """GGA or RMC as :func:`_from_pynmea` would give it, or None to take the pynmea2 path.
 
-    One function on purpose: in the bridge a GPS datagram comes every few milliseconds
-    and runs cache-cold, where each extra call costs more than in a loop.  Field
+    Few calls on purpose: in the bridge a GPS datagram comes every few milliseconds and
+    runs cache-cold, where each extra call costs more than in a loop.  Field
     converters are pynmea2's expressions written inline (``timestamp``, ``dm_to_sd``
     without its regex, ``latitude``/``longitude``); ``test_nmea.py`` checks the result
     against the pynmea2 path.  ``text`` holds no line break (checked by :func:`parse`).
@@ -207,24 +219,8 @@ def _parse_fast(text: str) -> Optional[NmeaSentence]:
             course = float(f[7]) if f[7] else None
             date = _datestamp(f[8]) if f[8] else None
             quality = sats = hdop = alt = sep = None
-        if lat:     # the latitude property, for a direction _coordinate accepts
-            if ns == "N":
-                lat = _degrees(lat)
-            elif ns == "S":
-                lat = -_degrees(lat)
-            else:
-                return None
-        else:
-            lat = None
-        if lon:
-            if ew == "E":
-                lon = _degrees(lon)
-            elif ew == "W":
-                lon = -_degrees(lon)
-            else:
-                return None
-        else:
-            lon = None
+        lat = _signed(lat, ns, "N", "S")
+        lon = _signed(lon, ew, "E", "W")
     except Exception:   # noqa: BLE001 - whatever a converter rejects: the pynmea2 path decides
         return None
     return _new(NmeaSentence, (text, head[:2].upper(), kind, t, date, lat, lon, alt, sep, quality, sats, hdop,
