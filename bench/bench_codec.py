@@ -33,42 +33,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from morai_bridge.wire import nmea, udp  # noqa: E402
+from morai_bridge.wire import nmea, udp, udp_samples  # noqa: E402
 
 # ----------------------------------------------------------------------------- samples
 
 
 def sample_messages():
     """One representative message per variant (non-zero values everywhere)."""
-    floats = iter([0.5 + i * 0.25 for i in range(1000)])
-    out = []
-    for info in udp.VARIANTS:
-        fields = {}
-        for f in info.fields:
-            if f.const is not None:
-                continue
-            if f.is_text:
-                fields[f.name] = "A219BS010391"[:f.size - 1]
-            elif f.letter == "?":
-                fields[f.name] = True
-            elif f.letter in "fd":
-                fields[f.name] = tuple(next(floats) for _ in range(f.count)) \
-                    if f.is_array else next(floats)
-            else:
-                fields[f.name] = 1
-        if info.records is not None:
-            rs = info.records
-            rec = rs.record(**{f.name: (f"L{i}" if f.is_text else i + 1)
-                               for i, f in enumerate(rs.fields)})
-            n = rs.count // rs.group
-            fields[rs.attr] = tuple((rec,) * rs.group if rs.group > 1 else rec
-                                    for _ in range(n))
-        variant = info.data_length if info.header else f"msg_type {info.msg_type}"
-        out.append((f"{info.cls.__name__} {variant}",
-                    udp.make(info.cls, info.data_length, **fields)))
-    t = __import__("datetime").time(22, 30, 47, 500000)
-    out.append(("NmeaSentence GGA", nmea.make_gga(t, 37.24006, 126.77396, 29.1)))
-    return out
+    return udp_samples.per_variant()
 
 
 def captured_status():

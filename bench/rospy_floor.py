@@ -22,7 +22,7 @@ from sensor_msgs.msg import NavSatFix
 
 import e2e_streams
 from morai_bridge.ros import sim_receive
-from morai_bridge.ros import udp_convert as conv
+from morai_bridge.ros import sim_to_ros as conv
 from morai_bridge.wire import udp
 
 

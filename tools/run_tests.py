@@ -207,7 +207,8 @@ def main(argv):
     pytest_args = [a for a in rest if a.startswith('-') or '::' in a]
     ros_names = [a for a in rest if a not in pytest_args]
     if not layers:
-        layers = list(LAYERS)
+        # `test NAME.test ...` runs those rostests only
+        layers = ['ros'] if ros_names and all(n.endswith('.test') for n in ros_names) else list(LAYERS)
     # the rviz screenshot test (test/ros/rviz_screenshot.test) keeps its picture with the logs
     os.environ.setdefault('MORAI_SCREENSHOT', os.path.join(RESULTS, 'rviz_screenshot.png'))
     totals = {}

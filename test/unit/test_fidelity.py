@@ -38,16 +38,16 @@ def multi_ego_msg(modes):
 
 
 def test_multi_ego_ctrl_mode_16_is_automode_on_the_wire():
-    from morai_bridge.ros import udp_convert as conv
-    p = conv.multi_ego(multi_ego_msg([16, 1, 2]))
+    from morai_bridge.ros import ros_to_sim
+    p = ros_to_sim.multi_ego(multi_ego_msg([16, 1, 2]))
     assert [e.ctrl_mode for e in p.egos] == [2, 1, 2]
 
 
 @pytest.mark.parametrize('mode', [0, 3, 4, 15, 17, -1])
 def test_multi_ego_other_ctrl_modes_refused(mode):
-    from morai_bridge.ros import udp_convert as conv
-    with pytest.raises(conv.CommandError, match='16'):
-        conv.multi_ego(multi_ego_msg([mode]))
+    from morai_bridge.ros import ros_to_sim
+    with pytest.raises(ros_to_sim.CommandError, match='16'):
+        ros_to_sim.multi_ego(multi_ego_msg([mode]))
 
 
 def test_multi_ego_codes_declared_in_enums():
@@ -108,11 +108,11 @@ def test_event_gear_minus_one_keeps_the_gear():
 
 def test_event_turn_signal_3_keeps_the_previous_turn_signal_only():
     from morai_msgs.msg import Lamps
-    from morai_bridge.ros import udp_convert as conv
+    from morai_bridge.ros import ros_to_sim
     from morai_bridge.ros.sim_services import plan_event
     p = plan_event(event(4, turn=3, emergency=1), 2, 4, Lamps(turnSignal=2, emergencySignal=0))
     assert (p.lamps.turnSignal, p.lamps.emergencySignal, p.refusals) == (2, 1, [])
-    packet = conv.lamps(p.lamps)                         # a sendable lamp request, not a refusal
+    packet = ros_to_sim.lamps(p.lamps)                         # a sendable lamp request, not a refusal
     assert (packet.turn_signal, packet.emergency_signal) == (2, 1)
     p = plan_event(event(4, turn=1, emergency=0), 2, 4, Lamps(turnSignal=2, emergencySignal=1))
     assert (p.lamps.turnSignal, p.lamps.emergencySignal) == (1, 0)
@@ -202,12 +202,12 @@ def test_bridge_defaults_take_max_steering_from_the_profile():
 def test_erp42_steering_normalised_by_28_17_deg():
     """The issue: ERP-42 steering came out x0.78 because 36.25 deg was used in every mode."""
     from morai_msgs.msg import CtrlCmd
-    from morai_bridge.ros import udp_convert as conv
+    from morai_bridge.ros import ros_to_sim
     from morai_bridge.wire import vehicle_profiles as vp
     erp = vp.load_profile('erp42', PROFILES)
     max_deg = vp.choose(param_default('udp_bridge', 'max_steering_deg'), erp.max_steering_deg)
     half = CtrlCmd(longlCmdType=2, steering=math.radians(28.17 / 2))
-    p = conv.ctrl_cmd(half, 4, 2, max_deg, -1)
+    p = ros_to_sim.ctrl_cmd(half, 4, 2, max_deg, -1)
     assert p.steer == pytest.approx(-0.5, abs=1e-6)
 
 
@@ -264,22 +264,22 @@ def test_sign_defaults_make_ros_plus_left_both_ways():
 
 def test_status_wheel_angle_sign():
     import rospy
-    from morai_bridge.ros import udp_convert as conv
+    from morai_bridge.ros import sim_to_ros
     sign = param_default('udp_bridge', 'status_steering_sign')
-    m = conv.ego_status(status(steer=-5.5), rospy.Time(1), 'map', sign)
+    m = sim_to_ros.ego_status(status(steer=-5.5), rospy.Time(1), 'map', sign)
     assert m.wheel_angle == 5.5                      # wire + right -> ROS + left
-    assert conv.ego_status(status(steer=-5.5), rospy.Time(1), 'map', 1).wheel_angle == -5.5
+    assert sim_to_ros.ego_status(status(steer=-5.5), rospy.Time(1), 'map', 1).wheel_angle == -5.5
 
 
 def test_ghost_steering_sign():
     from geometry_msgs.msg import Vector3
     from morai_msgs.msg import GhostMessage
-    from morai_bridge.ros import udp_convert as conv
+    from morai_bridge.ros import ros_to_sim
     sign = param_default('udp_bridge', 'ghost_steering_sign')
     g = GhostMessage(position=Vector3(1.0, 2.0, 0.0), rotation=Vector3(0.0, 0.0, 90.0), velocity=10.0,
                      steering_angle=4.0)
-    assert conv.ego_ghost(g, sign).steer_angle == -4.0
-    assert conv.ego_ghost(g, 1).steer_angle == 4.0
+    assert ros_to_sim.ego_ghost(g, sign).steer_angle == -4.0
+    assert ros_to_sim.ego_ghost(g, 1).steer_angle == 4.0
 
 
 class Emulator(object):
@@ -329,16 +329,16 @@ def test_round_trip_through_the_emulator_reads_back_what_was_commanded(emulator)
     """CtrlCmd.steering +0.2 rad (left) -> bridge -> emulator -> status -> EgoVehicleStatus: +11.46 deg."""
     import rospy
     from morai_msgs.msg import CtrlCmd
-    from morai_bridge.ros import udp_convert as conv
+    from morai_bridge.ros import ros_to_sim, sim_to_ros
     from morai_bridge.wire import vehicle_profiles as vp
     sedan = vp.load_profile(param_default('udp_bridge', 'vehicle_profile'), PROFILES)
     max_deg = vp.choose(param_default('udp_bridge', 'max_steering_deg'), sedan.max_steering_deg)
     for steering in (0.2, -0.3):
         cmd = CtrlCmd(longlCmdType=2, velocity=10.0, steering=steering)
-        emulator.send('ctrl_cmd', conv.ctrl_cmd(cmd, 4, 2, max_deg, param_default('udp_bridge', 'steering_sign')))
+        emulator.send('ctrl_cmd', ros_to_sim.ctrl_cmd(cmd, 4, 2, max_deg, param_default('udp_bridge', 'steering_sign')))
         emulator.sim.step(3)
         w = emulator.last_status()
-        m = conv.ego_status(w, rospy.Time(1), 'map', param_default('udp_bridge', 'status_steering_sign'))
+        m = sim_to_ros.ego_status(w, rospy.Time(1), 'map', param_default('udp_bridge', 'status_steering_sign'))
         assert m.wheel_angle == pytest.approx(math.degrees(steering), abs=1e-3)
     emulator.sim.step(100)
     assert emulator.sim.snapshot().ego.yaw_deg < 0      # the last command (-0.3 rad, right) turned clockwise
@@ -348,18 +348,18 @@ def test_ghost_round_trip_through_the_emulator(emulator):
     import rospy
     from geometry_msgs.msg import Vector3
     from morai_msgs.msg import GhostMessage
-    from morai_bridge.ros import udp_convert as conv
+    from morai_bridge.ros import ros_to_sim, sim_to_ros
     g = GhostMessage(position=Vector3(5.0, 6.0, 0.0), rotation=Vector3(0.0, 0.0, 30.0), velocity=0.0,
                      steering_angle=7.5)
-    emulator.send('ego_ghost', conv.ego_ghost(g, param_default('udp_bridge', 'ghost_steering_sign')))
+    emulator.send('ego_ghost', ros_to_sim.ego_ghost(g, param_default('udp_bridge', 'ghost_steering_sign')))
     emulator.sim.step(2)
-    m = conv.ego_status(emulator.last_status(), rospy.Time(1), 'map',
+    m = sim_to_ros.ego_status(emulator.last_status(), rospy.Time(1), 'map',
                         param_default('udp_bridge', 'status_steering_sign'))
     assert (m.position.x, m.position.y) == (5.0, 6.0)
     assert m.wheel_angle == pytest.approx(7.5, abs=1e-4)
     # placed moving with the wheels to the left, the ego turns counter-clockwise
     g.velocity = 20.0
-    emulator.send('ego_ghost', conv.ego_ghost(g, param_default('udp_bridge', 'ghost_steering_sign')))
+    emulator.send('ego_ghost', ros_to_sim.ego_ghost(g, param_default('udp_bridge', 'ghost_steering_sign')))
     emulator.sim.step(50)
     assert emulator.sim.snapshot().ego.yaw_deg > 31.0
 
@@ -368,29 +368,29 @@ def test_ghost_round_trip_through_the_emulator(emulator):
 
 def test_tl_info_of_a_seen_and_an_unseen_light():
     import rospy
-    from morai_bridge.ros import udp_convert as conv
-    m = conv.tl_info('C119BS010007', (33, 2, rospy.Time(5, 6)), 'map')
+    from morai_bridge.ros import info_services
+    m = info_services.tl_info('C119BS010007', (33, 2, rospy.Time(5, 6)), 'map')
     assert (m.idx, m.status, m.header.stamp, m.header.frame_id) == ('C119BS010007', 33, rospy.Time(5, 6), 'map')
-    m = conv.tl_info('NOSUCHLIGHT1', None, 'map')
+    m = info_services.tl_info('NOSUCHLIGHT1', None, 'map')
     assert (m.idx, m.status, m.header.stamp.is_zero()) == ('NOSUCHLIGHT1', 0, True)
 
 
 def test_vehicle_spec_from_status_else_profile():
-    from morai_bridge.ros import udp_convert as conv
+    from morai_bridge.ros import info_services
     from morai_bridge.wire import vehicle_profiles as vp
     erp = vp.load_profile('erp42', PROFILES)
-    m = conv.vehicle_spec(erp, 28.17)
+    m = info_services.vehicle_spec(erp, 28.17)
     assert (m.size.x, m.size.y, m.size.z, m.wheel_base, m.overhang, m.rear_overhang, m.max_steering) == (
         2.02, 1.16, 0.0, pytest.approx(1.04), 0.0, 0.0, 28.17)
     w = status(size_x=4.5, size_y=1.8, size_z=1.4, overhang=0.9, wheelbase=2.75, rear_overhang=0.85)
-    m = conv.vehicle_spec(vp.load_profile('morai_sedan', PROFILES), 36.25, w)
+    m = info_services.vehicle_spec(vp.load_profile('morai_sedan', PROFILES), 36.25, w)
     assert (m.size.x, m.wheel_base, m.overhang, m.rear_overhang, m.max_steering) == (
         4.5, 2.75, pytest.approx(0.9), pytest.approx(0.85), 36.25)
 
 
 def test_map_spec_is_utm_of_the_zone():
-    from morai_bridge.ros import udp_convert as conv
-    m = conv.map_spec(0, 52, 302459.942, 4122635.537, 28.991)
+    from morai_bridge.ros import info_services
+    m = info_services.map_spec(0, 52, 302459.942, 4122635.537, 28.991)
     assert (m.utm_num, m.central_meridian, m.scale_factor, m.false_easting, m.false_northing) == (
         52, 129.0, 0.9996, 500000.0, 0.0)
     assert (m.utm_offset.x, m.utm_offset.y, m.utm_offset.z, m.ellipse) == (302459.942, 4122635.537, 28.991,

@@ -110,10 +110,10 @@ def test_import_direction(dotted, path, is_pkg):
 def test_the_checker_sees_a_violation(tmp_path):
     """A wire module importing the ROS layer is reported (the check can fail)."""
     f = tmp_path / 'bad.py'
-    f.write_text('from morai_bridge.ros import udp_convert\nimport rospy\n')
+    f.write_text('from morai_bridge.ros import sim_to_ros\nimport rospy\n')
     found = list(imports_of('morai_bridge.wire.bad', str(f), False))
-    assert ('morai_bridge.ros.udp_convert', 1) in found
-    assert layer('morai_bridge.ros.udp_convert') not in ALLOWED['wire']
+    assert ('morai_bridge.ros.sim_to_ros', 1) in found
+    assert layer('morai_bridge.ros.sim_to_ros') not in ALLOWED['wire']
     assert ('rospy', 2) in found
 
 

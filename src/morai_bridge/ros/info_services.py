@@ -11,12 +11,15 @@
   UDP carries no map description.
 """
 import rospy
+from geometry_msgs.msg import Vector3
 
+from morai_msgs.msg import MapSpec, MoraiTLInfo, VehicleSpec
 from morai_msgs.srv import (MoraiMapSpecSrv, MoraiMapSpecSrvResponse, MoraiTLInfoSrv, MoraiTLInfoSrvResponse,
                             MoraiVehicleSpecSrv, MoraiVehicleSpecSrvResponse)
 
-from morai_bridge.ros import udp_convert as conv
 from morai_bridge.ros.params import Param
+from morai_bridge.wire.units import (UTM_FALSE_EASTING, UTM_FALSE_NORTHING_NORTH, UTM_SCALE_FACTOR,
+                                     utm_central_meridian)
 
 SERVICE_PARAMS = [
     Param('tl_info_service', 'Morai_TLSrv', 'MoraiTLInfoSrv: last traffic-light status seen on the wire, by id'),
@@ -33,6 +36,52 @@ MAP_PARAMS = [
     Param('map_plane_coordinate_system', 0, 'MapSpec.plane_coordinate_system code (MORAI publishes no table '
           'of its codes; 0 = not stated)'),
 ]
+
+
+def tl_info(idx, seen, frame_id):
+    """MoraiTLInfo for light ``idx`` from ``seen`` = (status, type, receive stamp) of the last
+    Get TrafficLight Status packet with that id, or None when the id never came: then the
+    header stamp is zero (no data) and status 0."""
+    m = MoraiTLInfo()
+    m.idx = idx
+    if seen is not None:
+        m.status = seen[0]
+        m.header.stamp = seen[2]
+        m.header.frame_id = frame_id
+    return m
+
+
+def vehicle_spec(profile, max_steering_deg, status=None):
+    """VehicleSpec: size, wheelbase and overhangs from the latest ego status when there is one
+    (the simulator's own figures), else from the profile (unknown = 0); max steering from
+    ``max_steering_deg`` (the profile's or the parameter overriding it)."""
+    m = VehicleSpec()
+    if status is not None:
+        m.size.x, m.size.y, m.size.z = status.size_x, status.size_y, status.size_z
+        m.wheel_base, m.overhang, m.rear_overhang = status.wheelbase, status.overhang, status.rear_overhang
+    else:
+        z = lambda v: 0.0 if v is None else v  # noqa: E731
+        m.size.x, m.size.y, m.size.z = z(profile.length_m), z(profile.width_m), z(profile.height_m)
+        m.wheel_base = profile.wheelbase_m
+        m.overhang, m.rear_overhang = z(profile.front_overhang_m), z(profile.rear_overhang_m)
+    m.max_steering = max_steering_deg
+    return m
+
+
+def map_spec(plane_coordinate_system, utm_zone, offset_x, offset_y, offset_z):
+    """MapSpec of a map in UTM zone ``utm_zone`` (north, WGS84) whose origin is at the
+    given UTM coordinates: the projection constants follow from the zone."""
+    m = MapSpec()
+    m.plane_coordinate_system = plane_coordinate_system
+    m.utm_num = utm_zone
+    m.utm_offset = Vector3(offset_x, offset_y, offset_z)
+    m.ellipse = 'WGS84'
+    m.central_latitude = 0.0
+    m.central_meridian = utm_central_meridian(utm_zone)
+    m.scale_factor = UTM_SCALE_FACTOR
+    m.false_easting = UTM_FALSE_EASTING
+    m.false_northing = UTM_FALSE_NORTHING_NORTH
+    return m
 
 
 class InfoServices(object):
@@ -58,7 +107,7 @@ class InfoServices(object):
                           'answered with a zero stamp and status 0. Seen: %s'
                           % (self.node, self.cfg.tl_info_service, idx,
                              ', '.join(known[:20]) + (' ...' if len(known) > 20 else '') if known else 'none'))
-        return MoraiTLInfoSrvResponse(conv.tl_info(idx, seen, self.cfg.frame_id))
+        return MoraiTLInfoSrvResponse(tl_info(idx, seen, self.cfg.frame_id))
 
     def vehicle_spec(self, req):
         status = self.rx.status
@@ -74,7 +123,7 @@ class InfoServices(object):
         if req.request.unique_id != 0:
             rospy.loginfo_throttle(10.0, '%s: UDP carries no per-vehicle spec: unique_id %d answered with the ego\'s'
                                    % (self.node, req.request.unique_id))
-        return MoraiVehicleSpecSrvResponse(conv.vehicle_spec(p, self.max_steering_deg, status))
+        return MoraiVehicleSpecSrvResponse(vehicle_spec(p, self.max_steering_deg, status))
 
     def map_spec(self, req):
         c = self.cfg
@@ -84,5 +133,5 @@ class InfoServices(object):
         if req.request.load_map_data:
             rospy.loginfo_throttle(10.0, '%s: load_map_data has no UDP form: the map spec comes from parameters'
                                    % self.node)
-        return MoraiMapSpecSrvResponse(conv.map_spec(c.map_plane_coordinate_system, c.map_utm_zone,
+        return MoraiMapSpecSrvResponse(map_spec(c.map_plane_coordinate_system, c.map_utm_zone,
                                                      c.gps_east_offset, c.gps_north_offset, c.map_origin_z))

@@ -1,7 +1,7 @@
 """Send side of the UDP bridge: morai_msgs command topics -> simulator datagrams.
 
 :class:`CommandSender` subscribes to every enabled command topic of
-:data:`TOPICS`, converts each message with :mod:`.udp_convert` (which refuses
+:data:`TOPICS`, converts each message with :mod:`.ros_to_sim` (which refuses
 NaN, out-of-range and too-long values with a CommandError: nothing is sent)
 and sends it to the simulator's port of that stream.  It holds the command
 state that travels with control commands (gear, control mode, lamps) and
@@ -16,7 +16,7 @@ from morai_msgs.msg import (CtrlCmd, GhostMessage, GVDirectCmd, GVStateCmd, Inte
                             SetTrafficLight)
 
 from morai_bridge import transport
-from morai_bridge.ros import udp_convert as conv
+from morai_bridge.ros import ros_to_sim
 from morai_bridge.ros.params import Param, port_param
 from morai_bridge.wire import enums, streams, udp, vehicle_profiles
 from morai_bridge.wire.units import WIRE_STEERING_SIGN
@@ -58,11 +58,6 @@ COMMAND_PARAMS = [
           choices=(46, 47)),
 ]
 
-# converters of the topics whose packet depends on nothing but the message
-_SIMPLE = {'set_intersection': conv.set_intersection, 'lamps': conv.lamps, 'scenario_load': conv.scenario_load,
-           'save_sensor_data': conv.save_sensor_data, 'npc_ghost': conv.npc_ghost, 'multi_ego': conv.multi_ego,
-           'gv_direct': conv.gv_direct, 'gv_state': conv.gv_state}
-
 
 class CommandSender(object):
     """Command topics -> packets (see the module docstring)."""
@@ -85,6 +80,21 @@ class CommandSender(object):
         self.last_refusal = ''
         self.ctrl_sent_t = None        # monotonic time of the last ctrl command sent
         self.any_ctrl_sent = False
+        # command stream -> message -> the packets to send (ros_to_sim refuses what must not be sent)
+        self.build = {
+            'ctrl_cmd': lambda m: [self.ctrl_packet(m)],
+            'set_traffic_light': lambda m: [ros_to_sim.set_traffic_light(m, self.tl_bytes)],
+            'set_intersection': lambda m: [ros_to_sim.set_intersection(m)],
+            'lamps': self._lamps,
+            'scenario_load': lambda m: [ros_to_sim.scenario_load(m)],
+            'save_sensor_data': lambda m: [ros_to_sim.save_sensor_data(m)],
+            'sensor_control': ros_to_sim.sensor_control,
+            'npc_ghost': lambda m: [ros_to_sim.npc_ghost(m)],
+            'multi_ego': lambda m: [ros_to_sim.multi_ego(m)],
+            'ego_ghost': lambda m: [ros_to_sim.ego_ghost(m, self.cfg.ghost_steering_sign)],
+            'gv_direct': lambda m: [ros_to_sim.gv_direct(m)],
+            'gv_state': lambda m: [ros_to_sim.gv_state(m)],
+        }
         for name in self.names:
             topic, rtype = TOPICS[name]
             if topic and cfg[name + '_port']:
@@ -111,33 +121,27 @@ class CommandSender(object):
         rospy.logwarn_throttle(2.0, 'udp_bridge: %s' % err)
 
     def ctrl_packet(self, m, ctrl_mode=None, gear=None):
-        return conv.ctrl_cmd(m, self.gear if gear is None else gear,
+        return ros_to_sim.ctrl_cmd(m, self.gear if gear is None else gear,
                              self.ctrl_mode if ctrl_mode is None else ctrl_mode,
                              self.max_steering_deg, self.cfg.steering_sign, self.ctrl_bytes)
 
     def brake(self):
         """Apply gear and mode now with a braking command (only once control commands flow)."""
         if self.any_ctrl_sent and self.cfg.ctrl_cmd_port:
-            self.send('ctrl_cmd', conv.brake_cmd(self.gear, self.ctrl_mode, self.ctrl_bytes))
+            self.send('ctrl_cmd', ros_to_sim.brake_cmd(self.gear, self.ctrl_mode, self.ctrl_bytes))
 
-    def _build(self, name, m):
-        if name == 'ctrl_cmd':
-            return [self.ctrl_packet(m)]
-        if name == 'set_traffic_light':
-            return [conv.set_traffic_light(m, self.tl_bytes)]
-        if name == 'sensor_control':
-            return conv.sensor_control(m)
-        if name == 'ego_ghost':
-            return [conv.ego_ghost(m, self.cfg.ghost_steering_sign)]
-        if name == 'lamps':
-            self.lamps_state = m
-        return [_SIMPLE[name](m)]
+    def _lamps(self, m):
+        packet = ros_to_sim.lamps(m)
+        self.lamps_state = m           # kept for the services' scenario plans
+        return [packet]
 
     def _make_cb(self, name):
+        build = self.build[name]
+
         def cb(m):
             try:
-                packets = self._build(name, m)
-            except (conv.CommandError, udp.EncodeError) as e:
+                packets = build(m)
+            except (ros_to_sim.CommandError, udp.EncodeError) as e:
                 self.refuse(name, e)
                 return
             for p in packets:

@@ -2,9 +2,10 @@
 
 :class:`SimReceiver` owns the receive sockets (one per enabled stream of
 :data:`morai_bridge.wire.streams.FROM_SIM`), decodes each datagram with the
-codec, converts it with :mod:`.udp_convert` and publishes it (with ``~wire_serialize``,
-the default, the published objects are :mod:`.wire_messages`: they serialize straight
-from the decoded packet, only when the topic has subscribers).  It keeps the
+codec, converts it and publishes it.  The conversion of each stream is written once, readably,
+in :mod:`.sim_to_ros`; with ``~wire_serialize`` (the default) the bridge publishes its fast
+path instead, the :mod:`.lazy_messages` (same bytes, serialized straight from the decoded
+packet, only when the topic has subscribers).  It keeps the
 latest ego status and SimStatus for the services, counts everything per stream
 (:class:`morai_bridge.transport.StreamStats`) and, in replay mode
 (``live=False``), takes datagrams from :meth:`feed` instead of sockets.
@@ -24,8 +25,7 @@ from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStat
 
 from morai_bridge import transport
 from morai_bridge.supervise import ThrottledLog
-from morai_bridge.ros import udp_convert as conv
-from morai_bridge.ros import wire_messages
+from morai_bridge.ros import lazy_messages, sim_to_ros
 from morai_bridge.ros.params import Param, port_param
 from morai_bridge.wire import emu_sync, streams, udp
 from morai_bridge.wire.units import WIRE_STEERING_SIGN
@@ -92,6 +92,24 @@ def enabled_streams(cfg):
             if cfg[s.param] and (not s.extension or cfg.get('emulator_sync', False))]
 
 
+def receive_clock():
+    """The function that stamps a packet without a time: ``rospy.Time.now``, or, when the
+    node runs on the wall clock (no ``/use_sim_time``; rospy decides that once, in
+    ``init_node``), the same rule as rospy's ``get_rostime`` written without its calls
+    (secs = int(time.time()), nsecs = int of the rest x 1e9; the pair is canonical)."""
+    if rospy.get_param('/use_sim_time', False) or not rospy.rostime.is_wallclock():
+        return rospy.Time.now
+
+    def wall_now(clock=time.time, new=object.__new__, Time=rospy.Time):
+        f = clock()
+        secs = int(f)
+        t = new(Time)
+        t.secs = secs
+        t.nsecs = int((f - secs) * 1000000000)
+        return t
+    return wall_now
+
+
 class SimReceiver(object):
     """Decode and publish every enabled receive stream (see the module docstring)."""
 
@@ -113,19 +131,23 @@ class SimReceiver(object):
         self._frame_id = cfg.frame_id
         self._gps_frame_id, self._imu_frame_id = cfg.gps_frame_id, cfg.imu_frame_id
         self._gps_offsets = (cfg.gps_east_offset, cfg.gps_north_offset)
-        self._now = conv.receive_clock()      # rospy.Time.now, shorter on the wall clock
-        # converters that fill the same message again for each packet (their messages are only
-        # published: rospy serializes them in publish(); see udp_convert.reusing)
-        # With ~wire_serialize: a new wire message per packet (wire_messages; serialized by rospy
-        # only for subscribers; the ego status's genpy message is built when the sync service asks)
-        names = ('object_list', 'collision', 'traffic_light', 'intersection', 'npc_collision', 'sim_proc_status',
-                 'gps', 'imu')
-        if cfg.get('wire_serialize', True):
-            self._conv = dict((c, wire_messages.CONVERTERS[c]) for c in names)
-            self._conv_ego = wire_messages.ego_status
-        else:
-            self._conv = dict((c, conv.reusing(c)) for c in names)
-            self._conv_ego = conv.ego_status
+        self._now = receive_clock()           # rospy.Time.now, shorter on the wall clock
+        # stream converter name -> the function that makes the published message: the fast path
+        # (lazy_messages: a new object per packet, serialized by rospy only for subscribers; the
+        # ego status's genpy message is built when the sync service asks) or, with
+        # ~wire_serialize:=false, the readable converters of sim_to_ros
+        self._conv = lazy_messages.CONVERTERS if cfg.get('wire_serialize', True) else {
+            'ego_status': sim_to_ros.ego_status, 'object_list': sim_to_ros.object_list,
+            'collision': sim_to_ros.collision, 'traffic_light': sim_to_ros.traffic_light,
+            'intersection': sim_to_ros.intersection, 'npc_collision': sim_to_ros.npc_collision,
+            'sim_proc_status': sim_to_ros.sim_proc_status, 'gps': sim_to_ros.gps, 'imu': sim_to_ros.imu}
+        self._conv_ego = self._conv['ego_status']
+        # stream name -> what to do with its decoded packet (publish, and keep what services need)
+        on_packet = {'ego_status': self._on_ego_status, 'object_info': self._on_object_info,
+                     'collision': self._on_collision, 'traffic_light': self._on_traffic_light,
+                     'intersection': self._on_intersection, 'vehicle_collision': self._on_vehicle_collision,
+                     'sim_status': self._on_sim_status, 'gps': self._on_gps, 'imu': self._on_imu,
+                     'sync_state': self._on_listened('sync_state')}
         self.handlers = {}            # stream name -> (stats, wire class, handler, decode, tolerant decode)
         self.pubs = {}
         self.listeners = {}           # stream name -> callable(wire message), e.g. the sync services
@@ -133,13 +155,12 @@ class SimReceiver(object):
             topic_default, rtype = TOPICS[name]
             wcls = streams.BY_NAME[name].classes[0]
             if rtype is None:
-                self.handlers[name] = (self.stats[name], wcls, self._on_listened(name), emu_sync.decode, None)
+                self.handlers[name] = (self.stats[name], wcls, on_packet[name], emu_sync.decode, None)
             else:
                 # live: state topics keep only the latest; replay as fast as possible must not drop
                 depth = QUEUE.get(name, cfg.state_queue_size) if live else 1000
                 self.pubs[name] = rospy.Publisher(cfg[name + '_topic'], rtype, queue_size=depth)
-                self.handlers[name] = (self.stats[name], wcls, getattr(self, '_on_' + name), udp.decode,
-                                       udp.decode_tolerant)
+                self.handlers[name] = (self.stats[name], wcls, on_packet[name], udp.decode, udp.decode_tolerant)
         self.navsat_pub = rospy.Publisher(cfg.navsat_topic, NavSatFix, queue_size=1) \
             if 'gps' in self.enabled else None
         self.odom_pub = rospy.Publisher(cfg.odom_topic, Odometry, queue_size=1) if cfg.publish_odom else None
@@ -236,7 +257,7 @@ class SimReceiver(object):
 
     def _stamp(self, sec, nsec, _new=object.__new__, _Time=rospy.Time):
         if self._sim_stamps and sec is not None:
-            if sec >= 0 and 0 <= nsec < 1000000000:     # conv.sim_stamp, inline
+            if sec >= 0 and 0 <= nsec < 1000000000:     # a canonical pair: rospy.Time(sec, nsec)
                 t = _new(_Time)
                 t.secs = sec
                 t.nsecs = nsec
@@ -269,7 +290,7 @@ class SimReceiver(object):
             self.last_clock = stamp
             self.clock_pub.publish(Clock(stamp))
         if self.odom_pub is not None or self.tf is not None:
-            odom, tf = conv.odometry(w, stamp, self.cfg.frame_id, self.cfg.child_frame_id)
+            odom, tf = sim_to_ros.odometry(w, stamp, self.cfg.frame_id, self.cfg.child_frame_id)
             if self.odom_pub is not None:
                 self.odom_pub.publish(odom)
             if self.tf is not None:
@@ -348,4 +369,4 @@ class SimReceiver(object):
                 return None
             msg = self.status_msg
         # a wire message: its genpy form (same fields, same header seq)
-        return msg.message() if isinstance(msg, wire_messages.WireEgoStatus) else msg
+        return msg.message() if isinstance(msg, lazy_messages.LazyEgoStatus) else msg

@@ -16,7 +16,7 @@ from morai_msgs.msg import EventInfo, Lamps, MoraiSrvResponse
 from morai_msgs.srv import (MoraiEventCmdSrv, MoraiEventCmdSrvResponse, MoraiScenarioLoadSrv,
                             MoraiScenarioLoadSrvResponse, MoraiSimProcSrv, MoraiSimProcSrvResponse)
 
-from morai_bridge.ros import udp_convert as conv
+from morai_bridge.ros import ros_to_sim
 from morai_bridge.wire import udp
 from morai_bridge.wire.enums import (EVENT_KEEP_GEAR, EVENT_KEEP_TURN_SIGNAL, EVENT_TO_WIRE_CTRL_MODE,
                                      WIRE_TO_EVENT_CTRL_MODE, EventCtrlMode, Gear, SimCommand, SimState,
@@ -103,8 +103,8 @@ class SimServices(object):
 
     def sim_proc(self, req):
         try:
-            packet = conv.sim_proc_handle(req.request)
-        except conv.CommandError as e:
+            packet = ros_to_sim.sim_proc_handle(req.request)
+        except ros_to_sim.CommandError as e:
             self.tx.refuse('sim_control', e)
             return MoraiSimProcSrvResponse(MoraiSrvResponse(False))
         if not self.send_sim_control(packet):
@@ -118,8 +118,8 @@ class SimServices(object):
 
     def scenario(self, req):
         try:
-            packet = conv.scenario_load(req.request)
-        except (conv.CommandError, udp.EncodeError) as e:
+            packet = ros_to_sim.scenario_load(req.request)
+        except (ros_to_sim.CommandError, udp.EncodeError) as e:
             self.tx.refuse('scenario_load', e)
             return MoraiScenarioLoadSrvResponse(MoraiSrvResponse(False))
         return MoraiScenarioLoadSrvResponse(MoraiSrvResponse(self.tx.send('scenario_load', packet)))
@@ -132,17 +132,17 @@ class SimServices(object):
         tx = self.tx
         plan = plan_event(e, tx.ctrl_mode, tx.gear, tx.lamps_state)
         for text in plan.refusals:
-            tx.refuse('ctrl_cmd', conv.CommandError(text))
+            tx.refuse('ctrl_cmd', ros_to_sim.CommandError(text))
         changed = (plan.ctrl_mode, plan.gear) != (tx.ctrl_mode, tx.gear)
         tx.ctrl_mode, tx.gear = plan.ctrl_mode, plan.gear
         if plan.lamps is not None and self.cfg.lamps_port:
             try:
-                tx.send('lamps', conv.lamps(plan.lamps))
+                tx.send('lamps', ros_to_sim.lamps(plan.lamps))
                 tx.lamps_state = plan.lamps
-            except conv.CommandError as err:
+            except ros_to_sim.CommandError as err:
                 tx.refuse('lamps', err)
         if opt & OPT_PAUSE and self.cfg.sim_control_port:
-            self.send_sim_control(conv.sim_control(SimCommand.PAUSE if e.set_pause else SimCommand.PLAY))
+            self.send_sim_control(ros_to_sim.sim_control(SimCommand.PAUSE if e.set_pause else SimCommand.PLAY))
             self.wait_sim_status(lambda s: s.status in (SimState.PAUSE, SimState.PLAYING))
         if changed:
             # Gear and mode travel with ctrl commands: apply them now with a braking command.

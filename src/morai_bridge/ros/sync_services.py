@@ -17,7 +17,7 @@ from morai_msgs.srv import (MoraiSyncModeCmdSrv, MoraiSyncModeCmdSrvResponse, Mo
                             MoraiSyncModeSetGearSrvResponse, MoraiSyncModeSLSrv, MoraiSyncModeSLSrvResponse,
                             MoraiWaitForTickSrv, MoraiWaitForTickSrvResponse)
 
-from morai_bridge.ros import udp_convert as conv
+from morai_bridge.ros import ros_to_sim
 from morai_bridge.wire import emu_sync, udp
 from morai_bridge.wire.enums import CtrlMode, Gear
 
@@ -72,11 +72,11 @@ class SyncServices(object):
         r = req.request
         out = SyncModeCmdResponse(user_id=r.user_id, frame=0, result=False, time_step=r.time_step)
         if r.start_sync_mode and (r.time_step <= 0 or r.time_step % 20):
-            self.tx.refuse('sync', conv.CommandError('SyncModeCmd.time_step %d ms is not a positive multiple of '
+            self.tx.refuse('sync', ros_to_sim.CommandError('SyncModeCmd.time_step %d ms is not a positive multiple of '
                                                      '20 ms: refused' % r.time_step))
             return MoraiSyncModeCmdSrvResponse(out)
         if len(r.user_id) > 30:
-            self.tx.refuse('sync', conv.CommandError('SyncModeCmd.user_id longer than 30 characters: refused'))
+            self.tx.refuse('sync', ros_to_sim.CommandError('SyncModeCmd.user_id longer than 30 characters: refused'))
             return MoraiSyncModeCmdSrvResponse(out)
         st = self._request(emu_sync.EmuSyncCmd(bool(r.start_sync_mode), r.time_step, r.user_id),
                            emu_sync.REPLY_CMD)
@@ -92,7 +92,7 @@ class SyncServices(object):
         r = req.request
         try:
             self.tx.ctrl_packet(r.command, ctrl_mode=_AUTO)
-        except conv.CommandError as e:
+        except ros_to_sim.CommandError as e:
             self.tx.refuse('sync', e)
             return MoraiSyncModeCtrlCmdSrvResponse(SyncModeResultResponse(False))
         self.pending = (r.frame, r.command)
@@ -100,7 +100,7 @@ class SyncServices(object):
 
     def set_gear(self, req):
         if not Gear.M <= req.request.gear <= Gear.L:
-            self.tx.refuse('sync', conv.CommandError('SyncModeSetGear.gear %d is not 0..5' % req.request.gear))
+            self.tx.refuse('sync', ros_to_sim.CommandError('SyncModeSetGear.gear %d is not 0..5' % req.request.gear))
             return MoraiSyncModeSetGearSrvResponse(SyncModeResultResponse(False))
         self.gear = req.request.gear
         return MoraiSyncModeSetGearSrvResponse(SyncModeResultResponse(True))
@@ -113,8 +113,8 @@ class SyncServices(object):
                           load_pedestrian_data=r.load_pedestrian_data, load_obstacle_data=r.load_obstacle_data,
                           set_pause=r.set_pause)
         try:
-            ok = self.tx.send('scenario_load', conv.scenario_load(sl))
-        except (conv.CommandError, udp.EncodeError) as e:
+            ok = self.tx.send('scenario_load', ros_to_sim.scenario_load(sl))
+        except (ros_to_sim.CommandError, udp.EncodeError) as e:
             self.tx.refuse('scenario_load', e)
             ok = False
         return MoraiSyncModeSLSrvResponse(SyncModeResultResponse(ok))

@@ -1,25 +1,26 @@
-"""Messages that serialize themselves straight from a decoded wire tuple.
+"""The fast path of simulator -> ROS: messages that serialize themselves, lazily, straight
+from the decoded packet.
 
-For the streams whose messages are only published, the bridge can hand
-``rospy.Publisher.publish`` one of the small objects below instead of a genpy
-message (``~wire_serialize``, default true).  rospy accepts any object whose
-``_md5sum`` is the publisher's type's; it serializes only when the topic has
-subscribers (``serialize_message``: it sets ``header.seq``, then calls
-``serialize(buff)``), so without subscribers nothing is built beyond this object.
+For the streams whose messages are only published, the bridge hands
+``rospy.Publisher.publish`` one of the small objects below instead of a genpy message
+(``~wire_serialize``, default true).  rospy accepts any object whose ``_md5sum`` is the
+publisher's type's; it serializes only when the topic has subscribers
+(``serialize_message``: it sets ``header.seq``, then calls ``serialize(buff)``), so without
+subscribers nothing is built beyond this object.
 
-Each object keeps the header fields (``seq``, ``stamp``, ``frame_id``; ``header``
-is the object itself) and the wire tuple with the conversion parameters, and its
-``serialize`` writes exactly the bytes genpy's ``serialize`` writes for the
-message the matching converter of :mod:`.udp_convert` builds from the same
-arguments (test_wire_messages and bench/check_convert.py compare them over
-samples, captures and randomised tuples).  The functions here have the
-converters' signatures and return a new object per call (a latched publisher
-keeps the object it was given).
+Each object keeps the header fields (``seq``, ``stamp``, ``frame_id``; ``header`` is the
+object itself) and the decoded packet with the conversion parameters, and its ``serialize``
+writes exactly the bytes genpy's ``serialize`` writes for the message the same-named
+converter of :mod:`.sim_to_ros` (the readable reference, where each stream's meaning is
+written) builds from the same arguments; test/unit/test_lazy_messages.py compares them over
+samples, the real captures and randomised packets.  The functions here have the converters'
+signatures and return a new object per call (a latched publisher keeps the object it was
+given).
 
-genpy's layout: little-endian, header = uint32 seq, uint32 secs, uint32 nsecs,
-string frame_id (uint32 byte length + UTF-8); an ObjectStatus = int32 unique_id,
-int32 type, string name (always '' here: uint32 0), 13 float64; arrays of
-messages = uint32 count + the elements; fixed arrays (covariances) without count.
+genpy's layout: little-endian, header = uint32 seq, uint32 secs, uint32 nsecs, string
+frame_id (uint32 byte length + UTF-8); an ObjectStatus = int32 unique_id, int32 type, string
+name (always '' here: uint32 0), 13 float64; arrays of messages = uint32 count + the
+elements; fixed arrays (covariances) without count.
 """
 import struct
 
@@ -28,16 +29,10 @@ from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
 from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStatus, GPSMessage,
                             IntersectionStatus, MoraiSimProcStatus, ObjectStatusList, VehicleCollisionData)
 
-from morai_bridge.ros import udp_convert as conv
-from morai_bridge.wire.enums import Platform, SimProc, SimState
+from morai_bridge.ros import sim_to_ros
+from morai_bridge.wire.units import KMH_TO_MPS as KMH
 
 _new = object.__new__
-KMH = conv.KMH
-_PLATFORM_SIMULATOR = int(Platform.SIMULATOR)
-_STATUS_PAUSE = int(SimState.PAUSE)
-_STATUS_PLAYING = int(SimState.PLAYING)
-_SIM_PROC_PAUSE = int(SimProc.PAUSE)
-_SIM_PROC_PLAY = int(SimProc.PLAY)
 _STATUS_FIX = NavSatStatus.STATUS_FIX
 _STATUS_NO_FIX = NavSatStatus.STATUS_NO_FIX
 _SERVICE_GPS = NavSatStatus.SERVICE_GPS
@@ -83,10 +78,10 @@ def _maker(cls):
     return make
 
 
-class WireMessage(object):
+class LazyMessage(object):
     """Base: the header fields and ``header`` (the object itself, what rospy's
     serialize_message sets seq on).  A subclass names its genpy type and the struct format
-    of its fixed body after the header (``class X(WireMessage, ros=Type, body='...')``),
+    of its fixed body after the header (``class X(LazyMessage, ros=Type, body='...')``),
     which gives it the type's identity (``_type``, ``_md5sum``, ``_full_text``) and ``_get``
     (frame_id -> header + body Struct); it writes ``serialize``."""
     __slots__ = ('seq', 'stamp', 'frame_id')
@@ -111,7 +106,7 @@ class WireMessage(object):
 
 # ---------------------------------------------------------------- ego status
 
-class WireEgoStatus(WireMessage, ros=EgoVehicleStatus, body='i10d3f'):
+class LazyEgoStatus(LazyMessage, ros=EgoVehicleStatus, body='i10d3f'):
     __slots__ = ('w', 'steer_sign')
 
     def serialize(self, buff):
@@ -123,13 +118,13 @@ class WireEgoStatus(WireMessage, ros=EgoVehicleStatus, body='i10d3f'):
                           w.yaw, w.accel, w.brake, self.steer_sign * w.steer))
 
     def message(self):
-        """The genpy EgoVehicleStatus (udp_convert.ego_status), with this object's header seq."""
-        m = conv.ego_status(self.w, self.stamp, self.frame_id, self.steer_sign)
+        """The genpy EgoVehicleStatus (sim_to_ros.ego_status), with this object's header seq."""
+        m = sim_to_ros.ego_status(self.w, self.stamp, self.frame_id, self.steer_sign)
         m.header.seq = self.seq
         return m
 
 
-def ego_status(w, stamp, frame_id, steer_sign=1, new=_new, cls=WireEgoStatus):
+def ego_status(w, stamp, frame_id, steer_sign=1, new=_new, cls=LazyEgoStatus):
     m = new(cls)
     m.seq = 0
     m.stamp = stamp
@@ -141,7 +136,7 @@ def ego_status(w, stamp, frame_id, steer_sign=1, new=_new, cls=WireEgoStatus):
 
 # ---------------------------------------------------------------- object info
 
-class WireObjectList(WireMessage, ros=ObjectStatusList, body=''):
+class LazyObjectList(LazyMessage, ros=ObjectStatusList, body=''):
     __slots__ = ('w',)
 
     def serialize(self, buff, pack=_OBJECT.pack, I=_I.pack, counts=_3i.pack):
@@ -161,12 +156,12 @@ class WireObjectList(WireMessage, ros=ObjectStatusList, body=''):
                              I(nn), *npcs, I(np_), *peds, I(no), *obst)))
 
 
-object_list = _maker(WireObjectList)
+object_list = _maker(LazyObjectList)
 
 
 # ---------------------------------------------------------------- collision
 
-class WireCollision(WireMessage, ros=CollisionData, body='3dI'):
+class LazyCollision(LazyMessage, ros=CollisionData, body='3dI'):
     __slots__ = ('w',)
 
     def serialize(self, buff, pack=_COLLISION_OBJECT.pack):
@@ -182,12 +177,12 @@ class WireCollision(WireMessage, ros=CollisionData, body='3dI'):
                              *[pack(r.obj_id, r.obj_type, 0, r.pos_x, r.pos_y, r.pos_z) for r in records])))
 
 
-collision = _maker(WireCollision)
+collision = _maker(LazyCollision)
 
 
 # ---------------------------------------------------------------- traffic light
 
-class WireTrafficLight(WireMessage, ros=GetTrafficLightStatus, body=''):
+class LazyTrafficLight(LazyMessage, ros=GetTrafficLightStatus, body=''):
     __slots__ = ('w',)
 
     def serialize(self, buff, I=_I.pack, tail=struct.Struct('<2h').pack):
@@ -199,12 +194,12 @@ class WireTrafficLight(WireMessage, ros=GetTrafficLightStatus, body=''):
                              tail(w.traffic_light_type, w.traffic_light_status))))
 
 
-traffic_light = _maker(WireTrafficLight)
+traffic_light = _maker(LazyTrafficLight)
 
 
 # ---------------------------------------------------------------- intersection
 
-class WireIntersection(WireMessage, ros=IntersectionStatus, body='ihf'):
+class LazyIntersection(LazyMessage, ros=IntersectionStatus, body='ihf'):
     __slots__ = ('w',)
 
     def serialize(self, buff):
@@ -215,12 +210,12 @@ class WireIntersection(WireMessage, ros=IntersectionStatus, body='ihf'):
                           w.intersection_status, w.intersection_status_time))
 
 
-intersection = _maker(WireIntersection)
+intersection = _maker(LazyIntersection)
 
 
 # ---------------------------------------------------------------- NPC vehicle collision
 
-class WireNpcCollision(WireMessage, ros=VehicleCollisionData, body='I'):
+class LazyNpcCollision(LazyMessage, ros=VehicleCollisionData, body='I'):
     __slots__ = ('w',)
 
     def serialize(self, buff, pack=_OBJECT.pack, I=_I.pack):
@@ -238,31 +233,24 @@ class WireNpcCollision(WireMessage, ros=VehicleCollisionData, body='I'):
         buff.write(b''.join(parts))
 
 
-npc_collision = _maker(WireNpcCollision)
+npc_collision = _maker(LazyNpcCollision)
 
 
 # ---------------------------------------------------------------- simulator status
 
-class WireSimProcStatus(WireMessage, ros=MoraiSimProcStatus, body='2I3B'):
+class LazySimProcStatus(LazyMessage, ros=MoraiSimProcStatus, body='2I3B'):
     __slots__ = ('w', 'latest_command_time')
 
     def serialize(self, buff):
         w = self.w
-        result = w.result
-        status = w.status & 0x0FFF
-        if w.platform == _PLATFORM_SIMULATOR and status == _STATUS_PAUSE:
-            current = _SIM_PROC_PAUSE
-        elif w.platform == _PLATFORM_SIMULATOR and status == _STATUS_PLAYING:
-            current = _SIM_PROC_PLAY
-        else:
-            current = 0
         s, fid = self._get(self.frame_id)
         t, c = self.stamp, self.latest_command_time
         buff.write(s.pack(self.seq, t.secs, t.nsecs, len(fid), fid, c.secs, c.nsecs,
-                          0 if result == 0 else (0x01 if result == 0x01 else 0x10), 0x01, current))
+                          sim_to_ros.sim_proc_result(w.result), 0x01,
+                          sim_to_ros.sim_proc_state(w.platform, w.status)))
 
 
-def sim_proc_status(w, stamp, last_command_time, new=_new, cls=WireSimProcStatus):
+def sim_proc_status(w, stamp, last_command_time, new=_new, cls=LazySimProcStatus):
     m = new(cls)
     m.seq = 0
     m.stamp = stamp
@@ -274,8 +262,8 @@ def sim_proc_status(w, stamp, last_command_time, new=_new, cls=WireSimProcStatus
 
 # ---------------------------------------------------------------- GPS
 
-class WireGps(WireMessage, ros=GPSMessage, body='5dh'):
-    """GPSMessage; latitude .. status as udp_convert.gps resolves them."""
+class LazyGps(LazyMessage, ros=GPSMessage, body='5dh'):
+    """GPSMessage; latitude .. status as sim_to_ros.gps resolves them."""
     __slots__ = ('latitude', 'longitude', 'altitude', 'east', 'north', 'fix')
 
     def serialize(self, buff):
@@ -285,7 +273,7 @@ class WireGps(WireMessage, ros=GPSMessage, body='5dh'):
                           self.altitude, self.east, self.north, self.fix))
 
 
-class WireNavSatFix(WireMessage, ros=NavSatFix, body='bH3d72xB'):
+class LazyNavSatFix(LazyMessage, ros=NavSatFix, body='bH3d72xB'):
     """sensor_msgs/NavSatFix of the same sentence (covariance unknown, all zero)."""
     __slots__ = ('latitude', 'longitude', 'altitude', 'fix')
 
@@ -299,17 +287,17 @@ class WireNavSatFix(WireMessage, ros=NavSatFix, body='bH3d72xB'):
 
 def gps(w, stamp, frame_id, east_offset=0.0, north_offset=0.0, altitude=None, new=_new):
     """(GPSMessage, NavSatFix) wire messages of an NMEA sentence with a position, else (None, None);
-    ``altitude`` as in udp_convert.gps."""
-    p = conv.gps_fix(w, altitude)
+    ``altitude`` as in sim_to_ros.gps."""
+    p = sim_to_ros.gps_fix(w, altitude)
     if p is None:
         return None, None
     lat, lon, alt, fix = p
-    g = new(WireGps)
+    g = new(LazyGps)
     g.seq = 0
     g.stamp = stamp
     g.frame_id = frame_id
     g.latitude, g.longitude, g.altitude, g.east, g.north, g.fix = lat, lon, alt, east_offset, north_offset, fix
-    n = new(WireNavSatFix)
+    n = new(LazyNavSatFix)
     n.seq = 0
     n.stamp = stamp
     n.frame_id = frame_id
@@ -320,7 +308,7 @@ def gps(w, stamp, frame_id, east_offset=0.0, north_offset=0.0, altitude=None, ne
 # ---------------------------------------------------------------- IMU
 
 # body: orientation, its covariance (9 zero doubles), angular velocity, covariance, linear acceleration, covariance
-class WireImu(WireMessage, ros=Imu, body='4d72x3d72x3d72x'):
+class LazyImu(LazyMessage, ros=Imu, body='4d72x3d72x3d72x'):
     __slots__ = ('w',)
 
     def serialize(self, buff):
@@ -331,10 +319,10 @@ class WireImu(WireMessage, ros=Imu, body='4d72x3d72x3d72x'):
                           w.ang_vel_x, w.ang_vel_y, w.ang_vel_z, w.lin_acc_x, w.lin_acc_y, w.lin_acc_z))
 
 
-imu = _maker(WireImu)
+imu = _maker(LazyImu)
 
 
-# converter name (as in udp_convert) -> the wire-message function with its signature
+# converter name (as in sim_to_ros) -> the lazy-message function with its signature
 CONVERTERS = {'ego_status': ego_status, 'object_list': object_list, 'collision': collision,
               'traffic_light': traffic_light, 'intersection': intersection, 'npc_collision': npc_collision,
               'sim_proc_status': sim_proc_status, 'gps': gps, 'imu': imu}

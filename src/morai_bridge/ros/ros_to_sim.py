@@ -1,0 +1,207 @@
+"""ROS -> simulator: one converter per command stream, from a morai_msgs message to the packet
+(codec message) that carries it, and the simulator-control packets of the services.
+
+A converter raises :class:`CommandError` (a ValueError) instead of producing a packet when a
+value is NaN/inf or does not fit its wire field: nothing is sent, the sender counts and logs
+the reason.  Units: docs/units.md (CtrlCmd.steering rad, + left; wire steer normalised to
+[-1, 1] by the maximum wheel angle, times the wire's sign).
+"""
+import math
+
+from morai_bridge.wire import udp
+from morai_bridge.wire.enums import MULTI_EGO_TO_WIRE_CTRL_MODE, Platform, SimCommand, SimProc
+
+_PLATFORM_SIMULATOR = int(Platform.SIMULATOR)
+
+
+class CommandError(ValueError):
+    """A ROS command that must not become a packet; the text says why."""
+
+
+def _finite(what, **values):
+    for name, v in values.items():
+        if not math.isfinite(v):
+            raise CommandError('%s.%s is %r: refused, nothing sent' % (what, name, v))
+
+
+def _int_range(what, name, v, lo, hi):
+    if not lo <= v <= hi:
+        raise CommandError('%s.%s = %r does not fit the packet (%d..%d): refused' % (what, name, v, lo, hi))
+    return v
+
+
+def _text(what, name, v, limit):
+    if len(v) > limit:
+        raise CommandError('%s.%s is %d characters, the packet holds %d: refused' % (what, name, len(v), limit))
+    try:
+        v.encode('ascii')
+    except UnicodeEncodeError:
+        raise CommandError('%s.%s must be ASCII: refused' % (what, name)) from None
+    return v
+
+
+def ctrl_cmd(m, gear, ctrl_mode, max_steering_deg, steering_sign, data_length=23):
+    """EgoCtrlCmd from a CtrlCmd: steering rad -> deg / max -> clamp [-1, 1] x sign."""
+    _finite('CtrlCmd', accel=m.accel, brake=m.brake, steering=m.steering, velocity=m.velocity,
+            acceleration=m.acceleration)
+    _int_range('CtrlCmd', 'longlCmdType', m.longlCmdType, 1, 3)
+    steer = steering_sign * math.degrees(m.steering) / max_steering_deg
+    steer = -1.0 if steer < -1.0 else 1.0 if steer > 1.0 else steer
+    return udp.make(udp.EgoCtrlCmd, data_length=data_length, ctrl_mode=ctrl_mode, gear=gear,
+                    cmd_type=m.longlCmdType, velocity=m.velocity, acceleration=m.acceleration,
+                    accel=min(1.0, max(0.0, m.accel)), brake=min(1.0, max(0.0, m.brake)), steer=steer,
+                    rear_steer=0.0 if data_length == 27 else None)
+
+
+def brake_cmd(gear, ctrl_mode, data_length=23):
+    """The safe command: pedal mode, no throttle, full brake."""
+    return udp.make(udp.EgoCtrlCmd, data_length=data_length, ctrl_mode=ctrl_mode, gear=gear, cmd_type=1,
+                    accel=0.0, brake=1.0, steer=0.0, rear_steer=0.0 if data_length == 27 else None)
+
+
+def set_traffic_light(m, data_length=14):
+    _int_range('SetTrafficLight', 'trafficLightStatus', m.trafficLightStatus, -32768, 32767)
+    return udp.make(udp.SetTrafficLight, data_length=data_length,
+                    traffic_light_index=_text('SetTrafficLight', 'trafficLightIndex', m.trafficLightIndex, 12),
+                    traffic_light_status=m.trafficLightStatus, flag=True if data_length == 15 else None)
+
+
+def set_intersection(m):
+    _finite('IntersectionControl', intersection_status_time=m.intersection_status_time)
+    return udp.make(udp.SetIntersectionStatus,
+                    intersection_index=_int_range('IntersectionControl', 'intersection_index',
+                                                  m.intersection_index, -32768, 32767),
+                    intersection_status=m.intersection_status,
+                    intersection_status_time=m.intersection_status_time)
+
+
+def scenario_load(m):
+    """ScenarioLoad (ROS field order differs from the packet's: mapped by name)."""
+    name = m.file_name[:-5] if m.file_name.lower().endswith('.json') else m.file_name
+    return udp.make(udp.ScenarioLoad, file_name=_text('ScenarioLoad', 'file_name', name, 30),
+                    delete_all=m.delete_all, load_network=m.load_network_connection_data,
+                    load_ego=m.load_ego_vehicle_data, load_npc=m.load_surrounding_vehicle_data,
+                    load_pedestrian=m.load_pedestrian_data, load_object=m.load_obstacle_data,
+                    set_pause=m.set_pause)
+
+
+def save_sensor_data(m):
+    return udp.make(udp.SaveSensorData, is_custom_file_name=m.is_custom_file_name,
+                    custom_file_name=_text('SaveSensorData', 'custom_file_name', m.custom_file_name, 30),
+                    file_dir=_text('SaveSensorData', 'file_dir', m.file_dir, 60))
+
+
+def sensor_control(m):
+    """One SensorControl packet per array entry; angles rad -> deg."""
+    n = len(m.sensor_index)
+    arrays = ('pose_x', 'pose_y', 'pose_z', 'roll', 'pitch', 'yaw')
+    for a in arrays:
+        if len(getattr(m, a)) != n:
+            raise CommandError('SensorPosControl.%s has %d entries, sensor_index has %d: refused'
+                               % (a, len(getattr(m, a)), n))
+    out = []
+    for k in range(n):
+        v = dict((a, getattr(m, a)[k]) for a in arrays)
+        _finite('SensorPosControl[%d]' % k, **v)
+        out.append(udp.make(udp.SensorControl,
+                            sensor_index=_int_range('SensorPosControl', 'sensor_index', m.sensor_index[k],
+                                                    -32768, 32767),
+                            pos_x=v['pose_x'], pos_y=v['pose_y'], pos_z=v['pose_z'],
+                            roll=math.degrees(v['roll']), pitch=math.degrees(v['pitch']),
+                            yaw=math.degrees(v['yaw'])))
+    return out
+
+
+def lamps(m):
+    return udp.make(udp.LampControl,
+                    turn_signal=_int_range('Lamps', 'turnSignal', m.turnSignal, 0, 2),
+                    emergency_signal=_int_range('Lamps', 'emergencySignal', m.emergencySignal, 0, 1))
+
+
+def ego_ghost(m, steer_sign=1):
+    """EgoGhostCmd of a GhostMessage; steer_angle = steer_sign x steering_angle (deg).
+    The bridge passes ``~ghost_steering_sign`` (default WIRE_STEERING_SIGN)."""
+    v = dict(x=m.position.x, y=m.position.y, z=m.position.z, roll=m.rotation.x, pitch=m.rotation.y,
+             yaw=m.rotation.z, velocity=m.velocity, steering_angle=m.steering_angle)
+    _finite('GhostMessage', **v)
+    return udp.make(udp.EgoGhostCmd, position_x=v['x'], position_y=v['y'], position_z=v['z'],
+                    rotation_x=v['roll'], rotation_y=v['pitch'], rotation_z=v['yaw'],
+                    speed=m.velocity, steer_angle=steer_sign * m.steering_angle)
+
+
+def _multi_ego_ctrl_mode(v):
+    """Wire ctrl_mode of a MultiEgoSetting.ctrl_mode: the ROS manual's 1 keyboard / 16 automode,
+    and the wire's own 2 (automatic)."""
+    wire = MULTI_EGO_TO_WIRE_CTRL_MODE.get(v)
+    if wire is None:
+        raise CommandError('MultiEgoSetting.ctrl_mode = %r: expected 1 (keyboard) or 16 (automode; 2 is also '
+                           'taken as automatic): refused' % (v,))
+    return int(wire)
+
+
+def multi_ego(m):
+    """MultiEgoSetting packet; ctrl_mode per ego: 1 keyboard, 16 (or 2) automatic -> wire 1 / 2."""
+    n = m.number_of_ego_vehicle
+    _int_range('MultiEgoSetting', 'number_of_ego_vehicle', n, 0, 20)
+    arrays = ('ego_index', 'global_position_x', 'global_position_y', 'global_position_z', 'global_roll',
+              'global_pitch', 'global_yaw', 'velocity', 'gear', 'ctrl_mode')
+    for a in arrays:
+        if len(getattr(m, a)) < n:
+            raise CommandError('MultiEgoSetting.%s has %d entries for %d vehicles: refused'
+                               % (a, len(getattr(m, a)), n))
+    egos = []
+    for k in range(n):
+        v = dict((a, getattr(m, a)[k]) for a in arrays)
+        _finite('MultiEgoSetting[%d]' % k, **dict((a, v[a]) for a in arrays[1:8]))
+        egos.append(udp.MultiEgoRecord(
+            _int_range('MultiEgoSetting', 'ego_index', v['ego_index'], -32768, 32767),
+            v['global_position_x'], v['global_position_y'], v['global_position_z'],
+            v['global_roll'], v['global_pitch'], v['global_yaw'], v['velocity'],
+            _int_range('MultiEgoSetting', 'gear', v['gear'], 0, 5),
+            _multi_ego_ctrl_mode(v['ctrl_mode'])))
+    return udp.make(udp.MultiEgoSetting, num_of_ego=n, camera_index=m.camera_index, egos=tuple(egos))
+
+
+def npc_ghost(m):
+    if len(m.npc_list) > 20:
+        raise CommandError('NpcGhostCmd has %d NPCs, the packet holds 20: refused' % len(m.npc_list))
+    recs = []
+    for k, n in enumerate(m.npc_list):
+        _finite('NpcGhostCmd.npc_list[%d]' % k, x=n.position.x, y=n.position.y, z=n.position.z,
+                roll=n.rpy.x, pitch=n.rpy.y, yaw=n.rpy.z)
+        recs.append(udp.NpcGhostRecord(
+            _int_range('NpcGhostInfo', 'unique_id', n.unique_id, -128, 127),
+            _text('NpcGhostInfo', 'name', n.name, 25),
+            n.position.x, n.position.y, n.position.z, n.rpy.x, n.rpy.y, n.rpy.z))
+    return udp.make(udp.NpcGhostCmd, npcs=tuple(recs))
+
+
+def gv_direct(m):
+    _finite('GVDirectCmd', throttle=m.throttle, skidSteering=m.skidSteering)
+    for k, a in enumerate(m.steerAngle):
+        _finite('GVDirectCmd', **{'steerAngle[%d]' % k: a})
+    clip = lambda v: -1.0 if v < -1.0 else 1.0 if v > 1.0 else v  # noqa: E731
+    return udp.make(udp.GVDirectCmd, steer_type=_int_range('GVDirectCmd', 'steerType', m.steerType, 0, 2 ** 32 - 1),
+                    throttle=clip(m.throttle), skid_steering=clip(m.skidSteering),
+                    steer_angle=tuple(clip(a) for a in m.steerAngle))
+
+
+def gv_state(m):
+    _finite('GVStateCmd', targetLongitudinalVelocity=m.targetLongitudinalVelocity,
+            targetAngularVelocity=m.targetAngularVelocity)
+    return udp.make(udp.GVStateCmd, target_longitudinal_velocity=m.targetLongitudinalVelocity,
+                    target_angular_velocity=m.targetAngularVelocity)
+
+
+def sim_control(command, option=''):
+    return udp.make(udp.SimControl, platform=_PLATFORM_SIMULATOR, command=int(command), option=option)
+
+
+def sim_proc_handle(h):
+    """SimControl for a MoraiSimProcHandle, or CommandError for what UDP cannot do."""
+    if h.sim_process_status == SimProc.PLAY:
+        return sim_control(SimCommand.PLAY)
+    if h.sim_process_status == SimProc.PAUSE:
+        return sim_control(SimCommand.PAUSE)
+    raise CommandError('sim_process_status 0x%02x (replay control) has no UDP equivalent; only 0x01 play '
+                       'and 0x10 pause can be sent' % h.sim_process_status)

@@ -1,0 +1,212 @@
+"""Simulator -> ROS: one readable converter per stream, from a decoded packet to its messages.
+
+This module is where each stream's meaning lives (units, signs, which slots become objects).
+Every converter builds its messages with the generated constructors, so it reads as the
+message definition does; it is what the bridge publishes with ``~wire_serialize:=false`` and
+the reference the fast path (:mod:`.lazy_messages`) is tested against byte for byte
+(test/unit/test_lazy_messages.py).  A change of meaning is made here and in the fast path,
+and that test fails until both agree.
+
+Units follow docs/units.md: morai_msgs fields keep MORAI's units (deg, km/h where the message
+says so); EgoVehicleStatus.velocity is m/s (the wire carries km/h); the standard messages
+(Odometry, Imu, NavSatFix, TF) are SI and ENU (REP-103/REP-105).
+
+Signature of a converter: ``(w, stamp, frame_id, ...)``: the codec's message, the header
+stamp (rospy.Time), the header frame id, then what the stream needs besides.
+"""
+from geometry_msgs.msg import Point, Quaternion, TransformStamped, Vector3
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
+
+from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStatus, GPSMessage,
+                            IntersectionStatus, MoraiSimProcStatus, ObjectStatus, ObjectStatusList,
+                            VehicleCollision, VehicleCollisionData)
+
+from morai_bridge.wire.enums import Platform, SimProc, SimState
+from morai_bridge.wire.units import DEG_TO_RAD, KMH_TO_MPS, quaternion_from_rpy
+
+# ObjectStatus.type -> the ObjectStatusList list it goes to; other types (-1: the ego itself,
+# unknown types) are not published
+OBJECT_LISTS = {1: 'npc_list', 0: 'pedestrian_list', 2: 'obstacle_list'}
+
+
+def _header(m, stamp, frame_id):
+    m.header.stamp = stamp
+    m.header.frame_id = frame_id
+
+
+def ego_status(w, stamp, frame_id, steer_sign=1):
+    """EgoVehicleStatus of a status packet; velocity km/h -> m/s; wheel_angle = steer_sign x the
+    wire's steer (the bridge passes ``~status_steering_sign``; 1 copies the wire's number)."""
+    m = EgoVehicleStatus()
+    _header(m, stamp, frame_id)
+    m.acceleration = Vector3(w.acc_x, w.acc_y, w.acc_z)
+    m.position = Vector3(w.pos_x, w.pos_y, w.pos_z)
+    m.velocity = Vector3(w.vel_x * KMH_TO_MPS, w.vel_y * KMH_TO_MPS, w.vel_z * KMH_TO_MPS)
+    m.heading = w.yaw
+    m.accel = w.accel
+    m.brake = w.brake
+    m.wheel_angle = steer_sign * w.steer
+    return m
+
+
+def object_status(r):
+    """ObjectStatus of an Object Info record or an NPC vehicle collision record."""
+    return ObjectStatus(unique_id=r.obj_id, type=r.obj_type, name='', heading=r.heading,
+                        velocity=Vector3(r.vel_x, r.vel_y, r.vel_z),
+                        acceleration=Vector3(r.acc_x, r.acc_y, r.acc_z),
+                        size=Vector3(r.size_x, r.size_y, r.size_z),
+                        position=Vector3(r.pos_x, r.pos_y, r.pos_z))
+
+
+def object_list(w, stamp, frame_id):
+    """ObjectStatusList of an Object Info packet: each record in the list of its type, in
+    packet order; records of other types (the ego's -1, unknown) are left out."""
+    m = ObjectStatusList()
+    _header(m, stamp, frame_id)
+    for r in w.objects:
+        name = OBJECT_LISTS.get(r.obj_type)
+        if name is not None:
+            getattr(m, name).append(object_status(r))
+    m.num_of_npcs = len(m.npc_list)
+    m.num_of_pedestrian = len(m.pedestrian_list)
+    m.num_of_obstacle = len(m.obstacle_list)
+    return m
+
+
+def collision(w, stamp, frame_id):
+    """CollisionData: one ObjectStatus (id, type, position) per record; the global offset is the
+    first record's (0 when the packet holds none)."""
+    m = CollisionData()
+    _header(m, stamp, frame_id)
+    if w.records:
+        first = w.records[0]
+        m.global_offset_x = first.global_offset_x
+        m.global_offset_y = first.global_offset_y
+        m.global_offset_z = first.global_offset_z
+    for r in w.records:
+        m.collision_object.append(ObjectStatus(unique_id=r.obj_id, type=r.obj_type,
+                                               position=Vector3(r.pos_x, r.pos_y, r.pos_z)))
+    return m
+
+
+def traffic_light(w, stamp, frame_id):
+    m = GetTrafficLightStatus()
+    _header(m, stamp, frame_id)
+    m.trafficLightIndex = w.traffic_light_index
+    m.trafficLightType = w.traffic_light_type
+    m.trafficLightStatus = w.traffic_light_status
+    return m
+
+
+def intersection(w, stamp, frame_id):
+    m = IntersectionStatus()
+    _header(m, stamp, frame_id)
+    m.intersection_index = w.intersection_index
+    m.intersection_status = w.intersection_status
+    m.intersection_status_time = w.intersection_status_time
+    return m
+
+
+def npc_collision(w, stamp, frame_id):
+    """VehicleCollisionData: one VehicleCollision per pair, with the vehicles the pair holds."""
+    m = VehicleCollisionData()
+    _header(m, stamp, frame_id)
+    for pair in w.pairs:
+        m.collisions.append(VehicleCollision([object_status(r) for r in pair if r is not None]))
+    return m
+
+
+def sim_proc_result(result):
+    """MoraiSimProcStatus.command_result of SimStatus.result: 0 none, 0x01 success, else 0x10 failure."""
+    return 0 if result == 0 else (0x01 if result == 0x01 else 0x10)
+
+
+def sim_proc_state(platform, status):
+    """MoraiSimProcStatus.current_status of a SimStatus: play / pause when the simulator reports
+    playing / paused (low 12 bits of its status), else 0."""
+    if platform == Platform.SIMULATOR:
+        state = status & 0x0FFF
+        if state == SimState.PAUSE:
+            return int(SimProc.PAUSE)
+        if state == SimState.PLAYING:
+            return int(SimProc.PLAY)
+    return 0
+
+
+def sim_proc_status(w, stamp, last_command_time):
+    """MoraiSimProcStatus of a SimStatus packet; latest_command_time is when the bridge last sent a
+    simulator command; current_mode is always 0x01 (the UDP interface)."""
+    m = MoraiSimProcStatus()
+    m.header.stamp = stamp
+    m.latest_command_time = last_command_time
+    m.command_result = sim_proc_result(w.result)
+    m.current_mode = 0x01
+    m.current_status = sim_proc_state(w.platform, w.status)
+    return m
+
+
+def gps_fix(w, altitude=None):
+    """(latitude, longitude, altitude, fix quality) of an NMEA sentence with a position, else None.
+
+    ``altitude`` is used when the sentence has none (RMC): the last GGA's (0.0 before any).
+    The fix quality is GGA's, else 1 for an RMC with status 'A' and 0 otherwise."""
+    if w.latitude is None or w.longitude is None:
+        return None
+    alt = w.altitude
+    if alt is None:
+        alt = altitude if altitude is not None else 0.0
+    fix = w.fix_quality
+    if fix is None:
+        fix = 1 if w.status == 'A' else 0
+    return w.latitude, w.longitude, alt, fix
+
+
+def gps(w, stamp, frame_id, east_offset=0.0, north_offset=0.0, altitude=None):
+    """(GPSMessage, NavSatFix) of an NMEA sentence with a position, else (None, None).
+    Both messages share one Header object; covariance unknown."""
+    p = gps_fix(w, altitude)
+    if p is None:
+        return None, None
+    lat, lon, alt, fix = p
+    g = GPSMessage(latitude=lat, longitude=lon, altitude=alt, eastOffset=east_offset, northOffset=north_offset,
+                   status=fix)
+    _header(g, stamp, frame_id)
+    n = NavSatFix(header=g.header, latitude=lat, longitude=lon, altitude=alt,
+                  status=NavSatStatus(status=NavSatStatus.STATUS_FIX if fix > 0 else NavSatStatus.STATUS_NO_FIX,
+                                      service=NavSatStatus.SERVICE_GPS),
+                  position_covariance_type=NavSatFix.COVARIANCE_TYPE_UNKNOWN)
+    return g, n
+
+
+def imu(w, stamp, frame_id):
+    """sensor_msgs/Imu of an IMU packet (covariances unknown, all zero)."""
+    m = Imu()
+    _header(m, stamp, frame_id)
+    m.orientation = Quaternion(w.ori_x, w.ori_y, w.ori_z, w.ori_w)
+    m.angular_velocity = Vector3(w.ang_vel_x, w.ang_vel_y, w.ang_vel_z)
+    m.linear_acceleration = Vector3(w.lin_acc_x, w.lin_acc_y, w.lin_acc_z)
+    return m
+
+
+def odometry(w, stamp, frame_id, child_frame_id):
+    """nav_msgs/Odometry (SI, ENU) and the matching TF from an ego status.
+
+    Pose: map position, orientation from roll/pitch/yaw.  Twist in the child (body) frame:
+    forward speed = signed_vel, angular velocity (deg/s -> rad/s) when the variant carries it.
+    """
+    q = Quaternion(*quaternion_from_rpy(w.roll * DEG_TO_RAD, w.pitch * DEG_TO_RAD, w.yaw * DEG_TO_RAD))
+    o = Odometry()
+    _header(o, stamp, frame_id)
+    o.child_frame_id = child_frame_id
+    o.pose.pose.position = Point(w.pos_x, w.pos_y, w.pos_z)
+    o.pose.pose.orientation = q
+    o.twist.twist.linear.x = w.signed_vel * KMH_TO_MPS
+    if w.ang_vel_z is not None:
+        o.twist.twist.angular = Vector3(w.ang_vel_x * DEG_TO_RAD, w.ang_vel_y * DEG_TO_RAD, w.ang_vel_z * DEG_TO_RAD)
+    t = TransformStamped()
+    t.header = o.header
+    t.child_frame_id = child_frame_id
+    t.transform.translation = Vector3(w.pos_x, w.pos_y, w.pos_z)
+    t.transform.rotation = q
+    return o, t
