@@ -1,0 +1,207 @@
+"""Simulator version profiles: what the MORAI simulator means on the wire, per release.
+
+The packets' layouts are the same across releases (the codec decodes every size variant by
+itself); what differs is meaning and defaults.  One YAML file per release
+(``config/sim_versions/<name>.yaml`` of this package, or any file given by its path) states:
+
+* ``ctrl_steer_positive``: ``left`` or ``right``: where a positive Ego Ctrl Cmd ``steer`` turns.
+* ``status_steer_positive``: the same for the Ego Vehicle Status ``steer`` it reports.
+* ``ghost_steer_positive``: the same for the Ego Ghost Cmd ``steer_angle``.
+* ``ctrl_cmd_bytes``: 55 (front steer) or 59 (front + rear steer): the Ego Ctrl Cmd it expects.
+* ``imu_bytes``: 107 (no time) or 115 (sec/nsec): the IMU datagram it sends.
+* ``empty_collision_slot``: ``zero`` (all-zero) or ``minus_one`` (obj_type -1; the first slot
+  carries the ego's position): how it fills Collision Data slots without a collision.
+* ``packet_clock``: ``simulation`` (sec/nsec = simulation time) or ``host_wall_clock`` (the
+  simulator host's wall clock at millisecond resolution).
+* ``receive_stamped``: streams whose packet time must not be used as a ROS stamp (the bridge
+  stamps them when they arrive), e.g. ``[imu]`` where the seconds are local time.
+* ``ports``: default destination ports that differ from :mod:`.streams` (only the streams in
+  :data:`VERSIONED_PORTS`): e.g. the competition build's ego status on 911.
+* ``name``, ``description``, ``sources`` and ``confidence`` (key -> measured / single source /
+  inferred): documentation, shown in docs/versions.md.
+
+From these follow the bridge's signs (:func:`bridge_signs`): MORAI's native ROS mode publishes
+CtrlCmd.steering + left and EgoVehicleStatus.wheel_angle + right (negative for a left turn),
+and the bridge publishes exactly that (docs/units.md).  No ROS here: the bridge, the emulator
+and the self-test read the same profiles.
+"""
+import os
+import re
+from typing import Dict, NamedTuple, Tuple
+
+import yaml
+
+from . import streams
+
+DEFAULT = '25.S4'
+SIDES = ('left', 'right')
+#: sim -> user streams whose default port a version may change (and the competition status,
+#: which only the competition build sends; 0 = not sent)
+VERSIONED_PORTS = {'ego_status': streams.BY_NAME['ego_status'].port, 'competition_status': 0,
+                   'gps': streams.BY_NAME['gps'].port}
+#: a ROS port parameter with this value takes the version's port
+VERSION_PORT = -1
+_KEYS = ('ctrl_steer_positive', 'status_steer_positive', 'ghost_steer_positive', 'ctrl_cmd_bytes', 'imu_bytes',
+         'empty_collision_slot', 'packet_clock', 'receive_stamped', 'ports')
+_DOC_KEYS = ('name', 'description', 'sources', 'confidence')
+_CHOICES = {'ctrl_steer_positive': SIDES, 'status_steer_positive': SIDES, 'ghost_steer_positive': SIDES,
+            'ctrl_cmd_bytes': (55, 59), 'imu_bytes': (107, 115), 'empty_collision_slot': ('zero', 'minus_one'),
+            'packet_clock': ('simulation', 'host_wall_clock')}
+_CONFIDENCE = ('measured', 'single source', 'inferred', 'documented')
+_NAME = re.compile(r'^[A-Za-z0-9_.-]+$')
+
+
+class VersionError(ValueError):
+    """A version profile cannot be found or used; the text says which and why."""
+
+
+class SimVersion(NamedTuple):
+    name: str
+    ctrl_steer_positive: str
+    status_steer_positive: str
+    ghost_steer_positive: str
+    ctrl_cmd_bytes: int
+    imu_bytes: int
+    empty_collision_slot: str
+    packet_clock: str
+    receive_stamped: Tuple[str, ...] = ()
+    ports: Tuple[Tuple[str, int], ...] = ()
+    description: str = ''
+    sources: Tuple[Tuple[str, str], ...] = ()
+    confidence: Tuple[Tuple[str, str], ...] = ()
+    path: str = ''
+
+    def port(self, stream):
+        """The version's default destination port of ``stream`` (a key of VERSIONED_PORTS)."""
+        return dict(self.ports).get(stream, VERSIONED_PORTS[stream])
+
+
+class BridgeSigns(NamedTuple):
+    steering_sign: int          # wire ctrl steer = sign x CtrlCmd.steering (normalised)
+    status_steering_sign: int   # EgoVehicleStatus.wheel_angle = sign x wire status steer
+    ghost_steering_sign: int    # wire ghost steer_angle = sign x GhostMessage.steering_angle
+
+
+def bridge_signs(v):
+    """The bridge's signs for version ``v``: CtrlCmd.steering is + left (native ROS mode),
+    EgoVehicleStatus.wheel_angle and GhostMessage.steering_angle are + right (native ROS mode
+    reports -10 deg for a 10 deg left turn; the ghost angle is the one the status then reports)."""
+    return BridgeSigns(1 if v.ctrl_steer_positive == 'left' else -1,
+                       1 if v.status_steer_positive == 'right' else -1,
+                       1 if v.ghost_steer_positive == 'right' else -1)
+
+
+def search_dir_default():
+    """config/sim_versions of the source tree this module belongs to (None when absent)."""
+    d = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..',
+                                      'config', 'sim_versions'))
+    return d if os.path.isdir(d) else None
+
+
+def available(search_dir):
+    try:
+        return sorted(f[:-5] for f in os.listdir(search_dir) if f.endswith('.yaml'))
+    except (OSError, TypeError):
+        return []
+
+
+def _pairs(data, key, where, check):
+    v = data.get(key) or {}
+    if not isinstance(v, dict):
+        raise VersionError('%s: %s must be a mapping' % (where, key))
+    for k, x in v.items():
+        check(k, x)
+    return tuple(sorted(v.items()))
+
+
+def parse_version(data, where='simulator version', name=''):
+    """SimVersion from a mapping (the parsed YAML); VersionError naming the key when unusable."""
+    if not isinstance(data, dict):
+        raise VersionError('%s: expected a mapping of keys, got %s' % (where, type(data).__name__))
+    unknown = sorted(set(data) - set(_KEYS + _DOC_KEYS))
+    if unknown:
+        raise VersionError('%s: unknown keys %s (known: %s)' % (where, ', '.join(unknown), ', '.join(_KEYS)))
+    values = {}
+    for key, choices in _CHOICES.items():
+        if key not in data:
+            raise VersionError('%s: %s is missing (one of %s)' % (where, key, ', '.join(map(str, choices))))
+        if data[key] not in choices or isinstance(data[key], bool):
+            raise VersionError('%s: %s = %r: must be one of %s' % (where, key, data[key],
+                                                                   ', '.join(map(str, choices))))
+        values[key] = data[key]
+    rs = data.get('receive_stamped') or []
+    stamped = ('ego_status', 'competition_status', 'object_info', 'collision', 'imu')
+    if not isinstance(rs, list) or not set(rs) <= set(stamped):
+        raise VersionError('%s: receive_stamped must list streams of %s' % (where, ', '.join(stamped)))
+
+    def port_ok(k, p):
+        if k not in VERSIONED_PORTS:
+            raise VersionError('%s: ports.%s: only %s have version-dependent ports (set ~%s_port instead)'
+                               % (where, k, ', '.join(sorted(VERSIONED_PORTS)), k))
+        if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p <= 65535:
+            raise VersionError('%s: ports.%s = %r is not a port number (0..65535)' % (where, k, p))
+
+    def text_ok(k, t):
+        if k not in _KEYS:
+            raise VersionError('%s: sources/confidence name unknown key %r' % (where, k))
+
+    def conf_ok(k, t):
+        text_ok(k, t)
+        if t not in _CONFIDENCE:
+            raise VersionError('%s: confidence.%s = %r: one of %s' % (where, k, t, ', '.join(_CONFIDENCE)))
+    return SimVersion(name=str(data.get('name') or name), description=str(data.get('description') or '').strip(),
+                      receive_stamped=tuple(rs), ports=_pairs(data, 'ports', where, port_ok),
+                      sources=_pairs(data, 'sources', where, text_ok),
+                      confidence=_pairs(data, 'confidence', where, conf_ok), **values)
+
+
+def load_version(name_or_path, search_dir=None):
+    """The profile ``name_or_path``: a name looked up in ``search_dir`` (default: the source
+    tree's config/sim_versions), or the path of a YAML file."""
+    search_dir = search_dir or search_dir_default()
+    if not name_or_path:
+        raise VersionError('no simulator version given (one of %s, or a path to a YAML file)'
+                           % ', '.join(available(search_dir)))
+    if os.sep in name_or_path or name_or_path.endswith(('.yaml', '.yml')):
+        path = os.path.abspath(os.path.expanduser(name_or_path))
+    elif not _NAME.match(name_or_path):
+        raise VersionError('simulator version %r: only letters, digits, "_", "-" and "." (or give a path)'
+                           % name_or_path)
+    elif search_dir is None:
+        raise VersionError('simulator version %r given by name but no profile directory is known: give a path'
+                           % name_or_path)
+    else:
+        path = os.path.join(search_dir, name_or_path + '.yaml')
+    try:
+        with open(path) as f:
+            data = yaml.safe_load(f)
+    except FileNotFoundError:
+        raise VersionError('simulator version %r: no file %s (known versions: %s)'
+                           % (name_or_path, path, ', '.join(available(search_dir)) or 'none')) from None
+    except (OSError, yaml.YAMLError) as e:
+        raise VersionError('simulator version %s: %s' % (path, e)) from None
+    return parse_version(data, path, os.path.splitext(os.path.basename(path))[0])._replace(path=path)
+
+
+def resolve_ports(values, version):
+    """``values`` (stream name -> port) with VERSION_PORT replaced by the version's port."""
+    return dict((k, version.port(k) if v == VERSION_PORT and k in VERSIONED_PORTS else v)
+                for k, v in values.items())
+
+
+def to_yaml(version, comment=''):
+    """The text of a profile file for ``version`` (what the sign self-test writes)."""
+    data = dict((k, getattr(version, k)) for k in _KEYS)
+    data['receive_stamped'] = list(version.receive_stamped)
+    data['ports'] = dict(version.ports)
+    data['name'] = version.name
+    if version.description:
+        data['description'] = version.description
+    data['sources'] = dict(version.sources)
+    data['confidence'] = dict(version.confidence)
+    head = ''.join('# %s\n' % line for line in comment.splitlines())
+    return head + yaml.safe_dump(data, default_flow_style=False, sort_keys=False)
+
+
+def as_dict(version):
+    return dict((k, getattr(version, k)) for k in _KEYS)
