@@ -3,7 +3,7 @@
     wire   pure codecs and protocol facts           imports: wire
     link   sockets, serial port, worker supervision imports: wire, link
     emu    emulators of the simulator and the PCU    imports: wire, link, emu
-    tools  morai_udp_dump (no ROS)                   imports: wire, link, tools
+    tools  morai_udp_dump, morai_check_signs (no ROS) imports: wire, link, tools
     ros    everything that touches rospy / messages  imports: wire, link, ros
     nodes  one main() per node                       imports: ros, wire, link, emu
 
@@ -29,7 +29,7 @@ LAYER_OF = (
     ('wire', 'wire'),
     ('transport', 'link'), ('serial_link', 'link'), ('supervise', 'link'),
     ('emu', 'emu'),
-    ('udp_dump', 'tools'), ('dump', 'tools'),
+    ('udp_dump', 'tools'), ('dump', 'tools'), ('selftest', 'tools'),
     ('ros', 'ros'),
     ('nodes', 'nodes'),
 )
@@ -131,7 +131,8 @@ def _modules(pkg):
 def test_ros_free_layers_import_without_ros():
     mods = _modules('morai_bridge.wire') + _modules('morai_bridge.emu') + [
         'morai_bridge.transport', 'morai_bridge.serial_link', 'morai_bridge.udp_dump']
-    mods += [m for m in ('morai_bridge.supervise', 'morai_bridge.dump')
+    mods += [m for m in ('morai_bridge.supervise', 'morai_bridge.dump', 'morai_bridge.selftest',
+                         'morai_bridge.selftest.check_signs', 'morai_bridge.selftest.signs')
              if os.path.exists(os.path.join(SRC, *m.split('.'))) or
              os.path.exists(os.path.join(SRC, *m.split('.')) + '.py')]
     code = (
