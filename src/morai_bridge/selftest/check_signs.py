@@ -446,11 +446,11 @@ class SignCheck(object):
     def _report(self, verdict, stopped):
         o, base = self.o, self.o.version
         self.say("")
-        self.say("%-14s %6s %6s %7s %8s %10s %12s %12s %7s" % (
+        self.say("%-11s %6s %7s %7s %6s %11s %10s %13s  %s" % (
             "phase", "steer", "time s", "dist m", "km/h", "heading", "IMU rad/s", "status steer", "turn"))
         names = ["accelerate"] + ["steer %+.2f" % r.steer for r in verdict.phases[1:]]
         for name, r in zip(names, verdict.phases):
-            self.say("%-14s %+6.2f %6.1f %7.2f %8.2f %10s %12s %12s %7s" % (
+            self.say("%-11s %+6.2f %7.1f %7.2f %6.2f %11s %10s %13s  %s" % (
                 name, r.steer, r.duration_s, r.distance_m, r.mean_speed_kmh,
                 "-" if r.heading_change_deg is None else "%+.2f deg" % r.heading_change_deg,
                 "-" if r.imu_rate is None else "%+.4f" % r.imu_rate,
