@@ -32,6 +32,7 @@ import selectors
 import signal
 import sys
 import time
+import traceback
 from typing import List, NamedTuple, Optional
 
 from morai_bridge.transport import TransportError, UdpSender, bind_udp, resolve_host
@@ -272,6 +273,7 @@ class SignCheck(object):
                 reason, status = "interrupted (Ctrl-C)", EXIT_INTERRUPTED
             except Exception as e:    # noqa: BLE001 - stop first, then report the error
                 reason, status = "error: %s: %s" % (type(e).__name__, e), EXIT_ABORTED
+                sys.stderr.write(traceback.format_exc())
         finally:
             stopped = self.stop()
         if status is not None:
@@ -670,16 +672,25 @@ def main(argv=None, stdin=None, stdout=None) -> int:
                    settle_time=args.settle_time, reverse=not args.one_way, max_start_speed=args.max_start_speed,
                    abort_speed=args.abort_speed or 0.0, status_timeout=args.status_timeout,
                    max_run_time=args.max_run_time, yes=args.yes, write=args.write or "")
-    _terminate_as_interrupt()
+    previous = _terminate_as_interrupt()
     try:
-        check = SignCheck(opts, out=stdout, confirm=_ask(stdin, stdout))
-    except TransportError as e:
-        sys.stderr.write("%s: error: %s\n" % (PROG, e))
-        # no socket to listen on, but a stop still goes out
-        _stop_without_listening(opts, version)
-        return EXIT_REFUSED
-    with check:
-        return check.run().exit_status
+        try:
+            check = SignCheck(opts, out=stdout, confirm=_ask(stdin, stdout))
+        except TransportError as e:
+            hint = ""
+            port = opts.status_port if opts.status_port != -1 else version.port("ego_status")
+            if "Permission denied" in str(e) and 0 < port < 1024:
+                hint = (" (ports below 1024 need root on Linux: lower net.ipv4.ip_unprivileged_port_start, "
+                        "or move the simulator's destination port and pass --status-port)")
+            sys.stderr.write("%s: error: %s%s\n" % (PROG, e, hint))
+            # no socket to listen on, but a stop still goes out
+            _stop_without_listening(opts, version)
+            return EXIT_REFUSED
+        with check:
+            return check.run().exit_status
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _terminate_as_interrupt():
@@ -687,9 +698,9 @@ def _terminate_as_interrupt():
     def handler(signum, frame):
         raise KeyboardInterrupt
     try:
-        signal.signal(signal.SIGTERM, handler)
-    except ValueError:      # not the main thread (a test calling main())
-        pass
+        return signal.signal(signal.SIGTERM, handler)
+    except ValueError:      # not the main thread: the handler is the caller's business
+        return None
 
 
 def _stop_without_listening(opts, version):
