@@ -63,7 +63,7 @@ class StreamStats(object):
 
     __slots__ = ('name', 'received', 'published', 'decode_errors', 'wrong_type', 'foreign',
                  'handler_errors', 'last_rx', 'last_error', 'last_foreign', 'data_length_mismatch',
-                 'last_mismatch')
+                 'last_mismatch', 'empty_slots', 'zero_position')
 
     def __init__(self, name):
         self.name = name
@@ -78,6 +78,8 @@ class StreamStats(object):
         self.last_foreign = ''
         self.data_length_mismatch = 0   # decoded by their length although data_length disagreed
         self.last_mismatch = ''         # what the last of them carried and what was expected
+        self.empty_slots = 0     # record slots that held no object (all zero, or obj_type -1): not published
+        self.zero_position = 0   # ego status packets at exactly (0, 0) while moving (a competition status?)
 
     def age(self, now=None):
         if self.last_rx is None:

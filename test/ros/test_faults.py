@@ -40,7 +40,7 @@ INF, NAN = float('inf'), float('nan')
 
 def valid_packet(stream, k):
     """A valid datagram for each receive stream; k makes it recognisable."""
-    if stream == 'ego_status':
+    if stream in ('ego_status', 'competition_status'):
         return udp.encode(udp.make(udp.EgoVehicleStatus, sec=5000 + k, ctrl_mode=2, gear=4))
     if stream == 'object_info':
         return udp.encode(udp.make(udp.ObjectInfo, sec=5000 + k))

@@ -82,27 +82,29 @@ class FidelityTest(unittest.TestCase):
         cls.launch.shutdown()
 
     def test_a_ghost_steering_reads_back(self):
-        """Before any ctrl command (the emulator then holds the ghost's wheel angle)."""
+        """Before any ctrl command (the emulator then holds the ghost's wheel angle).  GhostMessage.steering_angle
+        is in wheel_angle's convention (native ROS mode: - = left): -6 reads back -6 and turns left."""
         e = self.ego.wait()
         g = GhostMessage(position=Vector3(e.position.x, e.position.y, 0.0), rotation=Vector3(0.0, 0.0, e.heading),
-                         velocity=0.0, steering_angle=6.0)
-        m = self.ego.wait(lambda m: abs(m.wheel_angle - 6.0) < 1e-3, during=lambda: self.ghost.publish(g))
-        self.assertIsNotNone(m, 'ghost steering_angle +6 deg read back as %r' % self.ego.msg.wheel_angle)
+                         velocity=0.0, steering_angle=-6.0)
+        m = self.ego.wait(lambda m: abs(m.wheel_angle + 6.0) < 1e-3, during=lambda: self.ghost.publish(g))
+        self.assertIsNotNone(m, 'ghost steering_angle -6 deg read back as %r' % self.ego.msg.wheel_angle)
         # placed moving at 20 km/h with the wheels 6 deg to the left, the ego coasts counter-clockwise
         h0 = m.heading
         g.velocity = 20.0
         self.ghost.publish(g)
         m = self.ego.wait(lambda m: (m.heading - h0 + 180.0) % 360.0 - 180.0 > 1.0, timeout=5.0)
-        self.assertIsNotNone(m, 'a + (left) ghost steering angle must turn counter-clockwise; heading %r -> %r'
+        self.assertIsNotNone(m, 'a - (left) ghost steering angle must turn counter-clockwise; heading %r -> %r'
                              % (h0, self.ego.msg.heading))
 
     def test_b_ctrl_steering_reads_back_and_turns_left(self):
         h0 = self.ego.wait().heading
         cmd = CtrlCmd(longlCmdType=2, velocity=10.0, steering=0.2)
-        m = self.ego.wait(lambda m: abs(m.wheel_angle - math.degrees(0.2)) < 1e-3,
+        # CtrlCmd.steering + left; wheel_angle as native ROS mode reports it: - for left
+        m = self.ego.wait(lambda m: abs(m.wheel_angle + math.degrees(0.2)) < 1e-3,
                           during=lambda: self.ctrl.publish(cmd))
-        self.assertIsNotNone(m, 'commanded +0.2 rad (%.2f deg), read back %r' % (math.degrees(0.2),
-                                                                              self.ego.msg.wheel_angle))
+        self.assertIsNotNone(m, 'commanded +0.2 rad (%.2f deg left), read back %r' % (math.degrees(0.2),
+                                                                                   self.ego.msg.wheel_angle))
         m = self.ego.wait(lambda m: (m.heading - h0 + 180.0) % 360.0 - 180.0 > 5.0,
                           during=lambda: self.ctrl.publish(cmd))
         self.assertIsNotNone(m, '+ steering must turn counter-clockwise')
@@ -139,7 +141,7 @@ class FidelityTest(unittest.TestCase):
             c = sim.recv('ctrl_cmd')
             while c.velocity != 2.0:
                 c = sim.recv('ctrl_cmd')
-            self.assertAlmostEqual(c.steer, -0.5, places=5)          # 14.085 deg of 28.17, + left -> wire -
+            self.assertAlmostEqual(c.steer, 0.5, places=5)           # 14.085 deg of 28.17; 25.S4: + left -> wire +
         finally:
             bridge.shutdown()
 

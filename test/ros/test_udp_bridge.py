@@ -52,7 +52,7 @@ class UdpBridgeTest(unittest.TestCase):
         cls.launch_a.start()
         # second instance, in the namespace /sim_b, started by a roslaunch of its own
         cls.launch_b = roslaunch.parent.ROSLaunchParent(
-            uuid, [(LAUNCH, cls.sim_b.args() + ['ns:=sim_b', 'output:=log'])])
+            uuid, [(LAUNCH, cls.sim_b.args() + ['ns:=sim_b', 'output:=log', 'sim_version:=24.R2'])])
         cls.launch_b.start()
         cls.diag = {}
         rospy.Subscriber('/diagnostics', DiagnosticArray, cls._on_diag, queue_size=50)
@@ -95,8 +95,9 @@ class UdpBridgeTest(unittest.TestCase):
                  roll=0.5, pitch=-1.0, yaw=154.84, vel_x=36.0, vel_y=-18.0, vel_z=0.0,
                  ang_vel_x=0.0, ang_vel_y=0.0, ang_vel_z=10.0, acc_x=1.5, acc_y=-0.5, acc_z=0.0,
                  steer=-5.5, link_id='A219BS010391')
+        data_length = kw.pop('data_length', 200)
         v.update(kw)
-        return udp.make(udp.EgoVehicleStatus, data_length=kw.pop('data_length', 200), **v)
+        return udp.make(udp.EgoVehicleStatus, data_length=data_length, **v)
 
     def test_ego_status_fields_units_stamp(self):
         w = Waiter('/Ego_topic', EgoVehicleStatus)
@@ -113,7 +114,7 @@ class UdpBridgeTest(unittest.TestCase):
         self.assertEqual((m.acceleration.x, m.acceleration.y), (1.5, -0.5))
         self.assertAlmostEqual(m.heading, f.yaw, places=4)
         self.assertEqual((m.accel, m.brake), (0.25, 0.0))
-        self.assertAlmostEqual(m.wheel_angle, 5.5, places=5)      # wire -5.5 (+ right) = 5.5 left (ROS + left)
+        self.assertAlmostEqual(m.wheel_angle, -5.5, places=5)     # native ROS mode: the wire's number (- = left)
         o = odom.until(lambda: self.sim.send('ego_status', pkt))
         self.assertIsNotNone(o, 'no Odometry although publish_odom is true')
         self.assertAlmostEqual(o.twist.twist.linear.x, 10.0, places=5)
@@ -219,11 +220,27 @@ class UdpBridgeTest(unittest.TestCase):
         self.assertAlmostEqual(m.altitude, 545.4, places=6)
         self.assertEqual(m.status, 1)
         self.assertAlmostEqual(n.until(lambda: self.sim.send('gps', gga)).latitude, 48.1173, places=6)
+        before = rospy.Time.now()
         m = imu.until(lambda: self.sim.send('imu', udp.make(udp.ImuData, sec=70, nsec=1, ori_w=1.0, ang_vel_z=0.5,
                                                             lin_acc_x=9.0)))
         self.assertIsNotNone(m)
-        self.assertEqual((m.header.stamp.secs, m.header.stamp.nsecs, m.header.frame_id), (70, 1, 'imu'))
+        # 25.S4 (the default): the IMU's seconds are the simulator host's local time: stamped on arrival
+        self.assertTrue(before <= m.header.stamp <= rospy.Time.now(), m.header.stamp)
+        self.assertEqual(m.header.frame_id, 'imu')
         self.assertEqual((m.orientation.w, m.angular_velocity.z, m.linear_acceleration.x), (1.0, 0.5, 9.0))
+        # the manuals' 107-byte IMU (no time) is published too, stamped on arrival
+        short = udp.make(udp.ImuData, 80, ori_w=0.5, ang_vel_z=-0.25, lin_acc_z=9.8)
+        self.assertEqual(len(udp.encode(short)), 107)
+        before = rospy.Time.now()
+        m = imu.until(lambda: self.sim.send('imu', short), lambda m: m.orientation.w == 0.5)
+        self.assertIsNotNone(m, 'the 107-byte IMU was not published')
+        self.assertEqual((m.angular_velocity.z, m.linear_acceleration.z), (-0.25, 9.8))
+        self.assertTrue(before <= m.header.stamp <= rospy.Time.now())
+        # 24.R2 (the second instance): the packet's time
+        imu_b = Waiter('/sim_b/imu', Imu)
+        m = imu_b.until(lambda: self.sim_b.send('imu', udp.make(udp.ImuData, sec=70, nsec=1, ori_w=1.0)))
+        self.assertIsNotNone(m)
+        self.assertEqual((m.header.stamp.secs, m.header.stamp.nsecs), (70, 1))
 
     def test_sim_status_and_sim_proc_service(self):
         st = Waiter('/sim/process/state/msg/MoraiSimProcStatus', MoraiSimProcStatus)
@@ -280,10 +297,10 @@ class UdpBridgeTest(unittest.TestCase):
         self.assertEqual(c.data_length, 23)
         self.assertEqual((c.ctrl_mode, c.gear, c.cmd_type), (2, 4, 2))
         self.assertEqual(c.velocity, 20.0)
-        self.assertAlmostEqual(c.steer, -math.degrees(0.1) / 36.25, places=6)   # + left -> wire + right
+        self.assertAlmostEqual(c.steer, math.degrees(0.1) / 36.25, places=6)    # 25.S4: + left -> wire + (left)
         p.publish(CtrlCmd(longlCmdType=1, accel=0.5, brake=0.25, steering=-2.0))
         c = self.sim.recv('ctrl_cmd')
-        self.assertEqual((c.cmd_type, c.accel, c.brake, c.steer), (1, 0.5, 0.25, 1.0))   # clamped
+        self.assertEqual((c.cmd_type, c.accel, c.brake, c.steer), (1, 0.5, 0.25, -1.0))   # clamped
         # NaN / inf: never on the wire, counted
         for bad in (CtrlCmd(longlCmdType=2, velocity=float('nan')), CtrlCmd(longlCmdType=1, steering=float('inf')),
                     CtrlCmd(longlCmdType=3, acceleration=-float('inf')), CtrlCmd(longlCmdType=9)):
@@ -313,7 +330,7 @@ class UdpBridgeTest(unittest.TestCase):
             ('/GhostCtrlCmd', GhostMessage(position=Vector3(1.0, 2.0, 3.0), rotation=Vector3(0.0, 0.0, 90.0),
                                            velocity=20.0, steering_angle=-4.0),
              'ego_ghost', dict(position_x=1.0, position_y=2.0, position_z=3.0, rotation_z=90.0, speed=20.0,
-                               steer_angle=4.0)),          # ROS -4 (right) -> wire +4 (+ right)
+                               steer_angle=-4.0)),         # wheel_angle's convention, copied
             ('/gv_state_cmd', GVStateCmd(latCtrlType=1, targetLongitudinalVelocity=1.5, targetAngularVelocity=-0.25),
              'gv_state', dict(target_longitudinal_velocity=1.5, target_angular_velocity=-0.25)),
             ('/gv_direct_cmd', GVDirectCmd(steerType=2, throttle=0.5, brake=0.0, skidSteering=0.0,
@@ -437,21 +454,61 @@ class UdpBridgeTest(unittest.TestCase):
         finally:
             ev(EventInfo(option=1 | 2 | 4, ctrl_mode=3, gear=4, lamps=Lamps(turnSignal=0, emergencySignal=0)))
 
-    def test_fidelity_steering_plus_left_both_ways(self):
+    def test_signs_of_the_default_version_and_of_24_R2(self):
+        """25.S4 (default): + CtrlCmd.steering leaves as + (AISW measured + = left on the wire), the status
+        steer and the ghost angle are copied (native ROS mode: wheel_angle - for left).  The second
+        instance runs sim_version:=24.R2: the command sign of MORAI's 24.R2 examples (negated)."""
         w = Waiter('/Ego_topic', EgoVehicleStatus)
         m = w.until(lambda: self.sim.send('ego_status', self.ego_packet(sec=5151, steer=7.25)),
                     lambda m: m.header.stamp.secs == 5151)
         self.assertIsNotNone(m)
-        self.assertAlmostEqual(m.wheel_angle, -7.25, places=5)     # wire + right -> ROS right = negative
+        self.assertAlmostEqual(m.wheel_angle, 7.25, places=5)
         self.sim.drain('ego_ghost')
         self.pub('/GhostCtrlCmd', GhostMessage).publish(GhostMessage(steering_angle=3.5, velocity=1.0))
-        self.assertAlmostEqual(self.sim.recv('ego_ghost').steer_angle, -3.5, places=5)
-        self.sim.drain('ctrl_cmd')
-        self.pub('/ctrl_cmd', CtrlCmd).publish(CtrlCmd(longlCmdType=2, velocity=4.0, steering=0.1))
-        c = self.sim.recv('ctrl_cmd')
-        while c.velocity != 4.0:
-            c = self.sim.recv('ctrl_cmd')
-        self.assertAlmostEqual(c.steer, -math.degrees(0.1) / 36.25, places=6)
+        self.assertAlmostEqual(self.sim.recv('ego_ghost').steer_angle, 3.5, places=5)
+        for sim, topic, sign in ((self.sim, '/ctrl_cmd', 1), (self.sim_b, '/sim_b/ctrl_cmd', -1)):
+            sim.drain('ctrl_cmd')
+            self.pub(topic, CtrlCmd).publish(CtrlCmd(longlCmdType=2, velocity=4.0, steering=0.1))
+            c = sim.recv('ctrl_cmd')
+            while c.velocity != 4.0:
+                c = sim.recv('ctrl_cmd')
+            self.assertAlmostEqual(c.steer, sign * math.degrees(0.1) / 36.25, places=6)
+        self.assertEqual(rospy.get_param('/udp_bridge/steering_sign'), 1)
+        self.assertEqual(rospy.get_param('/sim_b/udp_bridge/steering_sign'), -1)
+
+    def test_empty_collision_slots_are_not_collisions(self):
+        """25.S4 fills unused Collision Data slots with obj_type -1, the first with the ego's position
+        (The-GIGACHA/2026_AISW udp_bridge.py); heven-ad-2026's fixture: one hit and four -1 slots."""
+        w = Waiter('/CollisionData', CollisionData)
+        empty = udp.CollisionRecord(-1, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        ego = empty._replace(pos_x=50.0, pos_y=60.0)
+        m = w.until(lambda: self.sim.send('collision', udp.make(udp.CollisionData, sec=8801, nsec=0,
+                                                                records=(ego,) + (empty,) * 4)),
+                    lambda m: m.header.stamp.secs == 8801)
+        self.assertIsNotNone(m, 'no CollisionData for a packet without a collision')
+        self.assertEqual(m.collision_object, [])
+        hit = udp.CollisionRecord(1, 7, 1.0, 2.0, 3.0, 100.0, 200.0, 0.0)
+        m = w.until(lambda: self.sim.send('collision', udp.make(udp.CollisionData, sec=8802, nsec=0,
+                                                                records=(hit,) + (empty,) * 4)),
+                    lambda m: m.header.stamp.secs == 8802)
+        self.assertEqual([(o.unique_id, o.type) for o in m.collision_object], [(7, 1)])
+        self.assertEqual((m.global_offset_x, m.global_offset_y), (100.0, 200.0))
+        self.diag_value('collision', 'empty slots (not published)', lambda v: int(v) >= 9)
+
+    def test_competition_status_and_a_position_less_ego_status(self):
+        """The competition build's status (the live 2026 capture's layout: 181 B, position and
+        acceleration withheld) on its own port -> /Competition_topic; the same on the ego status
+        port is explained on /diagnostics."""
+        w = Waiter('/Competition_topic', EgoVehicleStatus)
+        comp = self.ego_packet(sec=8901, data_length=152, pos_x=0.0, pos_y=0.0, pos_z=0.0, acc_x=0.0, acc_y=0.0)
+        m = w.until(lambda: self.sim.send('competition_status', comp), lambda m: m.header.stamp.secs == 8901)
+        self.assertIsNotNone(m, 'no /Competition_topic')
+        self.assertEqual((m.position.x, m.position.y), (0.0, 0.0))
+        self.assertAlmostEqual(m.velocity.x, 10.0, places=5)
+        e = Waiter('/Ego_topic', EgoVehicleStatus)
+        self.assertIsNotNone(e.until(lambda: self.sim.send('ego_status', comp), lambda m: m.header.stamp.secs == 8901))
+        d = self.diag_value('ego_status', 'moving at exactly (0, 0)', lambda v: int(v) >= 1)
+        self.assertIn('25.S4.MolitComp03', d['_message'])
 
     def test_fidelity_tl_info_service_from_the_wire(self):
         tl = Waiter('/GetTrafficLightStatus', GetTrafficLightStatus)

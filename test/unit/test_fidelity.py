@@ -255,44 +255,67 @@ def status(**kw):
     return udp.make(udp.EgoVehicleStatus, data_length=200, sec=1, nsec=0, **kw)
 
 
-def test_sign_defaults_make_ros_plus_left_both_ways():
-    from morai_bridge.wire.units import WIRE_STEERING_SIGN
-    assert WIRE_STEERING_SIGN == -1
-    for name in ('steering_sign', 'status_steering_sign', 'ghost_steering_sign'):
-        assert param_default('udp_bridge', name) == WIRE_STEERING_SIGN, name
+VERSIONS = ('24.R2', '25.S4', '25.S4.MolitComp03', '26.R1')
 
 
-def test_status_wheel_angle_sign():
+def version_signs(name):
+    from morai_bridge.wire import sim_versions
+    return sim_versions.bridge_signs(sim_versions.load_version(name))
+
+
+def test_sign_parameters_default_to_the_sim_version():
+    """The signs and the command size are the simulator version's unless set (0 = the version's)."""
+    from morai_bridge.wire import sim_versions
+    for name in ('steering_sign', 'status_steering_sign', 'ghost_steering_sign', 'ctrl_cmd_bytes'):
+        assert param_default('udp_bridge', name) == 0, name
+    assert param_default('udp_bridge', 'sim_version') == sim_versions.DEFAULT == '25.S4'
+
+
+def test_command_sign_per_version_follows_the_evidence():
+    """24.R2: MORAI's UDP examples send a + left steering angle negated (MORAI-DriveExample_UDP
+    network/udp_manager.py: steering_input = -rad2deg(steering) / max): wire + = right.
+    25.S4: + = left turn, measured on 25.S4.MolitComp03 (The-GIGACHA/2026_AISW
+    SITE_CHECKLIST.md @c7798bc, 2026-09-17): CtrlCmd.steering goes out unnegated."""
+    assert version_signs('24.R2').steering_sign == -1
+    assert version_signs('25.S4').steering_sign == 1
+    assert version_signs('25.S4.MolitComp03').steering_sign == 1
+
+
+def test_status_wheel_angle_is_native_ros_mode():
+    """Native ROS mode reports wheel_angle -10 deg for a 10 deg LEFT turn (wonsukHeo1025/2025-HL-FMA-
+    Driverless-Morai-Simulation MORAI_SIGN_CONVENTIONS.md, checked against the GUI); the UDP status is
+    taken to carry the same number (+ right), so the bridge copies it in every shipped version."""
     import rospy
     from morai_bridge.ros import sim_to_ros
-    sign = param_default('udp_bridge', 'status_steering_sign')
-    m = sim_to_ros.ego_status(status(steer=-5.5), rospy.Time(1), 'map', sign)
-    assert m.wheel_angle == 5.5                      # wire + right -> ROS + left
-    assert sim_to_ros.ego_status(status(steer=-5.5), rospy.Time(1), 'map', 1).wheel_angle == -5.5
+    for v in VERSIONS:
+        sign = version_signs(v).status_steering_sign
+        m = sim_to_ros.ego_status(status(steer=-10.0), rospy.Time(1), 'map', sign)
+        assert m.wheel_angle == -10.0, v             # a 10 deg left turn: -10, as native ROS mode
+    assert sim_to_ros.ego_status(status(steer=-5.5), rospy.Time(1), 'map', -1).wheel_angle == 5.5
 
 
-def test_ghost_steering_sign():
+def test_ghost_steering_angle_uses_the_wheel_angle_convention():
     from geometry_msgs.msg import Vector3
     from morai_msgs.msg import GhostMessage
     from morai_bridge.ros import ros_to_sim
-    sign = param_default('udp_bridge', 'ghost_steering_sign')
     g = GhostMessage(position=Vector3(1.0, 2.0, 0.0), rotation=Vector3(0.0, 0.0, 90.0), velocity=10.0,
                      steering_angle=4.0)
-    assert ros_to_sim.ego_ghost(g, sign).steer_angle == -4.0
-    assert ros_to_sim.ego_ghost(g, 1).steer_angle == 4.0
+    for v in VERSIONS:
+        assert ros_to_sim.ego_ghost(g, version_signs(v).ghost_steering_sign).steer_angle == 4.0, v
+    assert ros_to_sim.ego_ghost(g, -1).steer_angle == -4.0
 
 
 class Emulator(object):
     """The simulator emulator on ephemeral ports, stepped by hand; its ego status comes to ``rx``."""
 
-    def __init__(self):
+    def __init__(self, version='25.S4'):
         from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
         self.rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.rx.bind(('127.0.0.1', 0))
         kw = dict((field, -1) for field, _, _ in LISTEN_PORTS.values())
         for name, (field, _, _) in SEND_PORTS.items():
             kw[field] = self.rx.getsockname()[1] if name == 'ego_status' else 0
-        self.sim = SimEmulator(SimConfig(deterministic=True, **kw))
+        self.sim = SimEmulator(SimConfig(deterministic=True, sim_version=version, **kw))
         self.tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 
     def send(self, port, packet):
@@ -318,15 +341,17 @@ class Emulator(object):
         self.tx.close()
 
 
-@pytest.fixture
-def emulator():
-    e = Emulator()
+@pytest.fixture(params=VERSIONS)
+def emulator(request):
+    e = Emulator(request.param)
+    e.version = request.param
     yield e
     e.close()
 
 
 def test_round_trip_through_the_emulator_reads_back_what_was_commanded(emulator):
-    """CtrlCmd.steering +0.2 rad (left) -> bridge -> emulator -> status -> EgoVehicleStatus: +11.46 deg."""
+    """CtrlCmd.steering +0.2 rad (left) -> bridge -> emulator -> status -> EgoVehicleStatus: -11.46 deg
+    (native ROS mode: - for a left turn), with each version's signs in the bridge and the emulator."""
     import rospy
     from morai_msgs.msg import CtrlCmd
     from morai_bridge.ros import ros_to_sim, sim_to_ros
@@ -335,11 +360,12 @@ def test_round_trip_through_the_emulator_reads_back_what_was_commanded(emulator)
     max_deg = vp.choose(param_default('udp_bridge', 'max_steering_deg'), sedan.max_steering_deg)
     for steering in (0.2, -0.3):
         cmd = CtrlCmd(longlCmdType=2, velocity=10.0, steering=steering)
-        emulator.send('ctrl_cmd', ros_to_sim.ctrl_cmd(cmd, 4, 2, max_deg, param_default('udp_bridge', 'steering_sign')))
+        signs = version_signs(emulator.version)
+        emulator.send('ctrl_cmd', ros_to_sim.ctrl_cmd(cmd, 4, 2, max_deg, signs.steering_sign))
         emulator.sim.step(3)
         w = emulator.last_status()
-        m = sim_to_ros.ego_status(w, rospy.Time(1), 'map', param_default('udp_bridge', 'status_steering_sign'))
-        assert m.wheel_angle == pytest.approx(math.degrees(steering), abs=1e-3)
+        m = sim_to_ros.ego_status(w, rospy.Time(1), 'map', signs.status_steering_sign)
+        assert m.wheel_angle == pytest.approx(-math.degrees(steering), abs=1e-3)
     emulator.sim.step(100)
     assert emulator.sim.snapshot().ego.yaw_deg < 0      # the last command (-0.3 rad, right) turned clockwise
 
@@ -349,17 +375,17 @@ def test_ghost_round_trip_through_the_emulator(emulator):
     from geometry_msgs.msg import Vector3
     from morai_msgs.msg import GhostMessage
     from morai_bridge.ros import ros_to_sim, sim_to_ros
+    signs = version_signs(emulator.version)
     g = GhostMessage(position=Vector3(5.0, 6.0, 0.0), rotation=Vector3(0.0, 0.0, 30.0), velocity=0.0,
-                     steering_angle=7.5)
-    emulator.send('ego_ghost', ros_to_sim.ego_ghost(g, param_default('udp_bridge', 'ghost_steering_sign')))
+                     steering_angle=-7.5)     # wheels 7.5 deg to the left, in wheel_angle's convention
+    emulator.send('ego_ghost', ros_to_sim.ego_ghost(g, signs.ghost_steering_sign))
     emulator.sim.step(2)
-    m = sim_to_ros.ego_status(emulator.last_status(), rospy.Time(1), 'map',
-                        param_default('udp_bridge', 'status_steering_sign'))
+    m = sim_to_ros.ego_status(emulator.last_status(), rospy.Time(1), 'map', signs.status_steering_sign)
     assert (m.position.x, m.position.y) == (5.0, 6.0)
-    assert m.wheel_angle == pytest.approx(7.5, abs=1e-4)
+    assert m.wheel_angle == pytest.approx(-7.5, abs=1e-4)
     # placed moving with the wheels to the left, the ego turns counter-clockwise
     g.velocity = 20.0
-    emulator.send('ego_ghost', ros_to_sim.ego_ghost(g, param_default('udp_bridge', 'ghost_steering_sign')))
+    emulator.send('ego_ghost', ros_to_sim.ego_ghost(g, signs.ghost_steering_sign))
     emulator.sim.step(50)
     assert emulator.sim.snapshot().ego.yaw_deg > 31.0
 

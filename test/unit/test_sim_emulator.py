@@ -200,7 +200,7 @@ def test_port_in_use_error_names_the_parameter(rx):
 
 
 @pytest.mark.parametrize("field,value", [("step_s", 0.0155), ("ctrl_cmd_port", 70000),
-                                         ("ego_status_port", -1), ("ego_status_hz", -1.0),
+                                         ("object_info_port", -1), ("ego_status_port", -2), ("ego_status_hz", -1.0),
                                          ("ego_status_data_length", 199), ("initial_gear", 7),
                                          ("wheelbase", 5.0), ("velocity_frame", "ego")])
 def test_bad_config_is_refused_with_the_field_name(field, value):
@@ -261,8 +261,8 @@ def test_reverse_and_neutral(make_sim):
     assert -10.0 < v < -9.0
 
 
-def test_positive_steer_turns_right(make_sim, rx):
-    sim, client = make_sim()
+def test_positive_steer_turns_right_on_24_R2(make_sim, rx):
+    sim, client = make_sim(sim_version="24.R2")
     client.ctrl(cmd_type=2, velocity=20.0, steer=0.5)
     sim.step(150)
     s = sim.snapshot().ego
@@ -278,6 +278,20 @@ def test_positive_steer_turns_right(make_sim, rx):
     client.ctrl(cmd_type=2, velocity=20.0, steer=5.0)    # clamped to 1
     sim.step(1)
     assert sim.snapshot().ego.steer_deg == pytest.approx(36.25)
+
+
+@pytest.mark.parametrize("version", ["25.S4", "25.S4.MolitComp03", "26.R1"])
+def test_positive_steer_turns_left_on_25_S4(make_sim, rx, version):
+    """25.S4: a + wire steer turns left (AISW SITE_CHECKLIST.md, measured); the status reports the
+    wheel angle + right, as native ROS mode's wheel_angle (- for a left turn)."""
+    sim, client = make_sim(sim_version=version, ego_status_port=rx.port)
+    client.ctrl(cmd_type=2, velocity=20.0, steer=0.5)
+    sim.step(150)
+    s = sim.snapshot().ego
+    assert s.yaw_deg > 5.0 and s.y > 0 and s.yaw_rate_deg_s > 0
+    status = rx.messages(udp.EgoVehicleStatus)[-1]
+    assert status.steer == pytest.approx(-0.5 * 36.25)
+    assert status.ang_vel_z > 0
 
 
 def test_status_velocity_is_km_h_in_the_map_frame(make_sim, rx):
@@ -554,7 +568,13 @@ def test_driving_into_an_obstacle_collides_and_stops(make_sim, rx):
     assert sim.snapshot().collisions == () and sim.snapshot().ego.speed_kmh < 0
     rx.raw()
     sim.step(10)
-    assert rx.messages(udp.CollisionData) == []
+    # the stream goes on (one packet per status, as the simulator's): slots without a
+    # collision are obj_type -1 in 25.S4, the first carrying the ego's position
+    after = rx.messages(udp.CollisionData)
+    assert len(after) == 10 and all(r.obj_type == -1 for m in after for r in m.records)
+    assert [len(m.records) for m in after] == [5] * 10
+    ego = sim.snapshot().ego
+    assert (after[-1].records[0].pos_x, after[-1].records[0].pos_y) == pytest.approx((ego.x, ego.y), abs=0.01)
 
 
 def test_boxes_overlap_separating_axis():

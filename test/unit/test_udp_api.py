@@ -30,7 +30,7 @@ def test_header_map():
     assert h[b"#SimStatus$"].lengths == {108: (145,)}
     assert h[b"#MultiEgoSetting$"].lengths == {648: (683,), 920: (961,)}
     assert h[b"#VehicleCollision$"].lengths == {1120: (1156,)}
-    assert h[b"#IMUData$"].lengths == {88: (115,)}
+    assert h[b"#IMUData$"].lengths == {88: (115,), 80: (107,)}      # with time (25.S4), without (manuals)
     assert all(info.aux_length == 12 for k, info in h.items()
                if k not in (b"#SimControl$", b"#SimStatus$"))
     with pytest.raises(TypeError):

@@ -124,7 +124,7 @@ def test_every_vector_variant_is_supported():
     supported = {(i.cls.__name__, i.data_length) for i in udp.VARIANTS}
     assert seen <= supported
     # Variants without a vector: legacy multi-ego (tested below) and IMU.
-    assert supported - seen == {("MultiEgoSetting", 920), ("ImuData", 88)}
+    assert supported - seen == {("MultiEgoSetting", 920), ("ImuData", 88), ("ImuData", 80)}
 
 
 def test_legacy_status_without_tail_decodes_like_the_tailed_one():

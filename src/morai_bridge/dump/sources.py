@@ -10,7 +10,7 @@ import selectors
 import socket
 import time
 
-from morai_bridge.wire import streams
+from morai_bridge.wire import sim_versions, streams
 from morai_bridge.wire.capture import read_capture
 
 from .dumper import PROG
@@ -23,7 +23,12 @@ _RECV_SIZE = 65536
 _PORT_NAMES = {}
 for _s in streams.STREAMS:
     _PORT_NAMES.setdefault(_s.port, []).append(_s.name)
-del _s
+for _name, _ports in sim_versions.port_table().items():       # the versions' own ports (911, 9297, ...)
+    for _v, _p in _ports:
+        if _p and _name not in _PORT_NAMES.setdefault(_p, []):
+            _PORT_NAMES[_p].append(_name)
+_PORT_NAMES.pop(0, None)
+del _s, _name, _ports, _v, _p
 
 
 def port_names(port) -> str:

@@ -58,7 +58,7 @@ from typing import Dict, Optional, Tuple
 
 from morai_bridge.supervise import Worker
 from morai_bridge.transport import UdpReceiver, UdpSender, bind_udp, resolve_host
-from morai_bridge.wire import emu_sync, udp
+from morai_bridge.wire import emu_sync, sim_versions, udp
 from morai_bridge.wire.enums import CtrlMode, ObjectType, Platform, SimResult, SimState
 from morai_bridge.wire.units import MPS_TO_KMH
 
@@ -115,7 +115,18 @@ class SimEmulator(SimCommands, SyncExtension):
     def __init__(self, config: Optional[SimConfig] = None, **overrides):
         cfg = (config or SimConfig())._replace(**overrides)
         cfg.check()
+        #: the simulator release emulated (wire.sim_versions); its ports fill the -1 port fields
+        self.version = sim_versions.load_version(cfg.sim_version)
+        cfg = cfg._replace(**{f: self.version.port(n) for n, (f, _, _) in SEND_PORTS.items()
+                              if n in sim_versions.VERSIONED_PORTS and getattr(cfg, f) == sim_versions.VERSION_PORT})
         self.config = cfg
+        v = self.version
+        # the model's convention is the 24.R2 wire's: steer + right (sim_vehicle)
+        self._ctrl_sign = 1 if v.ctrl_steer_positive == "right" else -1
+        self._ghost_sign = 1 if v.ghost_steer_positive == "right" else -1
+        self._status_sign = 1 if v.status_steer_positive == "right" else -1
+        # 25.S4's IMU seconds are the host's local time (not on a simulated clock)
+        self._imu_local = v.imu_seconds == "local" and not cfg.deterministic
         self._lock = threading.RLock()
         self._step_ns = int(round(cfg.step_s * 1000)) * 1_000_000
         self._step_s = self._step_ns / NS
@@ -579,17 +590,25 @@ class SimEmulator(SimCommands, SyncExtension):
         streams = set(streams) & set(self.dst_ports)
         if not streams:
             return
+        # the clock follows the wall clock at millisecond resolution in real time, as the
+        # simulator's host clock does (docs/versions.md), and simulated time in lock-step
         sec, nsec = divmod(self._time_ns, NS)
         t, cfg, encode = self._templates, self.config, udp.encode
-        if "ego_status" in streams:
-            self._send("ego_status", encode(packets.ego_status(
-                t, self._ego, cfg, self._ctrl_mode, sec, nsec)))
+        if "ego_status" in streams or "competition_status" in streams:
+            status = packets.ego_status(t, self._ego, cfg, self._ctrl_mode, sec, nsec, self._status_sign)
+            if "ego_status" in streams:
+                self._send("ego_status", encode(status))
+            if "competition_status" in streams:
+                self._send("competition_status", encode(packets.competition_status(status)))
         if "object_info" in streams:
             self._send("object_info", encode(packets.object_info(
                 t, [a for _, a in self._sorted_actors()], sec, nsec)))
-        if "collision" in streams and self._contacts:
+        # Collision Data goes out with every status, also when nothing touches the ego (as
+        # the simulator sends it: 40-55 Hz in the 2024 captures and in 25.S4)
+        if "collision" in streams or ("ego_status" in streams and "collision" in self.dst_ports):
             self._send("collision", encode(packets.collision(
-                t, [self._actors[i] for i in self._contacts], cfg, sec, nsec)))
+                t, [self._actors[i] for i in self._contacts], cfg, sec, nsec,
+                self._ego if self.version.empty_collision_slot == "minus_one" else None)))
         if "vehicle_collision" in streams and self._npc_pairs:
             self._send("vehicle_collision", encode(packets.npc_collision(
                 [(self._actors[i], self._actors[j]) for i, j in self._npc_pairs])))
@@ -606,7 +625,15 @@ class SimEmulator(SimCommands, SyncExtension):
             for sentence in packets.gps(self._ego, self._time_ns, cfg):
                 self._send("gps", encode(sentence))
         if "imu" in streams:
-            self._send("imu", encode(packets.imu(self._ego, sec, nsec)))
+            if self.version.imu_bytes == 107:
+                self._send("imu", encode(packets.imu(self._ego, None, None)))
+            else:   # 25.S4: seconds of the host's local time, milliseconds of UTC
+                self._send("imu", encode(packets.imu(self._ego, sec + self._utc_offset(), nsec)))
+
+    def _utc_offset(self):
+        """Seconds the host's local time is ahead of UTC, where the version's IMU seconds are
+        local (25.S4: DateTime.Now); 0 on a simulated clock."""
+        return time.localtime().tm_gmtoff if self._imu_local and not self._sync_on else 0
 
 
 if __name__ == "__main__":

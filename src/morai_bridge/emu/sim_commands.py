@@ -73,7 +73,7 @@ class SimCommands:
         if m.ctrl_mode != _AUTO:
             return self._ignore(f"Ego Ctrl Cmd with ctrl_mode {m.ctrl_mode} (needs 2)")
         return self._accept_drive(Drive(m.cmd_type, m.gear, m.velocity, m.acceleration,
-                                        m.accel, m.brake, m.steer))
+                                        m.accel, m.brake, self._ctrl_sign * m.steer))
 
     def _on_gv_direct(self, m) -> bool:
         if m.steer_type != 2:
@@ -102,7 +102,8 @@ class SimCommands:
         if not finite(*m[:8]):
             return self._ignore("non-finite Ego Ghost Cmd")
         self._ego.set_pose(m.position_x, m.position_y, m.position_z, m.rotation_z, m.speed,
-                           steer_deg=m.steer_angle, roll=m.rotation_x, pitch=m.rotation_y)
+                           steer_deg=self._ghost_sign * m.steer_angle, roll=m.rotation_x,
+                           pitch=m.rotation_y)
         self._contacts, self._npc_pairs = self._detect()
         return True
 

@@ -20,7 +20,7 @@ import os
 from typing import NamedTuple
 
 from morai_bridge.wire import camera as wire_camera
-from morai_bridge.wire import udp
+from morai_bridge.wire import sim_versions, udp
 from morai_bridge.wire.enums import Gear
 from morai_bridge.wire.streams import BY_NAME, STREAMS, USER_TO_SIM
 
@@ -47,6 +47,9 @@ class SimConfig(NamedTuple):
     user_ip: str = "127.0.0.1"
     allowed_sender_ip: str = ""
     emulator_sync: bool = False
+    # the simulator release emulated (wire.sim_versions): steering signs, IMU size, empty
+    # collision slots, packet clock, default ports
+    sim_version: str = sim_versions.DEFAULT
     # listening ports (user -> simulator)
     ctrl_cmd_port: int = _PORT["ctrl_cmd"]
     ego_ghost_port: int = _PORT["ego_ghost"]
@@ -63,18 +66,20 @@ class SimConfig(NamedTuple):
     gv_state_port: int = _PORT["gv_state"]
     sync_port: int = _PORT["sync"]
     # destination ports (simulator -> user)
-    ego_status_port: int = _PORT["ego_status"]
+    ego_status_port: int = sim_versions.VERSION_PORT
+    competition_status_port: int = sim_versions.VERSION_PORT
     object_info_port: int = _PORT["object_info"]
     traffic_light_port: int = _PORT["traffic_light"]
     intersection_port: int = _PORT["intersection"]
     collision_port: int = _PORT["collision"]
     vehicle_collision_port: int = _PORT["vehicle_collision"]
     sim_status_port: int = _PORT["sim_status"]
-    gps_port: int = _PORT["gps"]
+    gps_port: int = sim_versions.VERSION_PORT
     imu_port: int = _PORT["imu"]
     sync_state_port: int = _PORT["sync_state"]
     # rates (Hz, rounded to a whole number of steps; 0 disables)
     ego_status_hz: float = 50.0
+    competition_status_hz: float = 50.0
     object_info_hz: float = 50.0
     traffic_light_hz: float = 10.0
     intersection_hz: float = 10.0
@@ -179,9 +184,10 @@ class SimConfig(NamedTuple):
                                  f"0 (disabled) or 1..65535")
         for name, (field, _, rate) in SEND_PORTS.items():
             v = getattr(self, field)
-            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 65535:
+            low = sim_versions.VERSION_PORT if name in sim_versions.VERSIONED_PORTS else 0
+            if not isinstance(v, int) or isinstance(v, bool) or not low <= v <= 65535:
                 raise ValueError(f"{field}={v!r}: a destination port is 0 (disabled) "
-                                 f"or 1..65535")
+                                 f"or 1..65535" + (" (-1: the sim_version's)" if low else ""))
             if rate is not None:
                 hz = getattr(self, rate)
                 if not (isinstance(hz, (int, float)) and math.isfinite(hz) and hz >= 0):
@@ -296,7 +302,11 @@ FIELD_DOCS = {
                          "counted as foreign and dropped",
     "emulator_sync": "enable the lock-step extension (ours, not the simulator's): listen on "
                      "sync_port and answer on sync_state_port",
+    "sim_version": "simulator release emulated: a name in config/sim_versions (24.R2, 25.S4, "
+                   "25.S4.MolitComp03, 26.R1) or a profile file's path (docs/versions.md)",
     "ego_status_hz": "Ego Vehicle Status rate",
+    "competition_status_hz": "competition status rate (only sent where the sim_version has a "
+                             "competition status port)",
     "object_info_hz": "Object Info rate",
     "traffic_light_hz": "Get TrafficLight Status rate (one datagram per light)",
     "intersection_hz": "Get Intersection Status rate (one datagram per intersection)",
@@ -390,6 +400,7 @@ for _name, (_field, _port, _classes) in LISTEN_PORTS.items():
                           f"(-1 ephemeral, 0 disabled{_only_with_sync(_name)})")
 for _name, (_field, _port, _rate) in SEND_PORTS.items():
     FIELD_DOCS[_field] = (f"destination port of the {_name.replace('_', ' ')} stream "
-                          f"(0 disabled{_only_with_sync(_name)})")
+                          f"(0 disabled{_only_with_sync(_name)}"
+                          + ("; -1: the sim_version's" if _name in sim_versions.VERSIONED_PORTS else "") + ")")
 del _name, _field, _port, _classes, _rate
 assert set(FIELD_DOCS) == set(SimConfig._fields), set(SimConfig._fields) ^ set(FIELD_DOCS)

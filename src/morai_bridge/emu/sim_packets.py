@@ -46,8 +46,9 @@ class Templates:
         self.collision_stamp = getattr(self.collision, "sec", None) is not None
 
 
-def ego_status(t: Templates, ego, cfg, ctrl_mode: int, sec: int, nsec: int):
-    """Ego Vehicle Status of ``ego`` (an EgoModel), velocities in ``cfg.velocity_frame``."""
+def ego_status(t: Templates, ego, cfg, ctrl_mode: int, sec: int, nsec: int, steer_sign: int = 1):
+    """Ego Vehicle Status of ``ego`` (an EgoModel), velocities in ``cfg.velocity_frame``;
+    steer = steer_sign x the model's wheel angle (+ right)."""
     frame = cfg.velocity_frame
     vx, vy = ego.velocity(frame)
     ax, ay = ego.acceleration(frame)
@@ -60,8 +61,19 @@ def ego_status(t: Templates, ego, cfg, ctrl_mode: int, sec: int, nsec: int):
         pos_z=ego.z, roll=ego.roll, pitch=ego.pitch, yaw=ego.yaw_deg, vel_x=vx * MPS_TO_KMH,
         vel_y=vy * MPS_TO_KMH, vel_z=0.0, ang_vel_x=0.0, ang_vel_y=0.0,
         ang_vel_z=math.degrees(ego.yaw_rate), acc_x=ax, acc_y=ay, acc_z=0.0,
-        steer=ego.steer_deg, rear_steer=0.0, link_id="")
+        steer=steer_sign * ego.steer_deg, rear_steer=0.0, link_id="")
     return t.ego_status._replace(**{k: v for k, v in values.items() if k in t.status_fields})
+
+
+def competition_status(status):
+    """The competition build's status (25.S4.MolitComp03, 181 B): the ego status with position,
+    lateral and vertical velocity and acceleration zeroed (a live 2026 capture shows these 0 and
+    the rest filled)."""
+    zero = dict((k, 0.0) for k in ("pos_x", "pos_y", "pos_z", "vel_y", "vel_z", "acc_x", "acc_y", "acc_z"))
+    values = dict((f, getattr(status, f)) for f in status._fields if f != "data_length")
+    values.update(zero)
+    m = udp.make(udp.EgoVehicleStatus, 152)
+    return m._replace(**dict((k, v) for k, v in values.items() if getattr(m, k, None) is not None))
 
 
 def object_info(t: Templates, actors, sec: int, nsec: int):
@@ -76,11 +88,17 @@ def object_info(t: Templates, actors, sec: int, nsec: int):
     return t.object_info._replace(objects=recs)
 
 
-def collision(t: Templates, touching, cfg, sec: int, nsec: int):
-    """Collision Data of the actors ``touching`` the ego (nearest first)."""
+def collision(t: Templates, touching, cfg, sec: int, nsec: int, ego=None):
+    """Collision Data of the actors ``touching`` the ego (nearest first).  Unused slots are
+    all zero, or, given the ``ego`` (25.S4), obj_type -1, the first of them with the ego's
+    position when nothing touches it."""
     recs = tuple(udp.CollisionRecord(a.obj_type, a.id, a.x, a.y, a.z, cfg.map_offset_x,
                                      cfg.map_offset_y, cfg.map_offset_z)
                  for a in touching[:MAX_COLLISIONS])
+    if ego is not None:
+        empty = udp.CollisionRecord(-1, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        first = () if recs else (empty._replace(pos_x=ego.x, pos_y=ego.y, pos_z=ego.z),)
+        recs = (recs + first + (empty,) * MAX_COLLISIONS)[:MAX_COLLISIONS]
     if t.collision_stamp:
         return t.collision._replace(sec=sec, nsec=nsec, records=recs)
     return t.collision._replace(records=recs)

@@ -23,7 +23,9 @@ from rosgraph_msgs.msg import Clock
 from morai_bridge import transport
 from morai_bridge.ros.bridge_diagnostics import BridgeDiagnostics, make_updater
 from morai_bridge.ros.params import Param, ParamError, load
-from morai_bridge.ros.sim_receive import RECEIVE_PARAMS, SimReceiver
+from morai_bridge.ros.profiles import apply_sim_version
+from morai_bridge.ros.sim_receive import RECEIVE_PARAMS, VERSION_PARAMS, SimReceiver
+from morai_bridge.wire.sim_versions import VersionError
 from morai_bridge.wire import capture, udp
 
 PARAMS = [
@@ -35,7 +37,7 @@ PARAMS = [
     Param('sim_ip', '0.0.0.0', 'only replay datagrams from this source address (0.0.0.0: all)'),
     Param('start_delay', 0.0, 'wait this long before replaying, e.g. for subscribers to connect [s]', minimum=0.0),
     Param('progress_period', 5.0, 'seconds between progress lines (0: none)', minimum=0.0),
-] + RECEIVE_PARAMS
+] + VERSION_PARAMS + RECEIVE_PARAMS
 
 
 class Replay(object):
@@ -43,8 +45,8 @@ class Replay(object):
     def __init__(self, cfg):
         self.cfg = cfg
         # the bridge's receive side without sockets; /clock comes from the capture here, not the packets
-        rx_cfg = load(RECEIVE_PARAMS, getter=lambda n, d: cfg[n])
-        self.bridge = SimReceiver(rx_cfg, '0.0.0.0', '0.0.0.0', live=False)
+        rx_cfg, version = apply_sim_version(load(VERSION_PARAMS + RECEIVE_PARAMS, getter=lambda n, d: cfg[n]))
+        self.bridge = SimReceiver(rx_cfg, '0.0.0.0', '0.0.0.0', live=False, version=version)
         self.updater, self.timer = make_updater('capture:%s' % cfg.file)
         BridgeDiagnostics(rx_cfg, self.updater, self.bridge)
         self.clock_pub = rospy.Publisher('/clock', Clock, queue_size=10) if cfg.publish_clock else None
@@ -130,7 +132,7 @@ def main(argv=None):
         replay = Replay(cfg)
         # open once now so a bad path fails fast with a clear message
         next(iter(capture.read_capture(cfg.file)), None)
-    except (ParamError, transport.TransportError, capture.CaptureError, OSError) as e:
+    except (ParamError, VersionError, transport.TransportError, capture.CaptureError, OSError) as e:
         rospy.logfatal('capture_replay: %s', e)
         raise SystemExit(2)
     if cfg.start_delay:

@@ -16,12 +16,13 @@ from morai_bridge.ros import info_services, sim_commands, sim_receive
 from morai_bridge.ros.bridge_diagnostics import BridgeDiagnostics, make_updater
 from morai_bridge.ros.info_services import InfoServices
 from morai_bridge.ros.params import Param, ParamError, load
-from morai_bridge.ros.profiles import load_vehicle_profile
+from morai_bridge.ros.profiles import apply_sim_version, load_vehicle_profile
 from morai_bridge.ros.sim_commands import CommandSender
 from morai_bridge.ros.sim_receive import SimReceiver
 from morai_bridge.ros.sim_services import SimServices
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 from morai_bridge.ros.sync_services import SyncServices
+from morai_bridge.wire.sim_versions import VersionError
 from morai_bridge.wire.vehicle_profiles import ProfileError
 
 
@@ -41,7 +42,7 @@ PARAMS = [
     Param('sync_ctrl_service', 'SyncModeCtrlCmd', 'MoraiSyncModeCtrlCmdSrv: command for the next frame'),
     Param('sync_gear_service', 'SyncModeSetGear', 'MoraiSyncModeSetGearSrv: gear for the next frames'),
     Param('sync_scenario_service', 'SyncModeScenarioLoad', 'MoraiSyncModeSLSrv: scenario load in sync mode'),
-] + sim_receive.FRAME_PARAMS + sim_commands.COMMAND_PARAMS + sim_receive.STATUS_PARAMS + [
+] + sim_receive.FRAME_PARAMS + sim_commands.COMMAND_PARAMS + sim_receive.VERSION_PARAMS + [
     Param('publish_clock', False, 'publish /clock from the simulator time in ego status packets'),
 ] + sim_receive.OUTPUT_PARAMS + info_services.MAP_PARAMS + [
     Param('service_timeout', 1.0, 'how long services wait for the simulator to confirm [s]', minimum=0.0),
@@ -53,12 +54,14 @@ class UdpBridge(object):
     """The bridge's parts.  With ``live=False`` (capture replay) no socket is opened and
     no command topic or service is offered: datagrams come in through :meth:`feed`."""
 
-    def __init__(self, cfg, live=True):
+    def __init__(self, cfg, live=True, version=None):
         self.cfg = cfg
+        self.version = version
         sim_ip = transport.resolve_host(cfg.sim_ip, '~sim_ip')
         bind_ip = transport.resolve_host(cfg.bind_ip, '~bind_ip')
         self.supervisor = NodeSupervisor('udp_bridge', cfg)
-        self.rx = SimReceiver(cfg, sim_ip, bind_ip, live, log=self.supervisor.log, on_dead=self.supervisor.on_dead)
+        self.rx = SimReceiver(cfg, sim_ip, bind_ip, live, log=self.supervisor.log, on_dead=self.supervisor.on_dead,
+                              version=version)
         self.supervisor.watch(lambda: self.rx.workers)
         self.stats = self.rx.stats
         self.updater, self.timer = make_updater('morai_sim@%s' % cfg.sim_ip)
@@ -88,15 +91,23 @@ class UdpBridge(object):
 def main(argv=None):
     rospy.init_node('udp_bridge')
     try:
-        cfg = load(PARAMS)
-        node = UdpBridge(cfg)
-    except (ParamError, ProfileError, transport.TransportError) as e:
+        given = load(PARAMS)
+        cfg, version = apply_sim_version(given)
+        for k in cfg:               # what the version filled in, readable with rosparam get
+            if cfg[k] != given[k]:
+                rospy.set_param('~' + k, cfg[k])
+        node = UdpBridge(cfg, version=version)
+    except (ParamError, ProfileError, VersionError, transport.TransportError) as e:
         rospy.logfatal('udp_bridge: %s', e)
         raise SystemExit(2)
     rospy.on_shutdown(node.shutdown)
     node.start()
     rospy.loginfo('udp_bridge: receiving from %s on %s (%s), sending to %s', cfg.sim_ip, cfg.bind_ip,
                   ', '.join('%s:%d' % (n, cfg[n + '_port']) for n in node.rx.enabled), node.tx.host)
+    rospy.loginfo('udp_bridge: simulator version %s (%s): wire steer + %s, status steer + %s, Ego Ctrl Cmd %d B; '
+                  'steering_sign %d, status_steering_sign %d, ghost_steering_sign %d', version.name, version.path,
+                  version.ctrl_steer_positive, version.status_steer_positive, cfg.ctrl_cmd_bytes, cfg.steering_sign,
+                  cfg.status_steering_sign, cfg.ghost_steering_sign)
     rospy.loginfo('udp_bridge: vehicle profile %s (%s): steering normalised by %.2f deg%s', node.profile.name,
                   node.profile.path, node.tx.max_steering_deg,
                   ' (~max_steering_deg overrides the profile)' if cfg.max_steering_deg > 0 else '')

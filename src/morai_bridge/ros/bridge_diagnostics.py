@@ -68,6 +68,11 @@ class BridgeDiagnostics(object):
                 level = max(level, WARN)
                 text += '; %d decoded despite an unexpected data_length (last: %s)' % (
                     st.data_length_mismatch, st.last_mismatch)
+            if st.zero_position:
+                level = max(level, WARN)
+                text += ('; %d moving status packets at exactly (0, 0): the 25.S4 competition build sends its '
+                         'competition status (position withheld) on 909 and the full status on 911: '
+                         'sim_version:=25.S4.MolitComp03' % st.zero_position)
             if st.handler_errors:
                 level = ERROR
                 text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
@@ -87,6 +92,10 @@ class BridgeDiagnostics(object):
             stat.add('last data_length mismatch', st.last_mismatch)
             if name in STAMPED:
                 stat.add('invalid packet stamps', self.rx.bad_stamps)
+            if name in ('object_info', 'collision'):
+                stat.add('empty slots (not published)', st.empty_slots)
+            if name == 'ego_status':
+                stat.add('moving at exactly (0, 0)', st.zero_position)
             return stat
         return task
 
@@ -107,6 +116,10 @@ class BridgeDiagnostics(object):
         stat.add('gear sent', name_of(Gear, tx.gear))
         stat.add('ctrl_mode sent', name_of(CtrlMode, tx.ctrl_mode).lower())
         stat.add('vehicle profile', tx.profile.name)
+        stat.add('sim_version', self.rx.version.name)
+        stat.add('steering_sign / status / ghost', '%d / %d / %d' % (
+            self.cfg.steering_sign, self.cfg.status_steering_sign, self.cfg.ghost_steering_sign))
+        stat.add('ctrl_cmd bytes', self.cfg.ctrl_cmd_bytes)
         stat.add('max steering [deg]', '%.2f' % tx.max_steering_deg)
         return stat
 

@@ -165,7 +165,7 @@ class LazyCollision(LazyMessage, ros=CollisionData, body='3dI'):
     __slots__ = ('w',)
 
     def serialize(self, buff, pack=_COLLISION_OBJECT.pack):
-        records = self.w.records
+        records = [r for r in self.w.records if r[0] >= 0]    # obj_type -1: an empty slot
         if records:
             f = records[0]
             gx, gy, gz = f.global_offset_x, f.global_offset_y, f.global_offset_z

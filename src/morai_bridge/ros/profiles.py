@@ -1,27 +1,54 @@
-"""Vehicle profiles for the nodes: the package's ``config/vehicles`` (found with rospkg) or a path.
+"""Vehicle and simulator-version profiles for the nodes: the package's ``config/vehicles`` and
+``config/sim_versions`` (found with rospkg), or a path.
 
-The profile format and its checks are in :mod:`morai_bridge.wire.vehicle_profiles` (no ROS).
+The profile formats and their checks are in :mod:`morai_bridge.wire.vehicle_profiles` and
+:mod:`morai_bridge.wire.sim_versions` (no ROS).
 """
 import os
 
 import rospkg
 
-from morai_bridge.wire import vehicle_profiles
+from morai_bridge.wire import sim_versions, vehicle_profiles
 
 PACKAGE = 'morai_msgs'
 
 
-def profile_dir():
-    """The package's config/vehicles directory (None when it cannot be found)."""
+def profile_dir(sub='vehicles'):
+    """The package's config/<sub> directory (None when it cannot be found)."""
     try:
         base = rospkg.RosPack().get_path(PACKAGE)
     except rospkg.ResourceNotFound:
         # not on ROS_PACKAGE_PATH: the source tree this module belongs to
         base = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..')
-    d = os.path.normpath(os.path.join(base, 'config', 'vehicles'))
+    d = os.path.normpath(os.path.join(base, 'config', sub))
     return d if os.path.isdir(d) else None
 
 
 def load_vehicle_profile(name_or_path):
     """The VehicleProfile ``name_or_path`` (a name in config/vehicles, or a path); ProfileError if unusable."""
     return vehicle_profiles.load_profile(name_or_path, profile_dir())
+
+
+def load_sim_version(name_or_path):
+    """The SimVersion ``name_or_path`` (a name in config/sim_versions, or a path); VersionError if unusable."""
+    return sim_versions.load_version(name_or_path, profile_dir('sim_versions'))
+
+
+def apply_sim_version(cfg):
+    """(cfg with the parameters left to the version filled in, the SimVersion of ``cfg.sim_version``).
+
+    Left to the version: the steering signs at 0, ``ctrl_cmd_bytes`` at 0 and the versioned ports
+    at -1 (those of ``cfg`` that exist: capture_replay has no command parameters)."""
+    v = load_sim_version(cfg.sim_version)
+    signs = sim_versions.bridge_signs(v)._asdict()
+    out = type(cfg)(cfg)
+    for k, value in signs.items():
+        if k in out and out[k] == 0:
+            out[k] = value
+    if out.get('ctrl_cmd_bytes') == 0:
+        out['ctrl_cmd_bytes'] = v.ctrl_cmd_bytes
+    for stream in sim_versions.VERSIONED_PORTS:
+        key = stream + '_port'
+        if out.get(key) == sim_versions.VERSION_PORT:
+            out[key] = v.port(stream)
+    return out, v

@@ -120,7 +120,7 @@ def lamps(m):
 
 def ego_ghost(m, steer_sign=1):
     """EgoGhostCmd of a GhostMessage; steer_angle = steer_sign x steering_angle (deg).
-    The bridge passes ``~ghost_steering_sign`` (default WIRE_STEERING_SIGN)."""
+    The bridge passes ``~ghost_steering_sign`` (the sim_version's unless set)."""
     v = dict(x=m.position.x, y=m.position.y, z=m.position.z, roll=m.rotation.x, pitch=m.rotation.y,
              yaw=m.rotation.z, velocity=m.velocity, steering_angle=m.steering_angle)
     _finite('GhostMessage', **v)

@@ -19,7 +19,6 @@ from morai_bridge import transport
 from morai_bridge.ros import ros_to_sim
 from morai_bridge.ros.params import Param, port_param
 from morai_bridge.wire import enums, streams, udp, vehicle_profiles
-from morai_bridge.wire.units import WIRE_STEERING_SIGN
 
 # stream name -> (default topic, ROS type); None: no topic (used by services only)
 TOPICS = {
@@ -47,13 +46,13 @@ COMMAND_PARAMS = [
           'the path of a YAML file; gives the maximum steering angle, wheelbase and size'),
     Param('max_steering_deg', 0.0, 'maximum front wheel angle [deg] that normalises ctrl_cmd steering; '
           '0 = the vehicle profile\'s', minimum=0.0, maximum=90.0),
-    Param('steering_sign', WIRE_STEERING_SIGN, 'wire steer = sign x CtrlCmd.steering (ROS + left; wire taken '
-          'as + right, docs/units.md)', choices=(-1, 1)),
-    Param('ghost_steering_sign', WIRE_STEERING_SIGN, 'wire Ego Ghost steer_angle = sign x '
-          'GhostMessage.steering_angle (ROS + left; wire taken as + right)', choices=(-1, 1)),
+    Param('steering_sign', 0, 'wire steer = sign x CtrlCmd.steering (CtrlCmd is + left, as MORAI\'s native ROS mode; '
+          'the wire is + left on 25.S4, + right on 24.R2); 0: the sim_version\'s', choices=(-1, 0, 1)),
+    Param('ghost_steering_sign', 0, 'wire Ego Ghost steer_angle = sign x GhostMessage.steering_angle (taken as + '
+          'right, like EgoVehicleStatus.wheel_angle); 0: the sim_version\'s', choices=(-1, 0, 1)),
     Param('gear', 4, 'gear sent with ctrl commands: 1 P, 2 R, 3 N, 4 D', minimum=0, maximum=5),
-    Param('ctrl_cmd_bytes', 55, 'Ego Ctrl Cmd packet size: 55 (front steer) or 59 (front + rear)',
-          choices=(55, 59)),
+    Param('ctrl_cmd_bytes', 0, 'Ego Ctrl Cmd packet size: 55 (front steer) or 59 (front + rear; 26.R1); 0: the '
+          'sim_version\'s', choices=(0, 55, 59)),
     Param('set_traffic_light_bytes', 46, 'Set TrafficLight packet size: 46, or 47 for old builds',
           choices=(46, 47)),
 ]

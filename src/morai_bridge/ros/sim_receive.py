@@ -27,12 +27,13 @@ from morai_bridge import transport
 from morai_bridge.supervise import ThrottledLog
 from morai_bridge.ros import lazy_messages, sim_to_ros
 from morai_bridge.ros.params import Param, port_param
-from morai_bridge.wire import emu_sync, streams, udp
-from morai_bridge.wire.units import WIRE_STEERING_SIGN
+from morai_bridge.wire import emu_sync, sim_versions, streams, udp
 
 # stream name -> (default topic, ROS type); None: no topic (the sync extension answers services)
 TOPICS = {
     'ego_status': ('Ego_topic', EgoVehicleStatus),
+    # the competition build's status, on the topic its native ROS mode uses
+    'competition_status': ('Competition_topic', EgoVehicleStatus),
     'object_info': ('Object_topic', ObjectStatusList),
     'traffic_light': ('GetTrafficLightStatus', GetTrafficLightStatus),
     'collision': ('CollisionData', CollisionData),
@@ -45,7 +46,13 @@ TOPICS = {
 }
 
 # The receive side's parameters (the udp_bridge node and capture_replay declare them)
-PORT_PARAMS = [port_param(s.param, s.port, 'receive ' + s.name + s.note) for s in streams.FROM_SIM]
+# the version-dependent default ports, for the docs: stream -> [(version, port)]
+VERSION_PORTS = sim_versions.port_table()
+PORT_PARAMS = [port_param(s.param, s.port, 'receive ' + s.name + s.note) if s.name not in sim_versions.VERSIONED_PORTS
+               else Param(s.param, sim_versions.VERSION_PORT, 'receive %s (UDP port; -1: the sim_version\'s, %s; 0 '
+                          'disables it)' % (s.name, ', '.join('%s %d' % (v, p) for v, p in VERSION_PORTS[s.name])),
+                          minimum=-1, maximum=65535)
+               for s in streams.FROM_SIM]
 TOPIC_PARAMS = [Param(s.name + '_topic', TOPICS[s.name][0], 'published ' + TOPICS[s.name][1]._type)
                 for s in streams.FROM_SIM if TOPICS[s.name][0]] + [
     Param('navsat_topic', 'gps/fix', 'published sensor_msgs/NavSatFix (from the GPS stream)'),
@@ -72,10 +79,14 @@ OUTPUT_PARAMS = [
     Param('stale_timeout', 1.0, 'a stream silent for this long is stale (diagnostics WARN) [s]', minimum=0.05),
 ]
 RECEIVE_PARAMS = PORT_PARAMS + TOPIC_PARAMS + FRAME_PARAMS + OUTPUT_PARAMS
-# declared by udp_bridge (capture_replay uses the default)
-STATUS_PARAMS = [
-    Param('status_steering_sign', WIRE_STEERING_SIGN, 'EgoVehicleStatus.wheel_angle = sign x the status '
-          'packet\'s steer (wire taken as + right; -1 gives ROS + left)', choices=(-1, 1)),
+# the simulator release (udp_bridge and capture_replay)
+VERSION_PARAMS = [
+    Param('sim_version', sim_versions.DEFAULT, 'simulator release: a name in config/sim_versions (%s) or the path of '
+          'a profile file (morai_check_signs writes one); gives the wire signs, packet sizes, stamps and default '
+          'ports of the parameters left at 0 / -1 (docs/versions.md)' % ', '.join(sim_versions.available(
+              sim_versions.search_dir_default()))),
+    Param('status_steering_sign', 0, 'EgoVehicleStatus.wheel_angle = sign x the status packet\'s steer (wheel_angle '
+          'is + right, as MORAI\'s native ROS mode publishes it); 0: the sim_version\'s', choices=(-1, 0, 1)),
 ]
 # at most this many traffic-light ids are remembered for the Morai_TLSrv service
 MAX_TRAFFIC_LIGHTS = 4096
@@ -83,7 +94,10 @@ MAX_TRAFFIC_LIGHTS = 4096
 # how deep the publisher queue is: state topics keep the latest, events keep all
 QUEUE = {'collision': 100, 'vehicle_collision': 100}
 # streams whose packets carry the simulator's timestamp
-STAMPED = ('ego_status', 'object_info', 'collision', 'imu')
+STAMPED = ('ego_status', 'competition_status', 'object_info', 'collision', 'imu')
+# slots of the packets with records (what is not published of them is counted as empty)
+OBJECT_SLOTS = udp.variants_of(udp.ObjectInfo)[0].records.count
+COLLISION_SLOTS = udp.variants_of(udp.CollisionData)[0].records.count
 
 
 def enabled_streams(cfg):
@@ -113,8 +127,11 @@ def receive_clock():
 class SimReceiver(object):
     """Decode and publish every enabled receive stream (see the module docstring)."""
 
-    def __init__(self, cfg, sim_ip, bind_ip, live=True, log=None, on_dead=None):
+    def __init__(self, cfg, sim_ip, bind_ip, live=True, log=None, on_dead=None, version=None):
+        """``cfg``: the parameters with the sim_version's values filled in
+        (:func:`morai_bridge.ros.profiles.apply_sim_version`); ``version``: that SimVersion."""
         self.cfg = cfg
+        self.version = version or sim_versions.load_version(sim_versions.DEFAULT)
         self.live = live
         self.enabled = enabled_streams(cfg)
         sockets = {}
@@ -143,7 +160,8 @@ class SimReceiver(object):
             'sim_proc_status': sim_to_ros.sim_proc_status, 'gps': sim_to_ros.gps, 'imu': sim_to_ros.imu}
         self._conv_ego = self._conv['ego_status']
         # stream name -> what to do with its decoded packet (publish, and keep what services need)
-        on_packet = {'ego_status': self._on_ego_status, 'object_info': self._on_object_info,
+        on_packet = {'ego_status': self._on_ego_status, 'competition_status': self._on_competition_status,
+                     'object_info': self._on_object_info,
                      'collision': self._on_collision, 'traffic_light': self._on_traffic_light,
                      'intersection': self._on_intersection, 'vehicle_collision': self._on_vehicle_collision,
                      'sim_status': self._on_sim_status, 'gps': self._on_gps, 'imu': self._on_imu,
@@ -170,7 +188,10 @@ class SimReceiver(object):
         self.last_clock = None
         self.gps_alt = None
         self.bad_stamps = 0
-        self.status_sign = cfg.get('status_steering_sign', WIRE_STEERING_SIGN)
+        # the parameter, or (left at 0) the version's
+        self.status_sign = cfg.status_steering_sign or sim_versions.bridge_signs(self.version).status_steering_sign
+        # 25.S4's IMU seconds are the simulator host's local time: stamped on arrival instead
+        self._imu_on_arrival = self.version.imu_seconds == 'local'
         # traffic-light id -> (status, type, receive stamp) of the last packet with that id
         self.traffic_lights = {}
         # latest ego status (wire form and what was published), for the sync tick service
@@ -275,6 +296,9 @@ class SimReceiver(object):
     # ------------------------------------------------------------ per stream
 
     def _on_ego_status(self, w):
+        if w.pos_x == 0.0 and w.pos_y == 0.0 and w.signed_vel != 0.0:
+            # a moving ego at exactly (0, 0): the competition build's status has its position zeroed
+            self.stats['ego_status'].zero_position += 1
         stamp = self._stamp(w.sec, w.nsec)
         msg = self._conv_ego(w, stamp, self._frame_id, self.status_sign)
         cond = self.status_cond
@@ -296,10 +320,19 @@ class SimReceiver(object):
             if self.tf is not None:
                 self.tf.sendTransform(tf)
 
+    def _on_competition_status(self, w):
+        self.pubs['competition_status'].publish(
+            self._conv_ego(w, self._stamp(w.sec, w.nsec), self._frame_id, self.status_sign))
+
     def _on_object_info(self, w):
+        objects = w.objects
+        # empty slots: all-zero ones (the codec leaves them out) and type -1 ones (not published)
+        self.stats['object_info'].empty_slots += OBJECT_SLOTS - len(objects) + sum(1 for r in objects if r[1] < 0)
         self.pubs['object_info'].publish(self._conv['object_list'](w, self._stamp(w.sec, w.nsec), self._frame_id))
 
     def _on_collision(self, w):
+        records = w.records
+        self.stats['collision'].empty_slots += COLLISION_SLOTS - len(records) + sum(1 for r in records if r[0] < 0)
         self.pubs['collision'].publish(self._conv['collision'](w, self._stamp(w.sec, w.nsec), self._frame_id))
 
     def _on_traffic_light(self, w):
@@ -337,7 +370,8 @@ class SimReceiver(object):
             self.navsat_pub.publish(n)
 
     def _on_imu(self, w):
-        self.pubs['imu'].publish(self._conv['imu'](w, self._stamp(w.sec, w.nsec), self._imu_frame_id))
+        stamp = self._now() if self._imu_on_arrival else self._stamp(w.sec, w.nsec)
+        self.pubs['imu'].publish(self._conv['imu'](w, stamp, self._imu_frame_id))
 
     # ------------------------------------------------------------ for services
 

@@ -61,7 +61,8 @@ def object_status(r):
 
 def object_list(w, stamp, frame_id):
     """ObjectStatusList of an Object Info packet: each record in the list of its type, in
-    packet order; records of other types (the ego's -1, unknown) are left out."""
+    packet order; empty slots (all zero, dropped by the codec, or obj_type -1) and records of
+    unknown types are left out."""
     m = ObjectStatusList()
     _header(m, stamp, frame_id)
     for r in w.objects:
@@ -75,16 +76,20 @@ def object_list(w, stamp, frame_id):
 
 
 def collision(w, stamp, frame_id):
-    """CollisionData: one ObjectStatus (id, type, position) per record; the global offset is the
-    first record's (0 when the packet holds none)."""
+    """CollisionData: one ObjectStatus (id, type, position) per record of a collision; the global
+    offset is the first such record's.  Empty slots are left out: all-zero ones (the codec drops
+    them) and obj_type -1 ones (25.S4 fills unused slots so, the first with the ego's position).
+    A packet without a collision gives a message with no object and a zero offset: the stream is
+    periodic (40-55 Hz) and so is the topic (docs/ros_api.md)."""
     m = CollisionData()
     _header(m, stamp, frame_id)
-    if w.records:
-        first = w.records[0]
+    records = [r for r in w.records if r.obj_type >= 0]
+    if records:
+        first = records[0]
         m.global_offset_x = first.global_offset_x
         m.global_offset_y = first.global_offset_y
         m.global_offset_z = first.global_offset_z
-    for r in w.records:
+    for r in records:
         m.collision_object.append(ObjectStatus(unique_id=r.obj_id, type=r.obj_type,
                                                position=Vector3(r.pos_x, r.pos_y, r.pos_z)))
     return m

@@ -13,8 +13,9 @@ itself); what differs is meaning and defaults.  One YAML file per release
   carries the ego's position): how it fills Collision Data slots without a collision.
 * ``packet_clock``: ``simulation`` (sec/nsec = simulation time) or ``host_wall_clock`` (the
   simulator host's wall clock at millisecond resolution).
-* ``receive_stamped``: streams whose packet time must not be used as a ROS stamp (the bridge
-  stamps them when they arrive), e.g. ``[imu]`` where the seconds are local time.
+* ``imu_seconds``: ``utc`` or ``local``: the IMU's sec is the host's local time (25.S4:
+  DateTime.Now with UTC milliseconds), wrong by the time zone on a host not set to UTC; the
+  bridge then stamps IMU messages when they arrive.
 * ``ports``: default destination ports that differ from :mod:`.streams` (only the streams in
   :data:`VERSIONED_PORTS`): e.g. the competition build's ego status on 911.
 * ``name``, ``description``, ``sources`` and ``confidence`` (key -> measured / single source /
@@ -42,11 +43,11 @@ VERSIONED_PORTS = {'ego_status': streams.BY_NAME['ego_status'].port, 'competitio
 #: a ROS port parameter with this value takes the version's port
 VERSION_PORT = -1
 _KEYS = ('ctrl_steer_positive', 'status_steer_positive', 'ghost_steer_positive', 'ctrl_cmd_bytes', 'imu_bytes',
-         'empty_collision_slot', 'packet_clock', 'receive_stamped', 'ports')
+         'empty_collision_slot', 'packet_clock', 'imu_seconds', 'ports')
 _DOC_KEYS = ('name', 'description', 'sources', 'confidence')
 _CHOICES = {'ctrl_steer_positive': SIDES, 'status_steer_positive': SIDES, 'ghost_steer_positive': SIDES,
             'ctrl_cmd_bytes': (55, 59), 'imu_bytes': (107, 115), 'empty_collision_slot': ('zero', 'minus_one'),
-            'packet_clock': ('simulation', 'host_wall_clock')}
+            'packet_clock': ('simulation', 'host_wall_clock'), 'imu_seconds': ('utc', 'local')}
 _CONFIDENCE = ('measured', 'single source', 'inferred', 'documented')
 _NAME = re.compile(r'^[A-Za-z0-9_.-]+$')
 
@@ -64,7 +65,7 @@ class SimVersion(NamedTuple):
     imu_bytes: int
     empty_collision_slot: str
     packet_clock: str
-    receive_stamped: Tuple[str, ...] = ()
+    imu_seconds: str
     ports: Tuple[Tuple[str, int], ...] = ()
     description: str = ''
     sources: Tuple[Tuple[str, str], ...] = ()
@@ -92,10 +93,14 @@ def bridge_signs(v):
 
 
 def search_dir_default():
-    """config/sim_versions of the source tree this module belongs to (None when absent)."""
-    d = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..',
-                                      'config', 'sim_versions'))
-    return d if os.path.isdir(d) else None
+    """config/sim_versions of the source tree this module belongs to, else of an install space
+    (``<prefix>/share/morai_msgs/config/sim_versions`` for each prefix of ``CMAKE_PREFIX_PATH``,
+    which a sourced catkin workspace sets); None when neither exists."""
+    here = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..',
+                                         'config', 'sim_versions'))
+    candidates = [here] + [os.path.join(p, 'share', 'morai_msgs', 'config', 'sim_versions')
+                           for p in os.environ.get('CMAKE_PREFIX_PATH', '').split(os.pathsep) if p]
+    return next((d for d in candidates if os.path.isdir(d)), None)
 
 
 def available(search_dir):
@@ -129,11 +134,6 @@ def parse_version(data, where='simulator version', name=''):
             raise VersionError('%s: %s = %r: must be one of %s' % (where, key, data[key],
                                                                    ', '.join(map(str, choices))))
         values[key] = data[key]
-    rs = data.get('receive_stamped') or []
-    stamped = ('ego_status', 'competition_status', 'object_info', 'collision', 'imu')
-    if not isinstance(rs, list) or not set(rs) <= set(stamped):
-        raise VersionError('%s: receive_stamped must list streams of %s' % (where, ', '.join(stamped)))
-
     def port_ok(k, p):
         if k not in VERSIONED_PORTS:
             raise VersionError('%s: ports.%s: only %s have version-dependent ports (set ~%s_port instead)'
@@ -150,7 +150,7 @@ def parse_version(data, where='simulator version', name=''):
         if t not in _CONFIDENCE:
             raise VersionError('%s: confidence.%s = %r: one of %s' % (where, k, t, ', '.join(_CONFIDENCE)))
     return SimVersion(name=str(data.get('name') or name), description=str(data.get('description') or '').strip(),
-                      receive_stamped=tuple(rs), ports=_pairs(data, 'ports', where, port_ok),
+                      ports=_pairs(data, 'ports', where, port_ok),
                       sources=_pairs(data, 'sources', where, text_ok),
                       confidence=_pairs(data, 'confidence', where, conf_ok), **values)
 
@@ -189,10 +189,15 @@ def resolve_ports(values, version):
                 for k, v in values.items())
 
 
+def port_table(search_dir=None):
+    """stream (VERSIONED_PORTS) -> [(version name, its port)] over the shipped profiles (for docs)."""
+    versions = [load_version(n, search_dir) for n in available(search_dir or search_dir_default())]
+    return dict((k, [(v.name, v.port(k)) for v in versions]) for k in VERSIONED_PORTS)
+
+
 def to_yaml(version, comment=''):
     """The text of a profile file for ``version`` (what the sign self-test writes)."""
     data = dict((k, getattr(version, k)) for k in _KEYS)
-    data['receive_stamped'] = list(version.receive_stamped)
     data['ports'] = dict(version.ports)
     data['name'] = version.name
     if version.description:

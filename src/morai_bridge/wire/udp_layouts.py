@@ -410,20 +410,22 @@ SimStatus = define_message(
     current=108, aux_length=20)
 
 # --------------------------------------------------------------------------- IMU
+_IMU = (
+    ("ori_w", "d", "orientation quaternion w"),
+    ("ori_x", "d", "orientation quaternion x"),
+    ("ori_y", "d", "orientation quaternion y"),
+    ("ori_z", "d", "orientation quaternion z"),
+    ("ang_vel_x", "d", "rad/s; angular velocity"),
+    ("ang_vel_y", "d", "rad/s; angular velocity"),
+    ("ang_vel_z", "d", "rad/s; angular velocity"),
+    ("lin_acc_x", "d", "m/s^2; linear acceleration"),
+    ("lin_acc_y", "d", "m/s^2; linear acceleration"),
+    ("lin_acc_z", "d", "m/s^2; linear acceleration"),
+)
 ImuData = define_message(
     "ImuData", "imu", b"#IMUData$", "sim->user",
-    "IMU sensor stream (115 B; data_length 88 by the framing rule - no capture "
-    "confirms the value the simulator writes).",
-    [Variant(88, table(_TIME + (
-        ("ori_w", "d", "orientation quaternion w"),
-        ("ori_x", "d", "orientation quaternion x"),
-        ("ori_y", "d", "orientation quaternion y"),
-        ("ori_z", "d", "orientation quaternion z"),
-        ("ang_vel_x", "d", "rad/s; angular velocity"),
-        ("ang_vel_y", "d", "rad/s; angular velocity"),
-        ("ang_vel_z", "d", "rad/s; angular velocity"),
-        ("lin_acc_x", "d", "m/s^2; linear acceleration"),
-        ("lin_acc_y", "d", "m/s^2; linear acceleration"),
-        ("lin_acc_z", "d", "m/s^2; linear acceleration"),
-    )), note="115 B")],
+    "IMU sensor stream: 115 B with sec/nsec (25.S4 live, MORAI's 24.R2.0 network module), or 107 B "
+    "without (manuals 24.R2 / 24.R2.2 / 26.R1).",
+    [Variant(88, table(_TIME + _IMU), note="115 B, with time (25.S4 live)"),
+     Variant(80, table(_IMU), note="107 B, no time (manuals 24.R2, 24.R2.2, 26.R1)")],
     current=88)

@@ -7,7 +7,6 @@ this package goes through these names.  No ROS, no numpy.
 * ``MPS_TO_KMH``: multiply m/s by it to get km/h (3.6).
 * ``DEG_TO_RAD`` / ``RAD_TO_DEG``.
 * :func:`quaternion_from_rpy`: (x, y, z, w) of intrinsic roll-pitch-yaw in radians.
-* ``WIRE_STEERING_SIGN``: wire steering angle = sign x ROS steering angle (docs/units.md).
 * :func:`utm_central_meridian` and the ``UTM_*`` constants of the UTM projection.
 """
 import math
@@ -16,14 +15,6 @@ KMH_TO_MPS = 1.0 / 3.6
 MPS_TO_KMH = 3.6
 DEG_TO_RAD = math.pi / 180.0
 RAD_TO_DEG = 180.0 / math.pi
-
-#: Steering sign between ROS and the UDP wire.  ROS side (CtrlCmd.steering,
-#: GhostMessage.steering_angle, EgoVehicleStatus.wheel_angle): + = left (REP-103).
-#: Wire side (Ego Ctrl Cmd steer, Ego Ghost Cmd steer_angle,
-#: Ego Vehicle Status steer): taken as + = right, as the manual states for the
-#: ground-vehicle commands and MORAI's UDP closed-loop example implies; no captured
-#: traffic shows a non-zero angle, so this is not verified.  wire = sign x ROS.
-WIRE_STEERING_SIGN = -1
 
 #: Universal Transverse Mercator: scale on the central meridian, false easting [m],
 #: false northing of the northern hemisphere [m].
