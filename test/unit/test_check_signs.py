@@ -169,7 +169,6 @@ def emulator(status_port=0, imu_port=0, **overrides):
         kw[field] = 0
     kw.update(ego_status_port=status_port, imu_port=imu_port, deterministic=True)
     kw.update(overrides)
-    if 'sim_version' not in SimConfig._fields: kw.pop('sim_version', None)  # TEMP until the emulator has it
     return SimEmulator(SimConfig(**kw))
 
 
@@ -383,14 +382,15 @@ def test_inconclusive_when_the_steer_does_nothing(tmp_path):
 
 # ----------------------------------------------------------------------------- real bytes, the command line
 
-LIVE_25S4_STATUS = bytes.fromhex(
-    # /work/evidence/live_25s4_competition_status_181.hex: a real 181-B Competition Vehicle Status, live
-    # capture 2026-10-01 (192.168.0.1:9088 -> 192.168.0.10:9099), MolitComp competition build: ctrl_mode 2,
-    # gear 4, signed_vel -8e-05 km/h, yaw -177.022 deg, steer -1.3145 deg
-    "234d6f726169496e666f249800000000000000000000000000000039f8bd6a8012ca25020464a1a7b8860000002a233b"
-    "3e00000000ec5194400e2df23fa8c61b40ec51583f00004040713d4a3f0000000000000000000000002bb9b3c3a1c8ec"
-    "3fa20531c364a1a7b80000000000000000f5ba97399fe48a3cc3a93c3b0000000000000000000000005442a8bf413232"
-    "35365730303130383600000000000000000000000000000000000000000000000000000d0a")
+def evidence_hex(name):
+    """The payload of a test/data/sim_evidence/*.hex file (its header names the source)."""
+    with open(os.path.join(ROOT, "test", "data", "sim_evidence", name)) as f:
+        return bytes.fromhex("".join(line for line in f if not line.startswith("#")).replace(" ", "").replace("\n", ""))
+
+
+#: a real 181-B Competition Vehicle Status, live capture 2026-10-01 (192.168.0.1:9088 -> 192.168.0.10:9099),
+#: MolitComp competition build: ctrl_mode 2, gear 4, signed_vel -8e-05 km/h, yaw -177.022 deg, steer -1.3145 deg
+LIVE_25S4_STATUS = evidence_hex("live_25s4_competition_status_181.hex")
 
 
 def test_a_real_25s4_status_passes_the_start_checks_and_is_read():

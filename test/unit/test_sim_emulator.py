@@ -294,6 +294,18 @@ def test_positive_steer_turns_left_on_25_S4(make_sim, rx, version):
     assert status.ang_vel_z > 0
 
 
+def test_imu_size_follows_the_version(make_sim, rx):
+    """26.R1 (imu_bytes 107): the IMU goes out without time; 25.S4: 115 B with it.  (The 107-B
+    encode raised in the loop before: found by test_check_signs running 26.R1 with an IMU.)"""
+    for version, size in (("26.R1", 107), ("25.S4", 115)):
+        sim, client = make_sim(only=("imu",), sim_version=version)
+        client.ctrl(cmd_type=2, velocity=20.0, steer=0.5)
+        sim.step(20)
+        got = [d for d in rx.raw(0.1) if d.startswith(b"#IMUData$")]
+        assert len(got) == 20 and {len(d) for d in got} == {size}, version
+        assert udp.decode(got[-1]).ang_vel_z > 0
+
+
 def test_status_velocity_is_km_h_in_the_map_frame(make_sim, rx):
     sim, client = make_sim(ego_yaw_deg=90.0)
     client.ctrl(cmd_type=2, velocity=36.0)

@@ -150,9 +150,11 @@ def gps(ego, time_ns: int, cfg):
 
 
 def imu(ego, sec: int, nsec: int):
-    """#IMUData$: orientation (ENU), yaw rate, body-frame acceleration including gravity."""
+    """#IMUData$: orientation (ENU), yaw rate, body-frame acceleration including gravity;
+    ``sec`` None: the 107-byte variant without time (data_length 80)."""
     x, y, z, w = quaternion_from_rpy(math.radians(ego.roll), math.radians(ego.pitch), ego.yaw)
     along, alat = ego.acceleration("body")
-    return udp.make(udp.ImuData, sec=sec, nsec=nsec, ori_w=w, ori_x=x, ori_y=y, ori_z=z,
+    return udp.make(udp.ImuData, data_length=80 if sec is None else 88, sec=sec, nsec=nsec,
+                    ori_w=w, ori_x=x, ori_y=y, ori_z=z,
                     ang_vel_x=0.0, ang_vel_y=0.0, ang_vel_z=ego.yaw_rate,
                     lin_acc_x=along, lin_acc_y=alat, lin_acc_z=GRAVITY)
