@@ -146,11 +146,13 @@ class Paced:
     def __init__(self, sim):
         self.sim = sim
         self._stop = threading.Event()
+        self.hold = threading.Event()       # set: the emulator stands still (sends nothing)
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def _loop(self):
         while not self._stop.is_set():
-            self.sim.step(1)
+            if not self.hold.is_set():
+                self.sim.step(1)
             time.sleep(0.0005)
 
     def __enter__(self):
@@ -202,9 +204,9 @@ def run_against(opts, confirm=None, during=None, **sim_overrides):
         sim = emulator(check.ports["status"], check.ports.get("imu", 0), **sim_overrides)
         try:
             check.sim_addr = ("127.0.0.1", sim.ports["ctrl_cmd"])
-            with Paced(sim):
+            with Paced(sim) as paced:
                 if during is not None:
-                    during(sim)
+                    during(sim, paced)
                 result = check.run()
             sim.step(1)         # handle what is still queued
             return result, out.text, sim.snapshot()
@@ -352,11 +354,43 @@ def test_aborts_above_the_abort_speed_and_brakes():
     assert_braked(snap, result)
 
 
+def when_moving(action):
+    """A ``during`` hook: ``action(sim, paced)`` from a thread once the ego drives faster than 2 km/h."""
+    def hook(sim, paced):
+        def watch():
+            if sim.wait_for(lambda s: s.ego.speed_kmh > 2.0, 10.0):
+                action(sim, paced)
+        threading.Thread(target=watch, daemon=True).start()
+    return hook
+
+
+def test_aborts_when_the_status_stops_and_brakes():
+    result, text, snap = run_against(options("25.S4", status_timeout=0.5, stop_time=0.3),
+                                     during=when_moving(lambda sim, paced: paced.hold.set()), sim_version="25.S4")
+    assert result.exit_status == cs.EXIT_ABORTED and "no Ego Vehicle Status for 0.5 s" in text
+    assert_braked(snap, result)     # the stop was queued at the emulator: applied at its next step
+
+
+def test_aborts_when_the_simulation_is_paused_and_brakes():
+    """Paused: the status keeps coming with a clock that stands still."""
+    result, text, snap = run_against(options("25.S4", status_timeout=0.5, stop_time=0.3),
+                                     during=when_moving(lambda sim, paced: sim.set_paused(True)), sim_version="25.S4")
+    assert result.exit_status == cs.EXIT_ABORTED and "clock has not advanced" in text
+    assert result.stopped is False and "WARNING" in text and "still moves" in text
+    assert snap.paused and snap.counters["ctrl_cmd"].accepted >= cs.STOP_REPEATS
+
+
+def test_aborts_a_run_that_takes_too_long():
+    result, text, snap = run_against(options("25.S4", max_run_time=0.05), sim_version="25.S4")
+    assert result.exit_status == cs.EXIT_ABORTED and "more than 0.05 s of wall time (--max-run-time)" in text
+    assert_braked(snap, result)
+
+
 def test_ctrl_c_during_the_drive_stops_the_ego():
     """A real SIGINT to the main thread while the ego drives."""
     main_id = threading.main_thread().ident
 
-    def interrupt_when_moving(sim):
+    def interrupt_when_moving(sim, paced):
         def watch():
             if sim.wait_for(lambda s: s.ego.speed_kmh > 2.0, 10.0):
                 signal.pthread_kill(main_id, signal.SIGINT)
