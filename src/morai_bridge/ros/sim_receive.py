@@ -10,6 +10,7 @@ latest ego status and SimStatus for the services, counts everything per stream
 (:class:`morai_bridge.transport.StreamStats`) and, in replay mode
 (``live=False``), takes datagrams from :meth:`feed` instead of sockets.
 """
+import operator
 import threading
 import time
 import traceback
@@ -98,6 +99,7 @@ STAMPED = ('ego_status', 'competition_status', 'object_info', 'collision', 'imu'
 # slots of the packets with records (what is not published of them is counted as empty)
 OBJECT_SLOTS = udp.variants_of(udp.ObjectInfo)[0].records.count
 COLLISION_SLOTS = udp.variants_of(udp.CollisionData)[0].records.count
+_OBJ_TYPE = operator.itemgetter(1)          # ObjectRecord.obj_type
 
 
 def enabled_streams(cfg):
@@ -326,8 +328,12 @@ class SimReceiver(object):
 
     def _on_object_info(self, w):
         objects = w.objects
-        # empty slots: all-zero ones (the codec leaves them out) and type -1 ones (not published)
-        self.stats['object_info'].empty_slots += OBJECT_SLOTS - len(objects) + sum(1 for r in objects if r[1] < 0)
+        # empty slots: all-zero ones (the codec leaves them out) and type -1 ones (not published);
+        # min() over the types runs in C, the count only when there is a -1
+        empty = OBJECT_SLOTS - len(objects)
+        if objects and min(map(_OBJ_TYPE, objects)) < 0:
+            empty += sum(1 for r in objects if r[1] < 0)
+        self.stats['object_info'].empty_slots += empty
         self.pubs['object_info'].publish(self._conv['object_list'](w, self._stamp(w.sec, w.nsec), self._frame_id))
 
     def _on_collision(self, w):
