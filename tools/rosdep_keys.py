@@ -7,11 +7,12 @@ GIT_DIR is a clone (or bare git directory) of https://github.com/ros/rosdistro; 
 to HEAD.  Two sections, one key a line, sorted:
 
 [noetic]  every package released in noetic/distribution.yaml (a repository with a release
-          version; its `packages` list, or the repository name when it has none).  rosdep
-          resolves such a key to ros-noetic-<name with _ as ->.
-[focal]   every key of rosdep/base.yaml and rosdep/python.yaml with a rule for ubuntu focal:
-          `ubuntu` is a list (every release), or a mapping whose `focal` (else `*`) entry is not
-          null, or a mapping of installers (apt/pip/source: every release).
+          version; its `packages` list, or the repository name when it has none) that the two
+          rosdep files do not define: rosdep resolves it to ros-noetic-<name with _ as ->.  (A key
+          both define is resolved by the rosdep file, which comes first in rosdep's sources.)
+[focal]   every key of rosdep/base.yaml and rosdep/python.yaml with a rule for ubuntu focal: the
+          `ubuntu` entry (else the any-OS `*` entry) is a list (every release), or a mapping whose
+          `focal` (else `*`) entry is not null, or a mapping of installers (apt/pip/source).
 
 test/unit/test_rosdep_keys.py checks package.xml against the file.  Only the key names are kept,
 not what they resolve to.
@@ -39,7 +40,9 @@ def noetic_packages(dist):
 
 
 def resolves_on_focal(rule):
-    ubuntu = rule.get('ubuntu') if isinstance(rule, dict) else None
+    if not isinstance(rule, dict):
+        return False
+    ubuntu = rule['ubuntu'] if 'ubuntu' in rule else rule.get('*')
     if ubuntu is None:
         return False
     if isinstance(ubuntu, list):
@@ -61,10 +64,12 @@ def main(argv):
     date = subprocess.run(['git', '--git-dir', git_dir, 'log', '-1', '--format=%cI', commit],
                           check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
     packages = noetic_packages(yaml.safe_load(show(git_dir, commit, 'noetic/distribution.yaml')))
-    system = set()
+    system, defined = set(), set()
     for path in ('rosdep/base.yaml', 'rosdep/python.yaml'):
         rules = yaml.safe_load(show(git_dir, commit, path))
+        defined.update(rules)
         system.update(k for k, rule in rules.items() if resolves_on_focal(rule))
+    packages -= defined
     print('# rosdep keys that resolve on ubuntu:focal with --rosdistro noetic (tools/rosdep_keys.py)')
     print('# source: https://github.com/ros/rosdistro commit %s (%s)' % (commit, date))
     print('# files: noetic/distribution.yaml (released packages), rosdep/base.yaml + rosdep/python.yaml'
