@@ -4,8 +4,8 @@
 Layers: catkin_lint, offline unit tests (pytest, no ROS master), Python 3.8
 (py38: vermin in a throw-away virtual environment and a 3.8 grammar parse of every
 file, then the unit tests that need no ROS on a real Python 3.8 interpreter in a
-virtual environment with Ubuntu 20.04's library versions), online tests (each test/ros/*.test under rostest, which
-starts its own master on a free port; among them the real rviz under Xvfb),
+virtual environment with Ubuntu 20.04's library versions), online tests (each
+test/ros/*.test under rostest, which starts its own master on a free port; among them the real rviz under Xvfb),
 system tests (pytest in test/system: several hosts in network namespaces;
 skipped with a message when not root), and the install space (install: a fresh
 workspace, `catkin_make install`, then demo.launch and a rostest with only
@@ -317,6 +317,9 @@ def py38_run(extra):
     code, out, _ = run([python, '-m', 'pytest', '-p', 'no:cacheprovider', '-rs', 'test/unit'] + extra,
                        'py38-pytest.log', 1800, env=env)
     passed, failed, skipped = pytest_counts(code, out)
+    if passed == 0 and failed == 0:
+        print('py38: FAIL: no test ran on Python 3.8', flush=True)
+        failed = 1
     sys.path.insert(0, os.path.join(ROOT, 'test', 'unit'))
     import ros_imports   # what conftest.py's no-ROS mode calls a ROS module
     ros = other = 0
