@@ -47,8 +47,8 @@ def test_without_dpkt_opening_a_capture_says_how_to_install_it(tmp_path):
         "except capture.CaptureError as e:\n"
         "    print(type(e).__name__, isinstance(e, ValueError)); print(e)\n"
     ) % (str(SRC), str(path))
-    out = subprocess.run([sys.executable, "-S", "-c", code], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, universal_newlines=True, env=dict(os.environ, PYTHONPATH=""))
+    out = subprocess.run([sys.executable, "-S", "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         universal_newlines=True, env=dict(os.environ, PYTHONPATH=""))
     if out.returncode == 3:
         pytest.skip("dpkt importable without site-packages here")
     assert out.returncode == 0, out.stdout

@@ -53,8 +53,8 @@ import struct
 from collections import Counter, OrderedDict
 from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
-__all__ = ["CaptureError", "CaptureDependencyError", "CaptureReader", "read_capture", "Reassembler", "TruncatedPayload",
-           "PORT_FILTER_HINT"]
+__all__ = ["CaptureError", "CaptureDependencyError", "CaptureReader", "read_capture", "Reassembler",
+           "TruncatedPayload", "PORT_FILTER_HINT"]
 
 #: What to tell a user whose capture lost the later fragments (docs/udp_dump.md).
 PORT_FILTER_HINT = (
