@@ -4,13 +4,13 @@ import json
 import os
 import signal
 import socket
-import struct
 import subprocess
 import threading
 import time
 
 import dpkt
 import pytest
+from capture_frames import ethernet, udp_fragments
 
 from morai_bridge import dump
 from morai_bridge.dump import formatters, jsonout
@@ -57,27 +57,13 @@ DATAGRAMS = [
 
 # ----------------------------------------------------------------------------- capture writing
 
-def _ip4(text):
-    return socket.inet_aton(text)
-
-
 def _ip_packets(src, dst, payload, ident, mtu_payload=1480):
     """IPv4 packets (bytes) carrying one UDP datagram, fragmented like a 1500-byte MTU."""
-    data = struct.pack("!HHHH", src[1], dst[1], 8 + len(payload), 0) + payload
-    out = []
-    for start in range(0, len(data), mtu_payload):
-        chunk = data[start:start + mtu_payload]
-        pkt = dpkt.ip.IP(src=_ip4(src[0]), dst=_ip4(dst[0]), p=17, id=ident, ttl=64, data=chunk)
-        pkt.mf = int(start + mtu_payload < len(data))
-        pkt.offset = start // 8
-        out.append(bytes(pkt))
-    return out
+    return udp_fragments(src, dst, payload, ident, mtu_payload)
 
 
 def _ether(ip_bytes):
-    return bytes(dpkt.ethernet.Ethernet(src=b"\x02\x00\x00\x00\x00\x01",
-                                        dst=b"\x02\x00\x00\x00\x00\x02",
-                                        type=dpkt.ethernet.ETH_TYPE_IP, data=ip_bytes))
+    return ethernet(ip_bytes)
 
 
 def write_capture(path, datagrams=DATAGRAMS, fmt="pcapng", t0=T0):
