@@ -3,7 +3,8 @@
 Decided from the code, not from a list of test names, so that the selection follows the tests:
 
 - a test *file* needs ROS when its module-level imports reach a ROS module, directly or through
-  the module-level imports of the ``morai_bridge`` modules it imports (followed in src/);
+  the module-level imports of the ``morai_bridge`` modules (followed in src/) and of the unit
+  tests' own helper modules (test/unit/*.py) it imports;
   conftest.py leaves such files out (``collect_ignore``);
 - a *test* in a file that is collected needs ROS when it stops on ``ModuleNotFoundError`` for a
   ROS module (an import inside the test or a fixture); conftest.py reports it as skipped.
@@ -21,7 +22,8 @@ ROS_MODULES = frozenset((
     'dynamic_reconfigure', 'actionlib', 'cv_bridge', 'image_geometry',
 ))
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 SRC = os.path.join(ROOT, 'src')
 
 
@@ -76,6 +78,13 @@ def ros_import_chain(path):
         for name in names:
             if is_ros_module(name):
                 return chain + [name]
+            local = os.path.join(HERE, name + '.py')      # a helper module of the unit tests
+            if '.' not in name and name not in seen and os.path.isfile(local):
+                seen.add(name)
+                hit = visit(_module_level_imports(local, ''), chain + [name])
+                if hit:
+                    return hit
+                continue
             if not name.startswith('morai_bridge'):
                 continue
             parts = name.split('.')
