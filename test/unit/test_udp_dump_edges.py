@@ -2,7 +2,7 @@
 
 Item 6: a datagram whose length identifies its message but whose data_length
 disagrees is decoded, marked and counted as a warning (not a decode error).
-Item 7: see test_fidelity_dump_truncated below the item-6 tests.
+Item 7: see test_fidelity_dump_truncated below the item-6 tests (capture reading itself: test_capture_truncated.py).
 Captures are written here with dpkt.
 """
 
