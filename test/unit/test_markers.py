@@ -1,4 +1,4 @@
-"""Marker geometry (morai_bridge.ros.markers, no ROS master), the markers node's parameter table,
+"""Marker geometry (morai_bridge.ros.marker_shapes, no ROS master), the markers node's parameter table,
 launch file and docs, the traffic light position file of the demo, the diagnostics analyzers and
 the launch files' package dependencies."""
 import glob
@@ -15,7 +15,7 @@ from geometry_msgs.msg import Vector3
 from morai_msgs.msg import CollisionData, EgoVehicleStatus, GetTrafficLightStatus, ObjectStatus, ObjectStatusList
 from visualization_msgs.msg import Marker
 
-from morai_bridge.ros import markers as mk
+from morai_bridge.ros import marker_shapes as mk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STYLE = mk.Style()

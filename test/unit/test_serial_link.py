@@ -17,8 +17,8 @@ import serial
 
 from morai_bridge.emu.pcu import Mode, PcuEmulator
 from morai_bridge.emu.pcu_vehicle import VehicleModel
-from morai_bridge.serial_link import Erp42Link
-from morai_bridge.supervise import DEAD, RUNNING, STOPPED
+from morai_bridge.link.serial_port import Erp42Link
+from morai_bridge.link.workers import DEAD, RUNNING, STOPPED
 from morai_bridge.wire import erp42
 
 import helpers
@@ -416,7 +416,7 @@ def test_only_the_io_thread_may_touch_the_port(rig):
 def test_outage_history_is_bounded_and_every_outage_counted(rig):
     """A cable that fails thousands of times over months: the link keeps the last
     OUTAGE_HISTORY outages with their times and counts all of them."""
-    from morai_bridge.serial_link import OUTAGE_HISTORY
+    from morai_bridge.link.serial_port import OUTAGE_HISTORY
     pcu, link, fbs, log, opener = rig()
     n = OUTAGE_HISTORY * 3 + 7
     for i in range(n):

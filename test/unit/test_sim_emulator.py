@@ -19,8 +19,8 @@ import pytest
 
 from morai_bridge.emu.geo import boxes_overlap, utm_to_latlon
 from morai_bridge.emu.sim import FIELD_DOCS, LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
-from morai_bridge.transport import TransportError
-from morai_bridge.wire import emu_sync, nmea, udp
+from morai_bridge.link.transport import TransportError
+from morai_bridge.wire import lockstep, nmea, udp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRC = os.path.join(ROOT, "src")
@@ -48,7 +48,7 @@ class Receiver:
         return out
 
     def messages(self, cls=None, timeout=0.05):
-        msgs = [udp.decode(d) if d[:4] != b"#Emu" else emu_sync.decode(d)
+        msgs = [udp.decode(d) if d[:4] != b"#Emu" else lockstep.decode(d)
                 for d in self.raw(timeout)]
         return [m for m in msgs if cls is None or isinstance(m, cls)]
 
@@ -69,7 +69,7 @@ class Client:
     def send(self, port_name, msg, wait=True):
         """Send and (without the emulator thread) wait until the emulator has handled it."""
         before = self.sim.snapshot().counters[port_name].received
-        codec = emu_sync if port_name == "sync" else udp
+        codec = lockstep if port_name == "sync" else udp
         self.send_raw(port_name, codec.encode(msg))
         if wait:
             assert self.sim.wait_for(

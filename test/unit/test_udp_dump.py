@@ -526,10 +526,8 @@ def test_every_message_variant_prints_in_all_modes():
 
 # ----------------------------------------------------------------------------- package layout
 
-def test_compat_module_and_module_entry_point():
-    from morai_bridge import udp_dump
-    assert udp_dump.main is dump.main and udp_dump.Dumper is dump.Dumper
-    assert (udp_dump.EXIT_OK, udp_dump.EXIT_DECODE_ERRORS, udp_dump.EXIT_USAGE) == (0, 1, 2)
+def test_module_entry_point():
+    assert (dump.EXIT_OK, dump.EXIT_DECODE_ERRORS, dump.EXIT_USAGE) == (0, 1, 2)
     done = subprocess.run(["/usr/bin/python3", "-m", "morai_bridge.dump", "--help"], env=_env(),
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "--listen" in done.stdout

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from morai_bridge.wire import emu_sync, udp
+from morai_bridge.wire import lockstep, udp
 
 VECTORS = json.loads((Path(__file__).resolve().parents[1] / "data" / "udp_vectors.json").read_text())["vectors"]
 
 
 def _classes():
-    out = list(udp.MESSAGE_CLASSES) + list(udp.RECORD_CLASSES) + list(emu_sync.MESSAGE_CLASSES)
+    out = list(udp.MESSAGE_CLASSES) + list(udp.RECORD_CLASSES) + list(lockstep.MESSAGE_CLASSES)
     assert len(out) > 20
     return out
 
@@ -26,7 +26,7 @@ def _classes():
 @pytest.mark.parametrize("cls", _classes(), ids=lambda c: c.__name__)
 def test_class_lives_where_it_says(cls):
     module = sys.modules[cls.__module__]
-    assert cls.__module__ in ("morai_bridge.wire.udp", "morai_bridge.wire.emu_sync", "morai_bridge.wire.nmea")
+    assert cls.__module__ in ("morai_bridge.wire.udp", "morai_bridge.wire.lockstep", "morai_bridge.wire.nmea")
     assert getattr(module, cls.__qualname__) is cls
 
 
@@ -44,6 +44,6 @@ def test_records_and_emulator_messages_pickle():
         udp.ObjectRecord(obj_id=i + 1, obj_type=1, pos_x=float(i)) for i in range(5)))))
     back = pickle.loads(pickle.dumps(objects))
     assert back == objects and type(back.objects[0]) is udp.ObjectRecord
-    for cls in emu_sync.MESSAGE_CLASSES:
-        msg = emu_sync.decode(emu_sync.encode(emu_sync.make(cls)))
+    for cls in lockstep.MESSAGE_CLASSES:
+        msg = lockstep.decode(lockstep.encode(lockstep.make(cls)))
         assert pickle.loads(pickle.dumps(msg)) == msg

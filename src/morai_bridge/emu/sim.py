@@ -5,7 +5,7 @@ Load, SimControl, ...) and sends what the simulator sends (Ego Vehicle Status,
 Object Info, traffic lights, collisions, SimStatus, GPS NMEA, IMU) so that the
 bridge, the demo and the tests run without the Windows simulator.  Every packet
 is built and parsed with :mod:`morai_bridge.wire.udp`; the opt-in lock-step
-extension (``emulator_sync``) uses :mod:`morai_bridge.wire.emu_sync`.
+extension (``emulator_sync``) uses :mod:`morai_bridge.wire.lockstep`.
 
 Library use::
 
@@ -56,9 +56,9 @@ import threading
 import time
 from typing import Dict, Optional, Tuple
 
-from morai_bridge.supervise import Worker
-from morai_bridge.transport import UdpReceiver, UdpSender, bind_udp, resolve_host
-from morai_bridge.wire import emu_sync, sim_versions, udp
+from morai_bridge.link.workers import Worker
+from morai_bridge.link.transport import UdpReceiver, UdpSender, bind_udp, resolve_host
+from morai_bridge.wire import lockstep, sim_versions, udp
 from morai_bridge.wire.enums import CtrlMode, ObjectType, Platform, SimResult, SimState
 from morai_bridge.wire.units import MPS_TO_KMH
 
@@ -220,7 +220,7 @@ class SimEmulator(SimCommands, SyncExtension):
     # ------------------------------------------------------------ lifecycle
     def start(self, log_error=None, on_dead=None) -> "SimEmulator":
         """Run the real-time loop (receive + fixed-step ticks) in a supervised worker thread
-        (:class:`morai_bridge.supervise.Worker`): an exception in an iteration is counted,
+        (:class:`morai_bridge.link.workers.Worker`): an exception in an iteration is counted,
         logged through ``log_error(text)`` and the loop resumes; ``on_dead(worker)`` when it
         cannot."""
         if self._closed:
@@ -539,7 +539,7 @@ class SimEmulator(SimCommands, SyncExtension):
         """Decode one datagram from port ``name``, count it, hand it to its handler."""
         c = self._counters[name]
         c.received += 1
-        codec, other = (emu_sync, udp) if name == "sync" else (udp, emu_sync)
+        codec, other = (lockstep, udp) if name == "sync" else (udp, lockstep)
         try:
             msg = codec.decode(data)
         except udp.DecodeError as e:

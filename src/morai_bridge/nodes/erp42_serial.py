@@ -1,7 +1,7 @@
 """erp42_serial: drive an ERP-42 (or the simulator's ERP-42 serial mode) from /ctrl_cmd.
 
 Node shell: reads the parameters, then wires the serial link
-(:class:`morai_bridge.serial_link.Erp42Link`, no ROS) to its topics and
+(:class:`morai_bridge.link.serial_port.Erp42Link`, no ROS) to its topics and
 diagnostics (:class:`morai_bridge.ros.erp42_ros.Erp42Ros`).  The steering clamp
 and the wheelbase come from the vehicle profile (``~vehicle_profile``, default
 erp42) unless ``~max_steer_deg`` / ``~wheelbase_m`` are set.  Parameters and
@@ -15,8 +15,8 @@ from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.erp42_ros import Erp42Ros
 from morai_bridge.ros.params import Config, Param, ParamError, load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
-from morai_bridge.ros.profiles import load_vehicle_profile
-from morai_bridge.serial_link import Erp42Link
+from morai_bridge.ros.package_config import load_vehicle_profile
+from morai_bridge.link.serial_port import Erp42Link
 from morai_bridge.wire import erp42, vehicle_profiles
 
 _D = erp42.DEFAULT_PARAMS

@@ -7,7 +7,7 @@ a box with a velocity arrow, every object as a box coloured by type with its id,
 traffic lights whose position is known (``~traffic_light_positions``) with their
 lit heads, and collisions as short-lived spheres.  Markers of objects that
 vanished, or whose input went silent for ``~stale_s``, are DELETEd.  The
-message building is in :mod:`morai_bridge.ros.markers` (pure functions).
+message building is in :mod:`morai_bridge.ros.marker_shapes` (pure functions).
 """
 import os
 import threading
@@ -19,7 +19,7 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from morai_msgs.msg import CollisionData, EgoVehicleStatus, GetTrafficLightStatus, ObjectStatusList
 from visualization_msgs.msg import MarkerArray
 
-from morai_bridge.ros import markers as mk
+from morai_bridge.ros import marker_shapes as mk
 from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.params import Param, ParamError, load
 

@@ -2,7 +2,7 @@
 morai_msgs/ERP42Info, EgoVehicleStatus, TwistStamped, wheel Odometry, encoder counts,
 and the link's and the PCU's state on /diagnostics.
 
-The serial link itself (:class:`morai_bridge.serial_link.Erp42Link`) knows no ROS;
+The serial link itself (:class:`morai_bridge.link.serial_port.Erp42Link`) knows no ROS;
 conversions of raw feedback are in :mod:`morai_bridge.wire.erp42`, the pose
 integration in :class:`morai_bridge.wire.dead_reckoning.DeadReckoning`.
 """

@@ -16,7 +16,7 @@ empty.  The source is kept (``decode_source``, ``read_source``).  Framing checks
 and tail for it); the public API is :mod:`.udp`.
 
 Also here: :class:`DecodeError` / :class:`EncodeError`, shared by every
-registry (``udp.DecodeError is emu_sync.DecodeError``).
+registry (``udp.DecodeError is lockstep.DecodeError``).
 
 No ROS imports.
 """

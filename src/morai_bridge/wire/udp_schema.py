@@ -9,7 +9,7 @@ compiles a registry into ``struct.Struct`` objects once at import.
 
 Two registries exist: :data:`MORAI` (the simulator's messages,
 :mod:`.udp_layouts`, public API :mod:`.udp`; the default) and the emulator's
-lock-step extension (:mod:`.emu_sync`).
+lock-step extension (:mod:`.lockstep`).
 
 Nothing here touches bytes at run time, and nothing imports ROS.
 """

@@ -47,7 +47,7 @@ import traceback
 
 import serial
 
-from morai_bridge.supervise import ThrottledLog, Worker
+from morai_bridge.link.workers import ThrottledLog, Worker
 from morai_bridge.wire import erp42
 
 LONGL_THROTTLE = 1
@@ -165,7 +165,7 @@ class Erp42Link(object):
 
     @property
     def workers(self):
-        """The link's :class:`~morai_bridge.supervise.Worker` objects (I/O, feedback)."""
+        """The link's :class:`~morai_bridge.link.workers.Worker` objects (I/O, feedback)."""
         return (self._io, self._cb)
 
     @property
