@@ -19,7 +19,7 @@ from morai_bridge.emu.pcu import Mode, PcuEmulator
 from morai_bridge.emu.pcu_vehicle import VehicleModel
 from morai_bridge.link.serial_port import Erp42Link
 from morai_bridge.link.workers import DEAD, RUNNING, STOPPED
-from morai_bridge.wire import erp42
+from morai_bridge.wire import erp42, erp42_convert
 
 import helpers
 from helpers import Log
@@ -81,7 +81,7 @@ def rig(tmp_path):
         fbs = []
         log = Log()
         opener = Opener()
-        p = dataclasses.replace(erp42.DEFAULT_PARAMS, port=path, **params)
+        p = dataclasses.replace(erp42_convert.DEFAULT_PARAMS, port=path, **params)
         kw = dict(on_feedback=lambda fb, t: fbs.append((fb, t)), log=log, opener=opener)
         kw.update(link_kw or {})
         link = Erp42Link(p, **kw)
