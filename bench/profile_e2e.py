@@ -27,7 +27,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import e2e_streams  # noqa: E402
 
 # stage name -> substrings of a frame that put a sample in it (first match from the leaf up wins)
 STAGES = [

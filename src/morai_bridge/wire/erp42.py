@@ -35,10 +35,6 @@ __all__ = [
     "Command", "Feedback",
     "encode_command", "decode_command", "encode_feedback", "decode_feedback",
     "Framer", "CommandFramer", "FeedbackFramer",
-    "Erp42Params", "DEFAULT_PARAMS",
-    "round_half_away", "next_alive",
-    "ctrl_to_command", "stop_command",
-    "FeedbackValues", "feedback_to_values", "encoder_delta", "encoder_travel_m",
 ]
 
 # ---------------------------------------------------------------------------
