@@ -12,6 +12,7 @@ setup(**generate_distutils_setup(
         'morai_bridge.emu',
         'morai_bridge.emu.sensors',
         'morai_bridge.dump',
+        'morai_bridge.selftest',
     ],
     package_dir={'': 'src'},
 ))

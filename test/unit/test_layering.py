@@ -3,7 +3,7 @@
     wire   pure codecs and protocol facts           imports: wire
     link   sockets, serial port, worker supervision imports: wire, link
     emu    emulators of the simulator and the PCU    imports: wire, link, emu
-    tools  morai_udp_dump (no ROS)                   imports: wire, link, tools
+    tools  morai_udp_dump, morai_check_signs (no ROS) imports: wire, link, tools
     ros    everything that touches rospy / messages  imports: wire, link, ros
     nodes  one main() per node                       imports: ros, wire, link, emu
 
@@ -29,7 +29,7 @@ LAYER_OF = (
     ('wire', 'wire'),
     ('link', 'link'),
     ('emu', 'emu'),
-    ('dump', 'tools'),
+    ('dump', 'tools'), ('selftest', 'tools'),
     ('ros', 'ros'),
     ('nodes', 'nodes'),
 )
@@ -130,7 +130,8 @@ def _modules(pkg):
 
 def test_ros_free_layers_import_without_ros():
     mods = [m for m in _modules('morai_bridge.wire') + _modules('morai_bridge.emu') + _modules('morai_bridge.link')
-            + _modules('morai_bridge.dump') if not m.endswith('.__main__')]     # __main__ runs the tool
+            + _modules('morai_bridge.dump') + _modules('morai_bridge.selftest')
+            if not m.endswith('.__main__')]     # __main__ runs the tool
     code = (
         'import importlib, sys\n'
         'for m in %r: importlib.import_module(m)\n'

@@ -1,0 +1,271 @@
+"""The sign self-test's measurement logic: status samples in, a verdict out.  Pure: no sockets, no ROS.
+
+What a run measures (:mod:`.check_signs` drives the vehicle and collects the samples):
+
+* **Which way a positive Ego Ctrl Cmd ``steer`` turns the car.**  In each steering phase the
+  vehicle drives forward at walking speed with a constant wire steer; the turn direction is read
+  from the heading the Ego Vehicle Status reports (``yaw``, degrees, counter-clockwise positive,
+  not wrapped to +-180: MORAI's manual "The vehicle heading angle increases in the
+  counter-clockwise (CCW) direction", docs/versions.md) and, when an IMU stream is given, from
+  the IMU yaw rate (``ang_vel_z``, rad/s, + = counter-clockwise = left in 25.S4 per the
+  evidence of issue 22).  Driving forward, a heading that increases is a LEFT turn.
+* **Which way a positive status ``steer`` points.**  The status steer (front-wheel angle, deg)
+  during the same phase, compared with the turn the car made.
+
+Channels that agree decide; channels that disagree make the phase inconclusive (never a guess).
+With a second phase of opposite steer (the default), both phases must give the same answer: a
+road that curves or slopes the car one way whatever the steer then shows up as a disagreement.
+
+The status ``ang_vel_z`` is reported (its sign is not independently documented) but does not
+decide anything.  The Ego Ghost Cmd's steer cannot be measured by driving: its side stays the
+profile's.
+"""
+import math
+from typing import Dict, NamedTuple, Optional, Sequence, Tuple
+
+from morai_bridge.wire import sim_versions
+from morai_bridge.wire.units import KMH_TO_MPS
+
+__all__ = ["Sample", "Phase", "Thresholds", "PhaseResult", "Verdict", "judge", "judge_phase",
+           "unwrapped_change", "wrap180", "opposite", "Comparison", "compare", "measured_version",
+           "LEFT", "RIGHT"]
+
+LEFT, RIGHT = "left", "right"
+
+
+def opposite(side: Optional[str]) -> Optional[str]:
+    return {LEFT: RIGHT, RIGHT: LEFT}.get(side)
+
+
+class Sample(NamedTuple):
+    """One Ego Vehicle Status as the self-test uses it."""
+
+    t: float                        # s: the status clock (packet time, or receive time without one)
+    yaw_deg: Optional[float]        # heading, deg, CCW +, wrapped or not (None: not available)
+    speed_kmh: float                # signed_vel, km/h (+ forward)
+    steer_deg: Optional[float]      # status steer, deg, in the wire's own sign (None: not carried)
+    yaw_rate_deg_s: Optional[float] = None   # status ang_vel_z, deg/s (reported, not decisive)
+    wheelbase: float = 0.0          # m, from the status (0: unknown) for the effective-angle estimate
+
+
+class Phase(NamedTuple):
+    """The measurement window of one steering phase: constant wire ``steer``."""
+
+    steer: float                    # the wire steer commanded (normalised -1..1)
+    samples: Tuple[Sample, ...]     # status samples of the window, in arrival order
+    imu_rates: Tuple[float, ...] = ()   # IMU ang_vel_z, rad/s, received in the window
+
+
+class Thresholds(NamedTuple):
+    """What counts as a measured effect (defaults: a fraction of what 0.3 at 5 km/h gives)."""
+
+    min_heading_deg: float = 1.5    # heading change over the window
+    min_imu_rate: float = 0.01      # rad/s, mean IMU yaw rate (0.57 deg/s)
+    min_steer_deg: float = 0.3      # mean |status steer| over the window
+    min_distance_m: float = 0.5     # driven forward in the window
+
+
+class PhaseResult(NamedTuple):
+    steer: float
+    samples: int
+    duration_s: float
+    distance_m: float               # driven forward (negative: backward)
+    mean_speed_kmh: float
+    heading_change_deg: Optional[float]   # unwrapped, + = CCW = left
+    imu_rate: Optional[float]       # mean IMU ang_vel_z, rad/s
+    status_yaw_rate_deg_s: Optional[float]   # mean status ang_vel_z
+    status_steer_deg: Optional[float]        # mean status steer
+    effective_wheel_deg: Optional[float]     # atan(wheelbase x yaw rate / speed), + = left
+    turn: Optional[str]             # LEFT / RIGHT / None (not measured)
+    ctrl_positive: Optional[str]    # where + wire steer turns, by this phase
+    status_positive: Optional[str]  # where + status steer points, by this phase
+    why: str                        # '' or why something was not measured
+
+
+class Verdict(NamedTuple):
+    ctrl_steer_positive: Optional[str]     # LEFT / RIGHT / None = inconclusive
+    status_steer_positive: Optional[str]   # LEFT / RIGHT / None = inconclusive
+    phases: Tuple[PhaseResult, ...]
+    reasons: Tuple[str, ...]        # why a side is not measured (empty when conclusive)
+    notes: Tuple[str, ...]          # observations that decide nothing
+
+    @property
+    def conclusive(self) -> bool:
+        return self.ctrl_steer_positive is not None and self.status_steer_positive is not None
+
+
+def wrap180(angle: float) -> float:
+    """``angle`` (deg) wrapped to [-180, 180)."""
+    return (angle + 180.0) % 360.0 - 180.0
+
+
+def unwrapped_change(yaws: Sequence[float]) -> float:
+    """Total heading change (deg) along successive headings, each step taken the short way
+    round: -179 -> 179 is -2, 359.5 -> -0.2 is -0.3 (the status yaw is not wrapped, but a
+    wrap of any multiple of 360 between two samples reads as the small step it is)."""
+    total = 0.0
+    for a, b in zip(yaws, yaws[1:]):
+        total += wrap180(b - a)
+    return total
+
+
+def _sign(v: float) -> int:
+    return 1 if v > 0 else -1 if v < 0 else 0
+
+
+def _mean(values):
+    values = [v for v in values if v is not None and math.isfinite(v)]
+    return sum(values) / len(values) if values else None
+
+
+def _side(sign: int) -> Optional[str]:
+    return LEFT if sign > 0 else RIGHT if sign < 0 else None
+
+
+def judge_phase(phase: Phase, th: Thresholds = Thresholds()) -> PhaseResult:
+    """What one phase shows (see the module docstring)."""
+    s = [x for x in phase.samples if math.isfinite(x.t) and math.isfinite(x.speed_kmh)]
+    steer = phase.steer
+    duration = s[-1].t - s[0].t if len(s) >= 2 else 0.0
+    distance = 0.0
+    for a, b in zip(s, s[1:]):
+        distance += 0.5 * (a.speed_kmh + b.speed_kmh) * KMH_TO_MPS * max(0.0, b.t - a.t)
+    mean_speed = _mean(x.speed_kmh for x in s) or 0.0
+    yaws = [x.yaw_deg for x in s if x.yaw_deg is not None and math.isfinite(x.yaw_deg)]
+    heading = unwrapped_change(yaws) if len(yaws) >= 2 else None
+    imu = _mean(phase.imu_rates)
+    status_rate = _mean(x.yaw_rate_deg_s for x in s)
+    status_steer = _mean(x.steer_deg for x in s)
+    wheelbase = _mean(x.wheelbase for x in s if x.wheelbase and x.wheelbase > 0)
+    effective = None
+    rate = None
+    if heading is not None and duration > 0:
+        rate = math.radians(heading) / duration
+    elif imu is not None:
+        rate = imu
+    if rate is not None and wheelbase and mean_speed > 0:
+        effective = math.degrees(math.atan(wheelbase * rate / (mean_speed * KMH_TO_MPS)))
+
+    def result(turn, why):
+        ctrl = status = None
+        if turn is not None and steer != 0:
+            ctrl = turn if steer > 0 else opposite(turn)
+        if turn is not None and status_steer is not None and abs(status_steer) >= th.min_steer_deg:
+            status = turn if status_steer > 0 else opposite(turn)
+        elif turn is not None and not why:
+            why = ('the status steer stayed below %.1f deg (%s): its sign is not measured'
+                   % (th.min_steer_deg, 'not carried' if status_steer is None else '%.2f deg' % status_steer))
+        return PhaseResult(steer, len(s), duration, distance, mean_speed, heading, imu, status_rate,
+                           status_steer, effective, turn, ctrl, status, why)
+
+    if len(s) < 2:
+        return result(None, 'no status in the window (%d sample%s)' % (len(s), '' if len(s) == 1 else 's'))
+    if steer == 0:
+        return result(None, 'no steer commanded')
+    if distance < th.min_distance_m:
+        return result(None, 'the vehicle drove %.2f m forward in %.1f s (at least %.1f m needed): not moving '
+                            '(paused simulation, keyboard mode, parking brake, blocked?)'
+                      % (distance, duration, th.min_distance_m))
+    votes = {}
+    if heading is not None and abs(heading) >= th.min_heading_deg:
+        votes['heading'] = _sign(heading)
+    if imu is not None and abs(imu) >= th.min_imu_rate:
+        votes['IMU yaw rate'] = _sign(imu)
+    if not votes:
+        parts = []
+        if heading is not None:
+            parts.append('heading changed %+.2f deg (at least %.1f needed)' % (heading, th.min_heading_deg))
+        else:
+            parts.append('no heading in the status')
+        if imu is not None:
+            parts.append('IMU yaw rate %+.4f rad/s (at least %.3f needed)' % (imu, th.min_imu_rate))
+        return result(None, 'no turn measured: %s' % '; '.join(parts))
+    if len(set(votes.values())) > 1:
+        return result(None, 'the channels disagree: heading %+.2f deg but IMU yaw rate %+.4f rad/s'
+                      % (heading, imu))
+    return result(_side(next(iter(votes.values()))), '')
+
+
+def judge(phases: Sequence[Phase], th: Thresholds = Thresholds()) -> Verdict:
+    """The verdict of a run: which side + turns on the wire, for the command and the status."""
+    results = tuple(judge_phase(p, th) for p in phases)
+    steering = [r for r in results if r.steer != 0]
+    reasons, notes = [], []
+    ctrl = status = None
+    if not steering:
+        reasons.append('no steering phase was measured')
+    else:
+        missing = [r for r in steering if r.ctrl_positive is None]
+        sides = {r.ctrl_positive for r in steering if r.ctrl_positive is not None}
+        if missing:
+            for r in missing:
+                reasons.append('steer %+.2f: %s' % (r.steer, r.why))
+        elif len(sides) > 1:
+            reasons.append('the phases disagree: %s (the road or the vehicle turns it whatever the '
+                           'steer, or the steer is not applied)'
+                           % ', '.join('steer %+.2f turned %s' % (r.steer, r.turn) for r in steering))
+        else:
+            ctrl = sides.pop()
+        st = {r.status_positive for r in steering if r.status_positive is not None}
+        if ctrl is None:
+            pass
+        elif not st:
+            reasons.append('status steer: ' + '; '.join(r.why for r in steering if r.why))
+        elif len(st) > 1:
+            reasons.append('status steer: the phases disagree (%s)' % ', '.join(
+                'steer %+.2f: status %+.2f deg' % (r.steer, r.status_steer_deg) for r in steering))
+        else:
+            status = st.pop()
+    for r in steering:
+        if r.turn is not None and r.status_yaw_rate_deg_s is not None and abs(r.status_yaw_rate_deg_s) > 0.3:
+            notes.append('steer %+.2f: status ang_vel_z %+.2f deg/s during a %s turn (status ang_vel_z + = %s)'
+                         % (r.steer, r.status_yaw_rate_deg_s, r.turn,
+                            r.turn if r.status_yaw_rate_deg_s > 0 else opposite(r.turn)))
+    return Verdict(ctrl, status, results, tuple(reasons), tuple(notes))
+
+
+# ----------------------------------------------------------------------------- profiles
+
+class Comparison(NamedTuple):
+    """A verdict against a version profile, and the bridge parameters that follow."""
+
+    ctrl_agrees: Optional[bool]     # None: not measured
+    status_agrees: Optional[bool]
+    measured: "sim_versions.SimVersion"   # the base profile with the measured sides
+    signs: "sim_versions.BridgeSigns"     # bridge_signs(measured): ghost stays the profile's
+
+
+def compare(base, verdict: Verdict) -> Comparison:
+    """``verdict`` against profile ``base`` (a :class:`~morai_bridge.wire.sim_versions.SimVersion`);
+    an unmeasured side keeps the profile's value."""
+    ctrl = verdict.ctrl_steer_positive or base.ctrl_steer_positive
+    status = verdict.status_steer_positive or base.status_steer_positive
+    measured = base._replace(ctrl_steer_positive=ctrl, status_steer_positive=status)
+    return Comparison(None if verdict.ctrl_steer_positive is None else ctrl == base.ctrl_steer_positive,
+                      None if verdict.status_steer_positive is None else status == base.status_steer_positive,
+                      measured, sim_versions.bridge_signs(measured))
+
+
+def measured_version(base, verdict: Verdict, date: str, detail: Dict[str, str] = None):
+    """The profile to write: ``base`` with the measured sides, their sources saying
+    "measured by morai_check_signs on <date>" (plus ``detail[key]``) and confidence "measured".
+    Raises ValueError for an inconclusive verdict (nothing is written then)."""
+    if not verdict.conclusive:
+        raise ValueError('inconclusive measurement: no profile is written')
+    detail = detail or {}
+    sources, confidence = dict(base.sources), dict(base.confidence)
+    for key in ('ctrl_steer_positive', 'status_steer_positive'):
+        text = 'measured by morai_check_signs on %s' % date
+        if detail.get(key):
+            text += ': ' + detail[key]
+        sources[key] = text
+        confidence[key] = 'measured'
+    ghost = sources.get('ghost_steer_positive', '')
+    sources['ghost_steer_positive'] = ('Not measurable by driving (morai_check_signs kept profile %s): %s'
+                                       % (base.name, ghost)).rstrip(': ')
+    name = base.name if base.name.endswith('-measured') else base.name + '-measured'
+    description = ('Profile %s with the steering sides measured by morai_check_signs on %s.%s'
+                   % (base.name, date, (' ' + base.description) if base.description else ''))
+    return compare(base, verdict).measured._replace(
+        name=name, description=description, sources=tuple(sorted(sources.items())),
+        confidence=tuple(sorted(confidence.items())), path='')

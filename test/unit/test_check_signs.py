@@ -1,0 +1,482 @@
+"""morai_check_signs (issue 22 item 5): the verdict logic, and whole runs over real UDP sockets on
+127.0.0.1 against the simulator emulator running each version profile.
+
+The emulator runs in-process, stepped by a thread as fast as it goes with its deterministic clock
+(about ten times real time): the self-test times its phases on the status packets' clock, so a run
+covers the same simulated seconds whatever the machine's load.  No assertion depends on wall time.
+
+Expected signs come from the profiles (config/sim_versions, each with its sources) and, where a
+test says so, directly from outside evidence (/work/evidence/issue22.md, cited per test).
+"""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import yaml
+
+from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
+from morai_bridge.selftest import check_signs as cs
+from morai_bridge.selftest.signs import (LEFT, RIGHT, Phase, Sample, Thresholds, compare, judge,
+                                         measured_version, unwrapped_change)
+from morai_bridge.wire import sim_versions, udp
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SRC = os.path.join(ROOT, "src")
+SHIPPED = sim_versions.available(sim_versions.search_dir_default())
+
+
+# ----------------------------------------------------------------------------- the verdict (pure)
+
+def drive(steer, yaw0, yaw_rate_deg_s, status_steer, speed=5.0, seconds=2.0, hz=50, imu=None, wheelbase=2.7):
+    """A steering phase: ``seconds`` of status at ``hz`` with a constant yaw rate (deg/s, + CCW)."""
+    n = int(seconds * hz) + 1
+    samples = tuple(Sample(i / hz, yaw0 + yaw_rate_deg_s * i / hz, speed, status_steer, yaw_rate_deg_s, wheelbase)
+                    for i in range(n))
+    return Phase(steer, samples, tuple(imu or ()))
+
+
+def test_unwrapped_change_takes_the_short_way_round():
+    assert unwrapped_change([170.0, 179.0, -179.0, -170.0]) == pytest.approx(20.0)
+    assert unwrapped_change([-170.0, -179.5, 179.5, 170.0]) == pytest.approx(-20.0)
+    # the status yaw is not wrapped (roll -359.45 in a live 25.S4 status): any multiple of 360 between samples
+    assert unwrapped_change([359.5, -0.2, 0.3]) == pytest.approx(0.8)
+    assert unwrapped_change([10.0, 730.5]) == pytest.approx(0.5)
+
+
+def test_a_left_turn_with_positive_steer_and_negative_status_steer():
+    v = judge([drive(0.0, 0.0, 0.0, 0.0), drive(0.3, 0.0, 5.0, -10.0), drive(-0.3, 10.0, -5.0, 10.0)])
+    assert (v.ctrl_steer_positive, v.status_steer_positive) == (LEFT, RIGHT)
+    assert v.conclusive and not v.reasons
+    plus = v.phases[1]
+    assert plus.turn == LEFT and plus.heading_change_deg == pytest.approx(10.0)
+    assert plus.distance_m == pytest.approx(5.0 / 3.6 * 2.0)
+
+
+def test_the_same_turn_whatever_the_steer_is_inconclusive():
+    """A road that curves the car left whatever the steer: the two phases disagree."""
+    v = judge([drive(0.3, 0.0, 5.0, -10.0), drive(-0.3, 10.0, 5.0, 10.0)])
+    assert v.ctrl_steer_positive is None and not v.conclusive
+    assert "disagree" in v.reasons[0]
+
+
+def test_no_heading_change_is_inconclusive_and_says_why():
+    v = judge([drive(0.3, 90.0, 0.2, -0.1)])
+    assert v.ctrl_steer_positive is None and v.status_steer_positive is None
+    assert "no turn measured" in v.reasons[0] and "heading changed +0.40 deg" in v.reasons[0]
+
+
+def test_not_moving_is_inconclusive():
+    v = judge([drive(0.3, 0.0, 5.0, -10.0, speed=0.0)])
+    assert not v.conclusive and "not moving" in v.reasons[0]
+
+
+def test_heading_and_imu_disagreeing_decide_nothing():
+    v = judge([drive(0.3, 0.0, 5.0, -10.0, imu=[-0.08] * 50)])
+    assert v.ctrl_steer_positive is None and "channels disagree" in v.reasons[0]
+
+
+def test_a_status_without_steer_leaves_the_status_side_unmeasured():
+    v = judge([drive(0.3, 0.0, 5.0, 0.05)])
+    assert v.ctrl_steer_positive == LEFT and v.status_steer_positive is None
+    assert not v.conclusive and "status steer" in v.reasons[0]
+
+
+def test_evidence_aisw_25s4_positive_wire_steer_gives_a_positive_imu_yaw_rate_left():
+    """Outside evidence (/work/evidence/issue22.md section 1 and "Sign self-test notes"): The-GIGACHA/2026_AISW
+    measured on MORAI 25.S4.MolitComp03 (src/aisw_2026/tools/test/SITE_CHECKLIST.md @c7798bcb, 2026-09-17:
+    "조향 부호 | + = 좌회전" = "+ = left turn"); their tool morai_site_check.py sends raw wire steer +0.15 then
+    -0.15 and reads the IMU angular_velocity z (+ = CCW, heven's IL mapping), expecting z > 0 for +0.15.
+    Magnitude from their formula at 3 m/s: about 0.087 rad/s.  Heading is not used here: the IMU alone decides."""
+    speed = 3.0 * 3.6
+    plus = Phase(0.15, tuple(Sample(i / 40, None, speed, None) for i in range(81)), (0.087,) * 80)
+    minus = Phase(-0.15, tuple(Sample(2 + i / 40, None, speed, None) for i in range(81)), (-0.087,) * 80)
+    v = judge([plus, minus])
+    assert v.ctrl_steer_positive == LEFT
+    assert v.phases[0].turn == LEFT and v.phases[1].turn == RIGHT
+    # the status steer was not part of that measurement: not claimed
+    assert v.status_steer_positive is None and not v.conclusive
+    # the 25.S4 profile agrees on the command side
+    assert compare(sim_versions.load_version("25.S4"), v).ctrl_agrees is True
+
+
+def test_evidence_heading_is_ccw_positive_and_not_wrapped():
+    """MORAI's manual (Local Map Coordinate System, /work/evidence/issue22.md "Sign self-test notes"): "The vehicle
+    heading angle increases in the counter-clockwise (CCW) direction"; a live 25.S4 status has yaw -177.02 (not
+    wrapped to 0..360).  A heading going 178 -> -177.02 is a left turn of 4.98 deg, not a right turn of 355."""
+    samples = tuple(Sample(i * 0.5, y, 5.0, -8.0) for i, y in enumerate((178.0, 179.5, -178.5, -177.02)))
+    v = judge([Phase(0.3, samples)])
+    assert v.phases[0].heading_change_deg == pytest.approx(4.98)
+    assert v.ctrl_steer_positive == LEFT and v.status_steer_positive == RIGHT
+
+
+def test_the_measured_profile_loads_and_keeps_the_rest(tmp_path):
+    base = sim_versions.load_version("25.S4")
+    v = judge([drive(0.3, 0.0, -5.0, 10.0), drive(-0.3, -10.0, 5.0, -10.0)])    # + right, status + right
+    m = measured_version(base, v, "2026-11-23 20:00 UTC", {"ctrl_steer_positive": "wire +0.30 turned right"})
+    path = tmp_path / "mine.yaml"
+    path.write_text(sim_versions.to_yaml(m))
+    got = sim_versions.load_version(str(path))
+    assert (got.ctrl_steer_positive, got.status_steer_positive) == (RIGHT, RIGHT)
+    assert got.ghost_steer_positive == base.ghost_steer_positive
+    for key in ("ctrl_steer_positive", "status_steer_positive"):
+        assert dict(got.confidence)[key] == "measured"
+        assert dict(got.sources)[key].startswith("measured by morai_check_signs on 2026-11-23")
+    assert "wire +0.30 turned right" in dict(got.sources)["ctrl_steer_positive"]
+    assert "Not measurable by driving" in dict(got.sources)["ghost_steer_positive"]
+    assert got._replace(name="", description="", sources=(), confidence=(), path="") == base._replace(
+        ctrl_steer_positive=RIGHT, name="", description="", sources=(), confidence=(), path="")
+    assert sim_versions.bridge_signs(got) == (-1, 1, 1)
+
+
+def test_an_inconclusive_verdict_makes_no_profile():
+    with pytest.raises(ValueError, match="inconclusive"):
+        measured_version(sim_versions.load_version("25.S4"), judge([drive(0.3, 0.0, 0.0, 0.0)]), "today")
+
+
+# ----------------------------------------------------------------------------- runs against the emulator
+
+class Paced:
+    """The emulator stepped by a thread as fast as it goes (deterministic clock: steps of 20 ms)."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self):
+        while not self._stop.is_set():
+            self.sim.step(1)
+            time.sleep(0.0005)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(5.0)
+
+
+def emulator(status_port=0, imu_port=0, **overrides):
+    """Every command port ephemeral; only the ego status (and IMU) sent, to the self-test's ports."""
+    kw = {field: -1 for field, _, _ in LISTEN_PORTS.values()}
+    for name, (field, _, _) in SEND_PORTS.items():
+        kw[field] = 0
+    kw.update(ego_status_port=status_port, imu_port=imu_port, deterministic=True)
+    kw.update(overrides)
+    return SimEmulator(SimConfig(**kw))
+
+
+def options(version="25.S4", **kw):
+    kw.setdefault("listen_ip", "127.0.0.1")
+    kw.setdefault("status_port", 0)
+    kw.setdefault("yes", True)
+    kw.setdefault("status_timeout", 2.0)
+    return cs.Options(version=sim_versions.load_version(version), **kw)
+
+
+class Out:
+    def __init__(self):
+        self.lines = []
+
+    def write(self, text):
+        self.lines.append(text)
+
+    def flush(self):
+        pass
+
+    @property
+    def text(self):
+        return "".join(self.lines)
+
+
+def run_against(opts, confirm=None, during=None, **sim_overrides):
+    """One self-test run against an emulator made for it; returns (result, output, emulator snapshot)."""
+    out = Out()
+    with cs.SignCheck(opts, out=out, confirm=confirm) as check:
+        sim = emulator(check.ports["status"], check.ports.get("imu", 0), **sim_overrides)
+        try:
+            check.sim_addr = ("127.0.0.1", sim.ports["ctrl_cmd"])
+            with Paced(sim):
+                if during is not None:
+                    during(sim)
+                result = check.run()
+            sim.step(1)         # handle what is still queued
+            return result, out.text, sim.snapshot()
+        finally:
+            sim.close()
+
+
+def assert_braked(snap, result):
+    """The last command the emulator applied is the stop: pedal mode, full brake."""
+    assert result.stop_sent >= cs.STOP_REPEATS
+    assert snap.ego.brake == 1.0 and snap.ego.accel == 0.0 and snap.ego.steer_deg == 0.0
+
+
+@pytest.mark.parametrize("version", SHIPPED)
+def test_each_shipped_profile_is_measured_as_declared(version):
+    """The emulator running a profile is measured as that profile declares (ctrl, status), and the
+    bridge parameters printed are bridge_signs() of the profile."""
+    profile = sim_versions.load_version(version)
+    result, text, snap = run_against(options(version, imu_port=0), sim_version=version)
+    assert result.exit_status == cs.EXIT_OK, text
+    v = result.verdict
+    assert (v.ctrl_steer_positive, v.status_steer_positive) == (profile.ctrl_steer_positive,
+                                                                profile.status_steer_positive), text
+    assert result.comparison.ctrl_agrees and result.comparison.status_agrees
+    assert result.comparison.signs == sim_versions.bridge_signs(profile)
+    s = sim_versions.bridge_signs(profile)
+    assert ("steering_sign %d, status_steering_sign %d, ghost_steering_sign %d"
+            % (s.steering_sign, s.status_steering_sign, s.ghost_steering_sign)) in text
+    assert "sim_version:=%s" % version in text
+    # both channels measured the turn; the run ended stopped
+    assert all(r.imu_rate is not None and r.heading_change_deg is not None for r in v.phases[1:])
+    assert result.stopped is True
+    assert_braked(snap, result)
+
+
+def test_a_flipped_profile_is_detected_and_written(tmp_path):
+    """A hand-made profile with both steering sides flipped from 25.S4: the emulator running it is
+    measured as such, reported as differing from 25.S4, and the written profile loads."""
+    base = sim_versions.load_version("25.S4")
+    flipped = base._replace(ctrl_steer_positive=RIGHT if base.ctrl_steer_positive == LEFT else LEFT,
+                            status_steer_positive=RIGHT if base.status_steer_positive == LEFT else LEFT,
+                            name="flipped")
+    src = tmp_path / "flipped.yaml"
+    src.write_text(sim_versions.to_yaml(flipped))
+    out_file = tmp_path / "measured.yaml"
+    result, text, snap = run_against(options("25.S4", write=str(out_file)), sim_version=str(src))
+    assert result.exit_status == cs.EXIT_OK, text
+    assert (result.verdict.ctrl_steer_positive, result.verdict.status_steer_positive) == (
+        flipped.ctrl_steer_positive, flipped.status_steer_positive)
+    assert result.comparison.ctrl_agrees is False and result.comparison.status_agrees is False
+    assert text.count("DIFFERS") == 2
+    assert result.comparison.signs == sim_versions.bridge_signs(flipped)
+    assert result.written == str(out_file)
+    got = sim_versions.load_version(str(out_file))
+    assert (got.ctrl_steer_positive, got.status_steer_positive) == (flipped.ctrl_steer_positive,
+                                                                    flipped.status_steer_positive)
+    assert sim_versions.bridge_signs(got)[:2] == sim_versions.bridge_signs(flipped)[:2]
+    assert "sim_version:=%s" % out_file in text
+    assert_braked(snap, result)
+
+
+def test_the_heading_wraps_through_180_during_the_run():
+    """Start heading 178 deg: a left turn crosses +-180 in the emulator's wrapped yaw."""
+    result, text, _ = run_against(options("25.S4"), sim_version="25.S4", ego_yaw_deg=178.0)
+    assert result.exit_status == cs.EXIT_OK, text
+    plus = result.verdict.phases[1]
+    assert plus.turn == LEFT and 1.5 < plus.heading_change_deg < 90
+
+
+# ----------------------------------------------------------------------------- refusals and aborts
+
+def test_refuses_a_moving_ego_and_brakes_it(tmp_path):
+    (tmp_path / "rolling.json").write_text('{"ego": {"position": [0, 0, 0], "yaw_deg": 0, "speed_kmh": 20, "gear": 4}}')
+    result, text, snap = run_against(options("25.S4"), sim_version="25.S4", scenario="rolling",
+                                     scenario_dir=str(tmp_path))
+    assert result.exit_status == cs.EXIT_REFUSED
+    assert "refused to start" in text and "moves at 2" in text
+    assert result.verdict is None
+    assert_braked(snap, result)
+    assert result.stopped is True and snap.ego.speed_kmh < cs.STOPPED_KMH
+
+
+def test_refuses_without_status_and_still_brakes():
+    """The emulator listens for commands but sends no status."""
+    out = Out()
+    sim = emulator(status_port=0)
+    try:
+        with cs.SignCheck(options("25.S4", status_timeout=0.3), out=out) as check:
+            check.sim_addr = ("127.0.0.1", sim.ports["ctrl_cmd"])
+            result = check.run()
+        sim.poll(0.2)
+        sim.step(1)
+        snap = sim.snapshot()
+    finally:
+        sim.close()
+    assert result.exit_status == cs.EXIT_REFUSED and result.stopped is None
+    assert "no Ego Vehicle Status" in out.text and "within 0.3 s" in out.text
+    assert snap.counters["ctrl_cmd"].accepted == cs.STOP_REPEATS
+    assert_braked(snap, result)
+
+
+def test_with_nothing_at_all_the_stop_command_still_goes_out():
+    """No simulator: the ctrl port is a plain socket of the test, which reads what arrives."""
+    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sink.bind(("127.0.0.1", 0))
+    sink.settimeout(2.0)
+    try:
+        out = Out()
+        with cs.SignCheck(options("26.R1", status_timeout=0.2, ctrl_port=sink.getsockname()[1],
+                                  sim_ip="127.0.0.1"), out=out) as check:
+            result = check.run()
+        got = [udp.decode(sink.recv(100)) for _ in range(cs.STOP_REPEATS)]
+    finally:
+        sink.close()
+    assert result.exit_status == cs.EXIT_REFUSED
+    for m in got:   # 26.R1 profile: the 59-byte command
+        assert (m.data_length, m.ctrl_mode, m.cmd_type, m.brake, m.accel, m.velocity, m.steer, m.rear_steer) == (
+            27, 2, 1, 1.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def test_refuses_keyboard_mode():
+    result, text, snap = run_against(options("25.S4"), sim_version="25.S4", keyboard_mode=True)
+    assert result.exit_status == cs.EXIT_REFUSED and "keyboard mode" in text
+    # the stop went out; in keyboard mode the simulator ignores it, as it would have ignored the drive
+    assert snap.counters["ctrl_cmd"].received >= cs.STOP_REPEATS
+    assert snap.counters["ctrl_cmd"].accepted == 0 and snap.ego.speed_kmh == 0.0
+
+
+def test_refuses_unconfirmed_and_without_a_terminal():
+    answers = []
+    result, text, snap = run_against(options("25.S4", yes=False),
+                                      confirm=lambda q: answers.append(q) or False, sim_version="25.S4")
+    assert result.exit_status == cs.EXIT_REFUSED and "not confirmed" in text and answers
+    assert "drive FORWARD at 5.0 km/h" in text
+    assert_braked(snap, result)
+    result, text, snap = run_against(options("25.S4", yes=False), confirm=None, sim_version="25.S4")
+    assert result.exit_status == cs.EXIT_REFUSED and "no terminal" in text
+    assert_braked(snap, result)
+
+
+def test_aborts_above_the_abort_speed_and_brakes():
+    result, text, snap = run_against(options("25.S4", abort_speed=3.0), sim_version="25.S4")
+    assert result.exit_status == cs.EXIT_ABORTED and "abort above 3.0 km/h" in text
+    assert result.stopped is True
+    assert_braked(snap, result)
+
+
+def test_ctrl_c_during_the_drive_stops_the_ego():
+    """A real SIGINT to the main thread while the ego drives."""
+    main_id = threading.main_thread().ident
+
+    def interrupt_when_moving(sim):
+        def watch():
+            if sim.wait_for(lambda s: s.ego.speed_kmh > 2.0, 10.0):
+                signal.pthread_kill(main_id, signal.SIGINT)
+        threading.Thread(target=watch, daemon=True).start()
+
+    assert threading.current_thread() is threading.main_thread()
+    result, text, snap = run_against(options("25.S4"), during=interrupt_when_moving, sim_version="25.S4")
+    assert result.exit_status == cs.EXIT_INTERRUPTED and "interrupted" in text
+    assert result.stopped is True
+    assert_braked(snap, result)
+
+
+def test_inconclusive_when_the_steer_does_nothing(tmp_path):
+    """A vehicle whose steering barely moves the wheels: no heading change, exit 1, nothing written."""
+    out_file = tmp_path / "never.yaml"
+    result, text, snap = run_against(options("25.S4", write=str(out_file)), sim_version="25.S4",
+                                     max_steer_deg=0.05)
+    assert result.exit_status == cs.EXIT_INCONCLUSIVE, text
+    assert "INCONCLUSIVE" in text and "no turn measured" in text and "Nothing written" in text
+    assert not out_file.exists() and result.written == ""
+    assert_braked(snap, result)
+
+
+# ----------------------------------------------------------------------------- real bytes, the command line
+
+def evidence_hex(name):
+    """The payload of a test/data/sim_evidence/*.hex file (its header names the source)."""
+    with open(os.path.join(ROOT, "test", "data", "sim_evidence", name)) as f:
+        return bytes.fromhex("".join(line for line in f if not line.startswith("#")).replace(" ", "").replace("\n", ""))
+
+
+#: a real 181-B Competition Vehicle Status, live capture 2026-10-01 (192.168.0.1:9088 -> 192.168.0.10:9099),
+#: MolitComp competition build: ctrl_mode 2, gear 4, signed_vel -8e-05 km/h, yaw -177.022 deg, steer -1.3145 deg
+LIVE_25S4_STATUS = evidence_hex("live_25s4_competition_status_181.hex")
+
+
+def test_a_real_25s4_status_passes_the_start_checks_and_is_read():
+    """The self-test reads a real 25.S4-era status (stationary, automatic mode): it gets as far as the
+    question, prints the real heading and steer, and the stop goes out in the reported gear (D)."""
+    msg = udp.decode(LIVE_25S4_STATUS)
+    assert (msg.ctrl_mode, msg.gear, round(msg.yaw, 3), round(msg.steer, 4)) == (2, 4, -177.022, -1.3145)
+    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sink.bind(("127.0.0.1", 0))
+    sink.settimeout(2.0)
+    sim = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    stop = threading.Event()
+    try:
+        out = Out()
+        with cs.SignCheck(options("25.S4.MolitComp03", yes=False, ctrl_port=sink.getsockname()[1]), out=out,
+                          confirm=lambda q: False) as check:
+            def send():
+                while not stop.is_set():
+                    sim.sendto(LIVE_25S4_STATUS, ("127.0.0.1", check.ports["status"]))
+                    time.sleep(0.02)
+            t = threading.Thread(target=send, daemon=True)
+            t.start()
+            result = check.run()
+            stop.set()
+            t.join()
+        stops = [udp.decode(sink.recv(100)) for _ in range(cs.STOP_REPEATS)]
+    finally:
+        stop.set()
+        sink.close()
+        sim.close()
+    assert result.exit_status == cs.EXIT_REFUSED and "not confirmed" in out.text
+    assert "ctrl_mode 2 (automatic), gear D, speed -0.00 km/h, heading -177.0 deg, steer -1.31 deg" in out.text
+    assert result.stopped is True
+    assert all((m.gear, m.cmd_type, m.brake, m.steer) == (4, 1, 1.0, 0.0) for m in stops)
+
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_main_measures_and_writes_a_profile_the_launch_can_load(tmp_path):
+    status_port = free_port()
+    out_file = tmp_path / "my_sim.yaml"
+    sim = emulator(status_port, sim_version="24.R2")
+    out = Out()
+    try:
+        with Paced(sim):
+            code = cs.main(["--sim-version", "24.R2", "--listen-ip", "127.0.0.1", "--status-port", str(status_port),
+                            "--ctrl-port", str(sim.ports["ctrl_cmd"]), "--yes", "--write", str(out_file)],
+                           stdout=out)
+    finally:
+        sim.close()
+    assert code == cs.EXIT_OK, out.text
+    data = yaml.safe_load(out_file.read_text())
+    assert data["ctrl_steer_positive"] == "right" and data["status_steer_positive"] == "right"
+    assert data["confidence"]["ctrl_steer_positive"] == "measured"
+    assert sim_versions.load_version(str(out_file)).name == "24.R2-measured"
+    assert out_file.read_text().startswith("# Simulator version profile written by morai_check_signs")
+
+
+def test_the_script_refuses_without_status():
+    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sink.bind(("127.0.0.1", 0))
+    sink.settimeout(5.0)
+    try:
+        env = dict(os.environ, PYTHONPATH=SRC)
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "morai_check_signs"), "--listen-ip",
+                            "127.0.0.1", "--status-port", str(free_port()), "--ctrl-port",
+                            str(sink.getsockname()[1]), "--status-timeout", "0.3", "--yes"],
+                           env=env, capture_output=True, text=True, timeout=60)
+        stop = udp.decode(sink.recv(100))
+    finally:
+        sink.close()
+    assert p.returncode == cs.EXIT_REFUSED, p.stdout + p.stderr
+    assert "refused to start: no Ego Vehicle Status" in p.stdout
+    assert (stop.cmd_type, stop.brake, stop.steer) == (1, 1.0, 0.0)
+
+
+def test_usage_errors_exit_2_before_any_socket(tmp_path, capsys):
+    assert cs.main(["--speed", "30"]) == cs.EXIT_REFUSED
+    assert "at most 10" in capsys.readouterr().err
+    assert cs.main(["--sim-version", "no_such_version"]) == cs.EXIT_REFUSED
+    assert "no_such_version" in capsys.readouterr().err
+    assert cs.main(["--write", str(tmp_path / "missing_dir" / "x.yaml")]) == cs.EXIT_REFUSED
+    assert "not writable" in capsys.readouterr().err
