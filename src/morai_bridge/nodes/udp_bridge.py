@@ -51,41 +51,34 @@ PARAMS = [
 
 
 class UdpBridge(object):
-    """The bridge's parts.  With ``live=False`` (capture replay) no socket is opened and
-    no command topic or service is offered: datagrams come in through :meth:`feed`."""
+    """The bridge's parts (capture_replay uses the receive side alone: SimReceiver(live=False))."""
 
-    def __init__(self, cfg, live=True, version=None):
+    def __init__(self, cfg, version=None):
         self.cfg = cfg
         self.version = version
         sim_ip = transport.resolve_host(cfg.sim_ip, '~sim_ip')
         bind_ip = transport.resolve_host(cfg.bind_ip, '~bind_ip')
         self.supervisor = NodeSupervisor('udp_bridge', cfg)
-        self.rx = SimReceiver(cfg, sim_ip, bind_ip, live, log=self.supervisor.log, on_dead=self.supervisor.on_dead,
+        self.rx = SimReceiver(cfg, sim_ip, bind_ip, log=self.supervisor.log, on_dead=self.supervisor.on_dead,
                               version=version)
         self.supervisor.watch(lambda: self.rx.workers)
         self.stats = self.rx.stats
         self.updater, self.timer = make_updater('morai_sim@%s' % cfg.sim_ip)
         self.supervisor.add_to(self.updater)
-        self.tx = None
         self.profile = load_vehicle_profile(cfg.vehicle_profile)
-        if live:
-            self.tx = CommandSender(cfg, bind_ip, sim_ip, self.profile)
-            SimServices(cfg, self.rx, self.tx)
-            InfoServices(cfg, self.rx, self.profile, self.tx.max_steering_deg)
-            if cfg.emulator_sync and cfg.sync_port and cfg.sync_state_port:
-                SyncServices(cfg, self.rx, self.tx)
+        self.tx = CommandSender(cfg, bind_ip, sim_ip, self.profile)
+        SimServices(cfg, self.rx, self.tx)
+        InfoServices(cfg, self.rx, self.profile, self.tx.max_steering_deg)
+        if cfg.emulator_sync and cfg.sync_port and cfg.sync_state_port:
+            SyncServices(cfg, self.rx, self.tx)
         self.diagnostics = BridgeDiagnostics(cfg, self.updater, self.rx, self.tx)
-
-    def feed(self, dst_port, data, src=('0.0.0.0', 0)):
-        return self.rx.feed(dst_port, data, src)
 
     def start(self):
         self.rx.start()
 
     def shutdown(self):
-        if self.tx is not None:
-            self.tx.shutdown()
-            self.rx.stop()
+        self.tx.shutdown()
+        self.rx.stop()
 
 
 def main(argv=None):
