@@ -87,8 +87,9 @@ def test_decode_rejects_non_bytes():
 
 
 @pytest.fixture
-def world():
-    """Emulator (deterministic, no thread) + one user socket receiving every stream."""
+def world(request):
+    """Emulator (deterministic, no thread; the sim_version given as the fixture's parameter, else
+    the default) + one user socket receiving every stream."""
     rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     rx.bind(("127.0.0.1", 0))
@@ -97,7 +98,7 @@ def world():
     kw = {f: -1 for f, _, _ in LISTEN_PORTS.values()}
     kw.update({f: 0 for f, _, _ in SEND_PORTS.values()})
     kw.update(ego_status_port=port, sync_state_port=port, collision_port=port, emulator_sync=True,
-              deterministic=True)
+              deterministic=True, sim_version=getattr(request, "param", "25.S4"))
     sim = SimEmulator(SimConfig(**kw))
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     w = World(sim, rx, tx)
@@ -258,3 +259,17 @@ def test_encode_is_strict_about_value_types(msg, field):
     with pytest.raises(udp.EncodeError) as e:
         lockstep.encode(msg)
     assert e.value.field == field
+
+
+@pytest.mark.parametrize("world,turns", [("25.S4", "left"), ("24.R2", "right")], indirect=["world"])
+def test_tick_steer_follows_the_sim_version(world, turns):
+    """A tick's steer is an Ego Ctrl Cmd's: + turns left on 25.S4, right on 24.R2 (as the
+    network command does; the bridge's sync service sends it with the version's sign)."""
+    _, r = world.request(EmuSyncCmd(True, 100, "steer"))
+    frame = r.frame
+    for _ in range(30):                                          # 3 s at 20 km/h
+        _, r = world.request(EmuSyncTick(frame=frame + 1, has_ctrl=True, gear=4, cmd_type=2, velocity=20.0,
+                                         steer=0.5))
+        frame = r.frame
+    yaw = world.sim.snapshot().ego.yaw_deg
+    assert (yaw > 5.0) if turns == "left" else (yaw < -5.0), yaw

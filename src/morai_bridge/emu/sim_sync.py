@@ -66,8 +66,9 @@ class SyncExtension:
             return refuse(lockstep.REASON_WRONG_FRAME)
         if m.has_ctrl:
             gear = m.gear if m.gear else self._ego.gear
+            # the steer is an Ego Ctrl Cmd's: + left or + right as the sim_version says
             self._accept_drive(Drive(m.cmd_type, gear, m.velocity, m.acceleration, m.accel,
-                                     m.brake, m.steer))
+                                     m.brake, self._ctrl_sign * m.steer))
         for _ in range(self._sync_step_ms * 1_000_000 // self._step_ns):
             self._advance()
         self._frame += 1
