@@ -33,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from morai_bridge.wire import nmea, udp, udp_samples  # noqa: E402
+from morai_bridge.wire import udp, udp_samples  # noqa: E402
 
 # ----------------------------------------------------------------------------- samples
 

@@ -21,7 +21,7 @@ import serial
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from morai_bridge.wire import erp42  # noqa: E402
+from morai_bridge.wire import erp42, erp42_convert  # noqa: E402
 
 
 def main():
@@ -35,7 +35,7 @@ def main():
         while not done.is_set():
             s.read(max(1, s.in_waiting))
     threading.Thread(target=drain, daemon=True).start()
-    frames = [erp42.encode_command(erp42.stop_command(alive=a)) for a in range(256)]
+    frames = [erp42.encode_command(erp42_convert.stop_command(alive=a)) for a in range(256)]
     period = 1.0 / rate
     deadline = time.monotonic()
     alive = 0

@@ -23,7 +23,7 @@ with atheris.instrument_imports():
 def seeds(name):
     data = os.path.join(HERE, '..', 'test', 'data')
     out = []
-    if name in ('udp', 'emu_sync'):
+    if name in ('udp', 'lockstep'):
         for v in json.load(open(os.path.join(data, 'udp_vectors.json')))['vectors']:
             out.append(bytes.fromhex(v['hex']))
     else:

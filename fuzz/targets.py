@@ -3,7 +3,7 @@ decoder misbehaves on the given bytes.  Driven by atheris (fuzz/run.py, the long
 run) and by a seeded mutator in the unit suite (test/unit/test_fuzz_slice.py).
 
 Rules checked:
-* udp.decode / emu_sync.decode: return a message or raise DecodeError; nothing
+* udp.decode / lockstep.decode: return a message or raise DecodeError; nothing
   else escapes, and a decoded message re-encodes to bytes that decode again and
   reach a fixed point;
 * the ERP-42 framers: never raise, stay bounded, count every byte either in a
@@ -14,7 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'src'))
 
-from morai_bridge.wire import emu_sync, erp42, udp  # noqa: E402
+from morai_bridge.wire import lockstep, erp42, udp  # noqa: E402
 
 
 def check_udp(data):
@@ -42,11 +42,11 @@ def check_udp(data):
 
 def check_emu_sync(data):
     try:
-        emu_sync.decode(data)
+        lockstep.decode(data)
     except udp.DecodeError:
         return 'error'
     except Exception as e:  # noqa: BLE001
-        raise AssertionError('emu_sync.decode raised %s: %s' % (type(e).__name__, e))
+        raise AssertionError('lockstep.decode raised %s: %s' % (type(e).__name__, e))
     return 'decoded'
 
 
@@ -71,7 +71,7 @@ def check_command_framer(data):
 
 TARGETS = {
     'udp': check_udp,
-    'emu_sync': check_emu_sync,
+    'lockstep': check_emu_sync,
     'erp42_feedback': check_framer,
     'erp42_command': check_command_framer,
 }

@@ -38,28 +38,22 @@ as_root() {
 
 noetic() { [ -f /opt/ros/noetic/setup.bash ]; }
 
-# Noetic names for what tools/deb-packages.txt lists for Debian (Ubuntu 20.04 focal archive and
-# packages.ros.org; where each name was checked: docs/noetic.md).
+# Noetic names for what tools/deb-packages.txt lists for Debian: packages.ros.org's ros-noetic-*
+# and the Ubuntu 20.04 (focal) archive; where each name was checked: docs/noetic.md.  Everything
+# comes from apt, as on Debian: focal's python3-dpkt is 1.9.2, which the capture reader supports
+# (wire/capture.py reads the headers itself), so no pip fallback is needed.  Ubuntu 20.04's
+# /usr/bin/python3 is 3.8: the py38 test layer makes its virtual environment with it (python3-venv).
+# ros-noetic-rviz and xvfb are for the screenshot rostest; package.xml does not declare rviz, so a
+# vehicle PC installing with rosdep gets no GUI packages (docs/noetic.md).
 NOETIC_PKGS="ros-noetic-ros-base ros-noetic-rostest ros-noetic-rosbag ros-noetic-geometry-msgs
 ros-noetic-sensor-msgs ros-noetic-nav-msgs ros-noetic-diagnostic-msgs ros-noetic-diagnostic-updater
 ros-noetic-tf2-ros ros-noetic-tf2-msgs ros-noetic-rosgraph-msgs ros-noetic-visualization-msgs
 ros-noetic-diagnostic-aggregator ros-noetic-rviz catkin-lint
 python3-serial python3-dpkt python3-nmea2 python3-yaml python3-psutil python3-pytest python3-hypothesis
-python3-pil python3-numpy python3-venv python3-pip xvfb"
-# Python packages with a pinned pip fallback (`pip install --user`, for /usr/bin/python3) used when
-# the archive has no candidate for the Debian package (all were found for focal; docs/noetic.md):
-# debian-package:module:pip-requirement
-NOETIC_PIP_FALLBACK="python3-nmea2:pynmea2:pynmea2==1.15.0 python3-dpkt:dpkt:dpkt==1.9.8"
-
-pip_fallback() {  # pip_fallback DEB -> "module requirement" or nothing
-  local f
-  for f in $NOETIC_PIP_FALLBACK; do
-    if [ "${f%%:*}" = "$1" ]; then f="${f#*:}"; echo "${f%%:*} ${f#*:}"; return; fi
-  done
-}
+python3-pil python3-numpy python3-venv xvfb"
 
 cmd_setup() {
-  local wanted missing=() keep=() pip=() fb
+  local wanted missing=()
   if noetic; then
     wanted="$NOETIC_PKGS"
   else
@@ -67,29 +61,12 @@ cmd_setup() {
   fi
   for p in $wanted; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' && continue
-    fb="$(noetic && pip_fallback "$p" || true)"
-    # a pip fallback installed earlier: the module imports
-    if [ -n "$fb" ] && "$PY" -c "import ${fb%% *}" 2>/dev/null; then continue; fi
     missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ]; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
-    for p in "${missing[@]}"; do
-      fb="$(noetic && pip_fallback "$p" || true)"
-      if [ -n "$fb" ] && [ -z "$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: *//p' | grep -v none)" ]; then
-        pip+=("${fb#* }")
-      else
-        keep+=("$p")
-      fi
-    done
-    if [ ${#keep[@]} -gt 0 ]; then
-      log "installing ${#keep[@]} missing packages: ${keep[*]}"
-      as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${keep[@]}" >/dev/null
-    fi
-    if [ ${#pip[@]} -gt 0 ]; then
-      log "not packaged here, installing with pip --user (pinned): ${pip[*]}"
-      "$PY" -m pip install --user -q "${pip[@]}"
-    fi
+    log "installing ${#missing[@]} missing packages: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
   fi
   [ -x "$PY" ] || die "$PY not found"
 }

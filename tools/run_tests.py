@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Run every test layer and print one summary line CI can read.
 
-Layers: catkin_lint, offline unit tests (pytest, no ROS master), the Python 3.8
-minimum-version check (py38: vermin in a throw-away virtual environment, and a
-3.8 grammar parse), online tests (each test/ros/*.test under rostest, which
-starts its own master on a free port; among them the real rviz under Xvfb),
+Layers: catkin_lint, offline unit tests (pytest, no ROS master), Python 3.8
+(py38: vermin in a throw-away virtual environment and a 3.8 grammar parse of every
+file, then the unit tests that need no ROS on a real Python 3.8 interpreter in a
+virtual environment with Ubuntu 20.04's library versions), online tests (each
+test/ros/*.test under rostest, which starts its own master on a free port; among them the real rviz under Xvfb),
 system tests (pytest in test/system: several hosts in network namespaces;
 skipped with a message when not root), and the install space (install: a fresh
 workspace, `catkin_make install`, then demo.launch and a rostest with only
@@ -13,9 +14,12 @@ workspace is built and sourced.  `bash tools/dev.sh test unit` (or `lint`,
 `py38`, `ros`, `system`, `install`, or a list of .test names) runs a subset.
 """
 import ast
+import fcntl
 import glob
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -24,14 +28,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, '.ws', 'test_results')
 
 
-def run(cmd, log_name, timeout):
+def run(cmd, log_name, timeout, env=None):
     """Run cmd, stream its output to the terminal and keep a copy."""
     os.makedirs(RESULTS, exist_ok=True)
     log_path = os.path.join(RESULTS, log_name)
     t0 = time.monotonic()
     with open(log_path, 'w') as log:
         p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             errors='replace')
+                             errors='replace', env=env)
         out = []
         try:
             for line in p.stdout:
@@ -55,8 +59,8 @@ def lint():
     return (1, 0, 0) if ok else (0, 1, 0)
 
 
-def unit(extra, where='test/unit', log='pytest.log'):
-    code, out, _ = run([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '-rs', where] + extra, log, 3600)
+def pytest_counts(code, out):
+    """(passed, failed, skipped) from pytest's closing line (pytest 4.6 to 8)."""
     counts = {k: 0 for k in ('passed', 'failed', 'error', 'skipped', 'errors')}
     tail = out.strip().splitlines()[-1] if out.strip() else ''
     for n, k in re.findall(r'(\d+) (passed|failed|errors|error|skipped)', tail):
@@ -65,6 +69,11 @@ def unit(extra, where='test/unit', log='pytest.log'):
     if code not in (0, 5) and failed == 0:
         failed = 1   # pytest itself broke (collection or usage error)
     return counts['passed'], failed, counts['skipped']
+
+
+def unit(extra, where='test/unit', log='pytest.log'):
+    code, out, _ = run([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '-rs', where] + extra, log, 3600)
+    return pytest_counts(code, out)
 
 
 def ros(names):
@@ -183,6 +192,148 @@ def py38():
     return passed, failed, skipped
 
 
+# ---------------------------------------------------------------------------- py38: a real 3.8
+
+# Ubuntu 20.04's versions of what the unit tests import (focal's python3-numpy 1.17.4,
+# python3-pil 7.0.0, python3-serial 3.4, python3-dpkt 1.9.2, python3-nmea2 1.15.0, python3-yaml
+# 5.3.1, python3-pytest 4.6.9, python3-hypothesis 4.36.2), from PyPI, and releases of their
+# dependencies from the same time (attrs < 21 for hypothesis 4.36; docs/noetic.md).
+PY38_REQUIREMENTS = [
+    'numpy==1.17.4', 'Pillow==7.0.0', 'pyserial==3.4', 'dpkt==1.9.2', 'pynmea2==1.15.0',
+    'PyYAML==5.3.1', 'pytest==4.6.9', 'hypothesis==4.36.2',
+    'attrs==19.3.0', 'more-itertools==4.2.0', 'pluggy==0.13.1', 'py==1.8.1', 'packaging==20.3',
+    'pyparsing==2.4.6', 'six==1.14.0', 'wcwidth==0.1.8', 'atomicwrites==1.1.5',
+]
+PY38_CHECK = ('import sys, venv, ensurepip; '
+              'print("%d.%d.%d" % sys.version_info[:3], sys.executable)')
+
+
+def python38_candidates():
+    """Where a developer machine has a Python 3.8, in order: $MORAI_PYTHON38, python3.8 on PATH
+    (Ubuntu 20.04's own, or a pyenv shim when 3.8 is among pyenv's active versions), /usr/bin/python3
+    when it is 3.8 (Ubuntu 20.04), pyenv's installed 3.8.x (newest first), uv's, asdf's."""
+    out = []
+    if os.environ.get('MORAI_PYTHON38'):
+        out.append(os.environ['MORAI_PYTHON38'])
+    for name in ('python3.8',):
+        path = shutil.which(name)
+        if path:
+            out.append(path)
+    out.append('/usr/bin/python3')
+    roots = [os.environ.get('PYENV_ROOT'), os.path.join(os.path.expanduser('~'), '.pyenv')]
+    if shutil.which('pyenv'):
+        r = subprocess.run(['pyenv', 'root'], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        roots.insert(0, r.stdout.strip())
+    found = []
+    for root in filter(None, roots):
+        found += glob.glob(os.path.join(root, 'versions', '3.8.*', 'bin', 'python3.8'))
+    if shutil.which('uv'):
+        r = subprocess.run(['uv', 'python', 'find', '3.8'], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True)
+        if r.returncode == 0 and r.stdout.strip():
+            found.append(r.stdout.strip())
+    data = os.environ.get('XDG_DATA_HOME') or os.path.join(os.path.expanduser('~'), '.local', 'share')
+    found += glob.glob(os.path.join(data, 'uv', 'python', 'cpython-3.8.*', 'bin', 'python3.8'))
+    found += glob.glob(os.path.join(os.path.expanduser('~'), '.asdf', 'installs', 'python', '3.8.*', 'bin',
+                                    'python3.8'))
+
+    def patch(path):
+        m = re.search(r'3\.8\.(\d+)', path)
+        return int(m.group(1)) if m else -1
+    out += sorted(found, key=patch, reverse=True)
+    return list(dict.fromkeys(out))
+
+
+def find_python38():
+    """(path, version) of the first candidate that really is a 3.8 with venv, or (None, reasons)."""
+    tried = []
+    for exe in python38_candidates():
+        try:
+            r = subprocess.run([exe, '-c', PY38_CHECK], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            tried.append('%s: %s' % (exe, e))
+            continue
+        version = r.stdout.split()[0] if r.returncode == 0 and r.stdout.split() else ''
+        if version.startswith('3.8.'):
+            return exe, version
+        tried.append('%s: %s' % (exe, version or (r.stderr.strip().splitlines() or ['fails'])[-1]))
+    return None, tried
+
+
+def py38_venv(exe, version):
+    """The cached virtual environment (~/.cache/morai_msgs/py38-venv) with PY38_REQUIREMENTS,
+    (re)made when the interpreter or the requirements changed; a lock keeps concurrent runs
+    (several checkouts) from building it at the same time."""
+    venv = os.path.join(cache_dir(), 'py38-venv')
+    python = os.path.join(venv, 'bin', 'python')
+    stamp_path = os.path.join(venv, 'morai-stamp.json')
+    want = {'python': exe, 'version': version, 'requirements': PY38_REQUIREMENTS}
+    os.makedirs(cache_dir(), exist_ok=True)
+    with open(os.path.join(cache_dir(), 'py38-venv.lock'), 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            with open(stamp_path) as f:
+                if json.load(f) == want and os.path.exists(python):
+                    return python
+        except (OSError, ValueError):
+            pass
+        t0 = time.monotonic()
+        print('py38: creating %s with %s (Python %s) and %d pinned packages from PyPI'
+              % (venv, exe, version, len(PY38_REQUIREMENTS)), flush=True)
+        subprocess.run([exe, '-m', 'venv', '--clear', venv], check=True)
+        subprocess.run([python, '-m', 'pip', 'install', '-q', '--no-input'] + PY38_REQUIREMENTS, check=True)
+        with open(stamp_path, 'w') as f:
+            json.dump(want, f)
+        print('py38: virtual environment ready in %.0f s' % (time.monotonic() - t0), flush=True)
+    return python
+
+
+def py38_run(extra):
+    """The unit tests that need no ROS, on a real Python 3.8 (conftest.py's no-ROS mode).
+
+    No Python 3.8 on the machine is a failure, not a pass: set MORAI_SKIP_PY38=1 to have it
+    reported as skipped instead (docs/noetic.md)."""
+    exe, info = find_python38()
+    if exe is None:
+        print('py38: no Python 3.8 interpreter found; tried:\n  ' + '\n  '.join(info), flush=True)
+        if os.environ.get('MORAI_SKIP_PY38') == '1':
+            print('py38: SKIPPED the Python 3.8 run (MORAI_SKIP_PY38=1): nothing ran on 3.8', flush=True)
+            return 0, 0, 1
+        print('py38: FAIL: install one (pyenv install 3.8, uv python install 3.8, or on Ubuntu 20.04 '
+              'python3-venv) or set MORAI_PYTHON38=/path/to/python3.8; MORAI_SKIP_PY38=1 reports '
+              'this layer as skipped', flush=True)
+        return 0, 1, 0
+    try:
+        python = py38_venv(exe, version=info)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print('py38: FAIL: cannot make the Python 3.8 virtual environment: %s' % e, flush=True)
+        return 0, 1, 0
+    # PYTHONPATH=src replaces pytest.ini's `pythonpath = src` (pytest >= 7) for pytest 4.6, and
+    # keeps out ROS's PYTHONPATH: this run has no ROS, like a plain Python 3.8.
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, 'src'), MORAI_UNIT_NO_ROS='1',
+               PYTHONDONTWRITEBYTECODE='1')
+    t0 = time.monotonic()
+    code, out, _ = run([python, '-m', 'pytest', '-p', 'no:cacheprovider', '-rs', 'test/unit'] + extra,
+                       'py38-pytest.log', 1800, env=env)
+    passed, failed, skipped = pytest_counts(code, out)
+    if passed == 0 and failed == 0:
+        print('py38: FAIL: no test ran on Python 3.8', flush=True)
+        failed = 1
+    sys.path.insert(0, os.path.join(ROOT, 'test', 'unit'))
+    import ros_imports   # what conftest.py's no-ROS mode calls a ROS module
+    ros = other = 0
+    for n, reason in re.findall(r'^SKIPPED \[(\d+)\] \S+ (.*)$', out, re.M):
+        m = re.search(r"needs ROS|could not import '([\w.]+)'", reason)
+        if m and (m.group(1) is None or ros_imports.is_ros_module(m.group(1))):
+            ros += int(n)
+        else:
+            other += int(n)
+    print('py38: Python %s (%s): %d passed, %d failed, %d skipped (%d need ROS, %d for other reasons) '
+          'in %.0f s' % (info, exe, passed, failed, skipped, ros, other, time.monotonic() - t0), flush=True)
+    return passed, failed, skipped
+
+
 # ---------------------------------------------------------------------------- install
 
 def install():
@@ -218,6 +369,7 @@ def main(argv):
         totals['pytest'] = unit(pytest_args)
     if 'py38' in layers:
         totals['py38'] = py38()
+        totals['py38-pytest'] = py38_run(pytest_args)
     if 'ros' in layers:
         totals['rostest'] = ros(ros_names)
     if 'system' in layers:

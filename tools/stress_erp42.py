@@ -4,7 +4,7 @@
     flock /tmp/morai_heavy.lock /usr/bin/python3 tools/stress_erp42.py [--cycles 200] [--seed 1]
 
 Runs the PCU emulator (``morai_bridge.emu.pcu``) on a pty behind a symlink and
-an :class:`~morai_bridge.serial_link.Erp42Link` on that symlink, with a
+an :class:`~morai_bridge.link.serial_port.Erp42Link` on that symlink, with a
 driver thread setting a 5 km/h command at 50 Hz.  Each cycle pulls the device
 (``PcuEmulator.unplug``: both pty ends closed, symlink removed -- what pulling a
 USB-serial adapter does to an open client) at one of these moments, then
@@ -49,8 +49,8 @@ import serial  # noqa: E402
 
 from morai_bridge.emu.pcu import PcuEmulator  # noqa: E402
 from morai_bridge.emu.pcu_vehicle import VehicleModel  # noqa: E402
-from morai_bridge.serial_link import Erp42Link  # noqa: E402
-from morai_bridge.wire import erp42  # noqa: E402
+from morai_bridge.link.serial_port import Erp42Link  # noqa: E402
+from morai_bridge.wire import erp42, erp42_convert  # noqa: E402
 
 MOMENTS = ('mid_write', 'mid_read', 'after_open', 'backoff', 'random')
 HOOKED = ('mid_write', 'mid_read', 'after_open')
@@ -139,7 +139,7 @@ class Rig(object):
         self.pcu = PcuEmulator(link=self.path, init_s=0.0, seed=seed,
                                vehicle=VehicleModel(accel_mps2=10.0, decel_mps2=10.0))
         self.pcu.start()
-        params = dataclasses.replace(erp42.DEFAULT_PARAMS, port=self.path, shutdown_stop_s=0.2)
+        params = dataclasses.replace(erp42_convert.DEFAULT_PARAMS, port=self.path, shutdown_stop_s=0.2)
         kw = dict(on_feedback=self._on_feedback, on_state=self._on_state, opener=opener)
         try:
             self.link = Erp42Link(params, log=self._log, **kw)

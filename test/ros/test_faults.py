@@ -60,8 +60,8 @@ def valid_packet(stream, k):
     if stream == 'imu':
         return udp.encode(udp.make(udp.ImuData, sec=5000 + k, ori_w=1.0))
     if stream == 'sync_state':
-        from morai_bridge.wire import emu_sync
-        return emu_sync.encode(emu_sync.EmuSyncState(frame=k))
+        from morai_bridge.wire import lockstep
+        return lockstep.encode(lockstep.EmuSyncState(frame=k))
     raise ValueError(stream)
 
 

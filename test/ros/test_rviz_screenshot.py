@@ -20,7 +20,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import screenshot  # noqa: E402  (test/ros/screenshot.py)
-from morai_bridge.ros.markers import COLORS  # noqa: E402
+from morai_bridge.ros.marker_shapes import COLORS  # noqa: E402
 
 EXPECTED = dict((name, screenshot.to_rgb8(COLORS[name]))
                 for name in ('ego', 'npc', 'pedestrian', 'obstacle', 'red', 'yellow', 'green'))

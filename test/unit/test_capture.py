@@ -1,32 +1,23 @@
-"""Capture reader on pcap/pcapng files written by the tests themselves (dpkt)."""
+"""Capture reader on pcap/pcapng files written by the tests themselves (frames built with struct
+in capture_frames.py, files written with dpkt): runs with dpkt 1.9.8 (Debian 12) and 1.9.2 (py38)."""
 
 import struct
 from collections import Counter
 
 import dpkt
 import pytest
+from capture_frames import ETH_TYPE_ARP, ETH_TYPE_IP, ETH_TYPE_IP6, ethernet, ipv4, sll, sll2
+from capture_frames import udp as udp_bytes
 
 from morai_bridge.wire import udp
 from morai_bridge.wire.capture import CaptureError, Reassembler, read_capture
 
 SIM, USER = "192.168.20.58", "192.168.20.61"
-MAC_A, MAC_B = b"\x02\x00\x00\x00\x00\x01", b"\x02\x00\x00\x00\x00\x02"
-
-
-def ip4(text):
-    return bytes(int(x) for x in text.split("."))
-
-
-def udp_bytes(sport, dport, payload):
-    return struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
 
 
 def ip_packet(data, ident, p=17, offset=0, more=False, src=SIM, dst=USER):
     """An IPv4 packet carrying ``data`` (raw bytes) at fragment ``offset`` (bytes)."""
-    pkt = dpkt.ip.IP(src=ip4(src), dst=ip4(dst), p=p, id=ident, ttl=64, data=data)
-    pkt.mf = int(more)
-    pkt.offset = offset // 8
-    return bytes(pkt)
+    return ipv4(data, ident, src, dst, proto=p, offset=offset, more=more)
 
 
 def fragments(datagram, ident, size=1480, **kw):
@@ -39,8 +30,8 @@ def fragments(datagram, ident, size=1480, **kw):
     return out
 
 
-def ether(ip_bytes, ethtype=dpkt.ethernet.ETH_TYPE_IP):
-    return bytes(dpkt.ethernet.Ethernet(src=MAC_A, dst=MAC_B, type=ethtype, data=ip_bytes))
+def ether(ip_bytes, ethtype=ETH_TYPE_IP):
+    return ethernet(ip_bytes, ethtype)
 
 
 STATUS = udp.encode(udp.make(udp.EgoVehicleStatus, sec=100, nsec=5, pos_x=1.5,
@@ -79,7 +70,7 @@ EXPECTED = [
 ]
 
 
-def write_pcap(path, frames, linktype=dpkt.pcap.DLT_EN10MB, nano=False):
+def write_pcap(path, frames, linktype=1, nano=False):  # 1: DLT_EN10MB
     with open(path, "wb") as f:
         writer = dpkt.pcap.Writer(f, linktype=linktype, nano=nano)
         for ts, frame in frames:
@@ -88,8 +79,8 @@ def write_pcap(path, frames, linktype=dpkt.pcap.DLT_EN10MB, nano=False):
 
 def ethernet_frames():
     frames = [(ts, ether(p)) for ts, p in scenario()]
-    frames.insert(2, (1.05, ether(b"\x00\x01" * 14, dpkt.ethernet.ETH_TYPE_ARP)))
-    frames.insert(3, (1.06, ether(b"\x60" + bytes(47), dpkt.ethernet.ETH_TYPE_IP6)))
+    frames.insert(2, (1.05, ether(b"\x00\x01" * 14, ETH_TYPE_ARP)))
+    frames.insert(3, (1.06, ether(b"\x60" + bytes(47), ETH_TYPE_IP6)))
     frames.insert(4, (1.07, ether(b"\x45\x00\x00")))  # IPv4 ethertype, broken header
     return frames
 
@@ -121,7 +112,7 @@ def test_pcap_ethernet_with_out_of_order_fragments(tmp_path):
 def test_pcapng(tmp_path):
     path = tmp_path / "eth.pcapng"
     with open(path, "wb") as f:
-        writer = dpkt.pcapng.Writer(f, linktype=dpkt.pcap.DLT_EN10MB)
+        writer = dpkt.pcapng.Writer(f, linktype=1)  # DLT_EN10MB
         for ts, frame in ethernet_frames():
             writer.writepkt(frame, ts)
     reader = read_capture(path)
@@ -137,10 +128,45 @@ def test_nanosecond_pcap(tmp_path):
 
 def test_linux_cooked_capture(tmp_path):
     path = tmp_path / "sll.pcap"
-    frames = [(ts, bytes(dpkt.sll.SLL(ethtype=dpkt.ethernet.ETH_TYPE_IP, data=p)))
-              for ts, p in scenario()]
-    write_pcap(path, frames, linktype=dpkt.pcap.DLT_LINUX_SLL)
-    check(read_capture(path))
+    frames = [(ts, sll(p)) for ts, p in scenario()] + [(2.0, sll(b"\x00" * 28, ETH_TYPE_ARP))]
+    write_pcap(path, frames, linktype=113)  # DLT_LINUX_SLL
+    check(read_capture(path), [("non_ipv4", 1)])
+
+
+def test_linux_cooked_capture_v2(tmp_path):
+    # SLL2 (tcpdump -i any since libpcap 1.10): dpkt has no class for it before 1.9.6
+    path = tmp_path / "sll2.pcap"
+    frames = [(ts, sll2(p)) for ts, p in scenario()] + [(2.0, sll2(b"\x60" + bytes(39), ETH_TYPE_IP6)),
+                                                        (2.1, sll2(b"\x45"))]
+    write_pcap(path, frames, linktype=276)  # LINKTYPE_LINUX_SLL2
+    check(read_capture(path), [("non_ipv4", 1), ("undecodable", 1)])
+
+
+def test_vlan_tagged_ethernet(tmp_path):
+    path = tmp_path / "vlan.pcap"
+    frames = [(ts, ethernet(p, vlan=20)) for ts, p in scenario()]
+    frames.append((2.0, ethernet(b"", 0x8100)[:14] + b"\x00"))  # a VLAN tag cut short
+    write_pcap(path, frames)
+    check(read_capture(path), [("undecodable", 1)])
+
+
+def test_ip_header_fields_read_from_the_bytes(tmp_path):
+    """IPv4 options (header longer than 20 bytes), link padding after the packet, and a fragment
+    offset above 8 KiB (13-bit field in 8-byte units): none of them may shift the payload."""
+    path = tmp_path / "fields.pcap"
+    big = udp_bytes(7605, 7505, bytes(range(256)) * 40)    # 10248 bytes: 7 fragments
+    frags = [ip_packet(big[o:o + 1480], 0x77, offset=o, more=o + 1480 < len(big))
+             for o in range(0, len(big), 1480)]
+    # the first fragment again, with 4 bytes of IPv4 options (NOP NOP NOP EOL)
+    first = frags[0]
+    opt = bytes([0x46]) + first[1:2] + struct.pack("!H", len(first) + 4) + first[4:20] \
+        + b"\x01\x01\x01\x00" + first[20:]
+    frames = [(1.0, ether(f)) for f in reversed(frags[1:])] + [(1.1, ether(opt) + bytes(30))]
+    write_pcap(path, frames)
+    reader = read_capture(path)
+    got = list(reader)
+    assert [p for *_, p in got] == [big[8:]]
+    assert reader.counts["reassembled"] == 1 and reader.counts["fragments"] == 7
 
 
 def test_raw_ip_capture(tmp_path):

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
-from morai_bridge.wire import emu_sync, udp
-from morai_bridge.wire.emu_sync import EmuSyncCmd, EmuSyncState, EmuSyncTick
+from morai_bridge.wire import lockstep, udp
+from morai_bridge.wire.lockstep import EmuSyncCmd, EmuSyncState, EmuSyncTick
 
 # ----------------------------------------------------------------------------- codec
 
@@ -18,20 +18,20 @@ def test_sizes_and_framing():
     expected = {EmuSyncCmd: (b"#EmuSyncCmd$", 35), EmuSyncTick: (b"#EmuSyncTick$", 31),
                 EmuSyncState: (b"#EmuSyncState$", 55)}
     for cls, (header, dl) in expected.items():
-        d = emu_sync.encode(cls())
+        d = lockstep.encode(cls())
         h = len(header)
         assert d[:h] == header and struct.unpack_from("<I", d, h)[0] == dl
         assert d[h + 4:h + 16] == bytes(12) and d.endswith(b"\r\n")
-        assert len(d) == h + 4 + 12 + dl + 2 == emu_sync.HEADERS[header].length
-        assert sum(size for _, _, _, size in emu_sync.layout(cls)) == dl
+        assert len(d) == h + 4 + 12 + dl + 2 == lockstep.HEADERS[header].length
+        assert sum(size for _, _, _, size in lockstep.layout(cls)) == dl
 
 
 def test_byte_layout_of_each_message():
-    d = emu_sync.encode(EmuSyncCmd(True, 100, "bridge"))
+    d = lockstep.encode(EmuSyncCmd(True, 100, "bridge"))
     assert d[28:] == b"\x01" + struct.pack("<I", 100) + b"bridge".ljust(30, b"\x00") + b"\r\n"
-    d = emu_sync.encode(EmuSyncTick(7, True, 4, 2, 20.0, 0.5, 0.25, 0.125, -0.5))
+    d = lockstep.encode(EmuSyncTick(7, True, 4, 2, 20.0, 0.5, 0.25, 0.125, -0.5))
     assert d[29:-2] == struct.pack("<Q?bb5f", 7, True, 4, 2, 20.0, 0.5, 0.25, 0.125, -0.5)
-    d = emu_sync.encode(EmuSyncState(2, True, False, True, 2, 2 ** 40, 20, 12, 340_000_000, "u"))
+    d = lockstep.encode(EmuSyncState(2, True, False, True, 2, 2 ** 40, 20, 12, 340_000_000, "u"))
     assert d[30:-2] == struct.pack("<B???BQIii30s", 2, True, False, True, 2, 2 ** 40, 20, 12,
                                    340_000_000, b"u")
 
@@ -42,8 +42,8 @@ def test_byte_layout_of_each_message():
     EmuSyncState(1, True, True, False, 0, 123, 100, -5, 999_999_999, "user 1"),
 ])
 def test_round_trip(msg):
-    assert emu_sync.decode(emu_sync.encode(msg)) == msg
-    assert emu_sync.classify(emu_sync.encode(msg)) == type(msg).__name__
+    assert lockstep.decode(lockstep.encode(msg)) == msg
+    assert lockstep.classify(lockstep.encode(msg)) == type(msg).__name__
 
 
 @pytest.mark.parametrize("msg,field", [
@@ -54,16 +54,16 @@ def test_round_trip(msg):
 ])
 def test_encode_errors_name_the_field(msg, field):
     with pytest.raises(udp.EncodeError) as e:
-        emu_sync.encode(msg)
+        lockstep.encode(msg)
     assert e.value.field == field
 
 
 def test_nan_is_encoded_as_given():
-    m = emu_sync.decode(emu_sync.encode(EmuSyncTick(steer=float("nan"))))
+    m = lockstep.decode(lockstep.encode(EmuSyncTick(steer=float("nan"))))
     assert math.isnan(m.steer)
 
 
-GOOD = emu_sync.encode(EmuSyncTick(3))
+GOOD = lockstep.encode(EmuSyncTick(3))
 
 
 @pytest.mark.parametrize("data", [
@@ -73,22 +73,23 @@ GOOD = emu_sync.encode(EmuSyncTick(3))
 ])
 def test_decode_errors(data):
     with pytest.raises(udp.DecodeError):
-        emu_sync.decode(data)
+        lockstep.decode(data)
 
 
 def test_decode_rejects_non_bytes():
     with pytest.raises(TypeError):
-        emu_sync.decode("text")
+        lockstep.decode("text")
     with pytest.raises(TypeError):
-        emu_sync.encode(udp.make(udp.LampControl))
+        lockstep.encode(udp.make(udp.LampControl))
 
 
 # ----------------------------------------------------------------------------- emulator
 
 
 @pytest.fixture
-def world():
-    """Emulator (deterministic, no thread) + one user socket receiving every stream."""
+def world(request):
+    """Emulator (deterministic, no thread; the sim_version given as the fixture's parameter, else
+    the default) + one user socket receiving every stream."""
     rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     rx.bind(("127.0.0.1", 0))
@@ -97,7 +98,7 @@ def world():
     kw = {f: -1 for f, _, _ in LISTEN_PORTS.values()}
     kw.update({f: 0 for f, _, _ in SEND_PORTS.values()})
     kw.update(ego_status_port=port, sync_state_port=port, collision_port=port, emulator_sync=True,
-              deterministic=True)
+              deterministic=True, sim_version=getattr(request, "param", "25.S4"))
     sim = SimEmulator(SimConfig(**kw))
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     w = World(sim, rx, tx)
@@ -122,7 +123,7 @@ class World:
 
     def request(self, msg, port="sync"):
         """Send one request and return (datagrams before the reply, decoded reply)."""
-        self.tx.sendto(emu_sync.encode(msg), ("127.0.0.1", self.sim.ports[port]))
+        self.tx.sendto(lockstep.encode(msg), ("127.0.0.1", self.sim.ports[port]))
         before = []
         deadline = time.monotonic() + 3.0
         while time.monotonic() < deadline:
@@ -134,7 +135,7 @@ class World:
             except socket.timeout:
                 continue
             if d.startswith(b"#EmuSyncState$"):
-                return before, emu_sync.decode(d)
+                return before, lockstep.decode(d)
             before.append(udp.decode(d))
         raise AssertionError("no EmuSyncState reply")
 
@@ -171,11 +172,11 @@ def test_tick_for_the_wrong_frame_is_refused(world):
     _, r = world.request(EmuSyncCmd(True, 20, "me"))
     f = r.frame
     _, r = world.request(EmuSyncTick(f + 2))
-    assert (r.result, r.reason, r.frame) == (False, emu_sync.REASON_WRONG_FRAME, f)
+    assert (r.result, r.reason, r.frame) == (False, lockstep.REASON_WRONG_FRAME, f)
     _, r = world.request(EmuSyncTick(f + 1))
     assert (r.result, r.frame) == (True, f + 1)
     _, r = world.request(EmuSyncTick(f + 1))                   # replay of the current frame
-    assert (r.result, r.reason, r.frame) == (False, emu_sync.REASON_WRONG_FRAME, f + 1)
+    assert (r.result, r.reason, r.frame) == (False, lockstep.REASON_WRONG_FRAME, f + 1)
     before, r = world.request(EmuSyncTick(0))                  # 0: the next one, unchecked
     assert (r.result, r.frame) == (True, f + 2) and before
     assert world.sim.snapshot().steps == 2
@@ -183,20 +184,20 @@ def test_tick_for_the_wrong_frame_is_refused(world):
 
 def test_refusals(world):
     _, r = world.request(EmuSyncTick(1))
-    assert (r.result, r.reason, r.sync_on) == (False, emu_sync.REASON_NOT_SYNC, False)
+    assert (r.result, r.reason, r.sync_on) == (False, lockstep.REASON_NOT_SYNC, False)
     for step in (0, 10, 30, 25):
         _, r = world.request(EmuSyncCmd(True, step, "a"))
-        assert (r.result, r.reason) == (False, emu_sync.REASON_BAD_TIME_STEP), step
+        assert (r.result, r.reason) == (False, lockstep.REASON_BAD_TIME_STEP), step
     _, r = world.request(EmuSyncCmd(True, 40, "a"))
     assert r.result
     _, r = world.request(EmuSyncCmd(True, 20, "b"))
     assert (r.result, r.reason, r.user_id, r.time_step_ms) == (
-        False, emu_sync.REASON_OTHER_USER, "a", 40)
+        False, lockstep.REASON_OTHER_USER, "a", 40)
     _, r = world.request(EmuSyncCmd(False, 0, "b"))
     assert (r.result, r.sync_on) == (False, True)
     world.sim.set_paused(True)
     _, r = world.request(EmuSyncTick(0))
-    assert (r.result, r.reason, r.paused) == (False, emu_sync.REASON_PAUSED, True)
+    assert (r.result, r.reason, r.paused) == (False, lockstep.REASON_PAUSED, True)
     world.sim.set_paused(False)
     _, r = world.request(EmuSyncTick(0))
     assert r.result and r.frame == 1 and world.sim.snapshot().steps == 2   # 40 ms = 2 steps
@@ -235,18 +236,18 @@ def test_real_time_loop_stops_in_sync_mode_and_resumes(world):
 
 def test_layouts_are_declared_with_define_message_in_their_own_registry():
     from morai_bridge.wire import udp_schema
-    assert emu_sync.MESSAGE_CLASSES == (EmuSyncCmd, EmuSyncTick, EmuSyncState)
-    assert all(c.__module__ == "morai_bridge.wire.emu_sync" for c in emu_sync.MESSAGE_CLASSES)
-    assert not any(c in emu_sync.MESSAGE_CLASSES for c in udp.MESSAGE_CLASSES)
-    assert not any(s.cls in emu_sync.MESSAGE_CLASSES for s in udp_schema.SPECS)
+    assert lockstep.MESSAGE_CLASSES == (EmuSyncCmd, EmuSyncTick, EmuSyncState)
+    assert all(c.__module__ == "morai_bridge.wire.lockstep" for c in lockstep.MESSAGE_CLASSES)
+    assert not any(c in lockstep.MESSAGE_CLASSES for c in udp.MESSAGE_CLASSES)
+    assert not any(s.cls in lockstep.MESSAGE_CLASSES for s in udp_schema.SPECS)
     assert "data_length" not in EmuSyncCmd._fields
     assert (EmuSyncCmd().time_step_ms, EmuSyncTick().cmd_type) == (20, 1)
-    assert emu_sync.make(EmuSyncTick, frame=4) == EmuSyncTick(4)
+    assert lockstep.make(EmuSyncTick, frame=4) == EmuSyncTick(4)
     assert "time_step_ms (I): ms;" in EmuSyncCmd.__doc__
     for msg in (EmuSyncCmd(True, 100, "bridge"), EmuSyncTick(3), EmuSyncState()):
         with pytest.raises(udp.DecodeError, match="unknown header"):
-            udp.decode(emu_sync.encode(msg))    # not a MORAI packet
-        assert udp.classify(emu_sync.encode(msg)) is None
+            udp.decode(lockstep.encode(msg))    # not a MORAI packet
+        assert udp.classify(lockstep.encode(msg)) is None
 
 
 @pytest.mark.parametrize("msg,field", [
@@ -256,5 +257,19 @@ def test_layouts_are_declared_with_define_message_in_their_own_registry():
 ])
 def test_encode_is_strict_about_value_types(msg, field):
     with pytest.raises(udp.EncodeError) as e:
-        emu_sync.encode(msg)
+        lockstep.encode(msg)
     assert e.value.field == field
+
+
+@pytest.mark.parametrize("world,turns", [("25.S4", "left"), ("24.R2", "right")], indirect=["world"])
+def test_tick_steer_follows_the_sim_version(world, turns):
+    """A tick's steer is an Ego Ctrl Cmd's: + turns left on 25.S4, right on 24.R2 (as the
+    network command does; the bridge's sync service sends it with the version's sign)."""
+    _, r = world.request(EmuSyncCmd(True, 100, "steer"))
+    frame = r.frame
+    for _ in range(30):                                          # 3 s at 20 km/h
+        _, r = world.request(EmuSyncTick(frame=frame + 1, has_ctrl=True, gear=4, cmd_type=2, velocity=20.0,
+                                         steer=0.5))
+        frame = r.frame
+    yaw = world.sim.snapshot().ego.yaw_deg
+    assert (yaw > 5.0) if turns == "left" else (yaw < -5.0), yaw

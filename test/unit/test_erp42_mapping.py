@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from morai_bridge.wire.erp42 import (
-    DEFAULT_PARAMS, Command, CommandRejected, Erp42Error, Erp42Params, Feedback,
-    decode_feedback, encode_command, encoder_delta, encoder_travel_m, feedback_to_values,
+    Command, CommandRejected, Erp42Error, Feedback, decode_feedback, encode_command)
+from morai_bridge.wire.erp42_convert import (
+    DEFAULT_PARAMS, Erp42Params, encoder_delta, encoder_travel_m, feedback_to_values,
     ctrl_to_command, next_alive, round_half_away, stop_command)
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",

@@ -52,7 +52,7 @@ def mutations(seeds, n, seed):
         yield bytes(d)
 
 
-@pytest.mark.parametrize('target', ['udp', 'emu_sync'])
+@pytest.mark.parametrize('target', ['udp', 'lockstep'])
 def test_udp_decoders_only_raise_decode_error(target):
     check = targets.TARGETS[target]
     outcomes = {}

@@ -1,4 +1,4 @@
-"""Marker geometry (morai_bridge.ros.markers, no ROS master), the markers node's parameter table,
+"""Marker geometry (morai_bridge.ros.marker_shapes, no ROS master), the markers node's parameter table,
 launch file and docs, the traffic light position file of the demo, the diagnostics analyzers and
 the launch files' package dependencies."""
 import glob
@@ -15,7 +15,7 @@ from geometry_msgs.msg import Vector3
 from morai_msgs.msg import CollisionData, EgoVehicleStatus, GetTrafficLightStatus, ObjectStatus, ObjectStatusList
 from visualization_msgs.msg import Marker
 
-from morai_bridge.ros import markers as mk
+from morai_bridge.ros import marker_shapes as mk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STYLE = mk.Style()
@@ -228,7 +228,7 @@ def test_parse_light_positions():
 def test_demo_light_file_places_exactly_the_demo_scenarios_lights():
     from morai_bridge.emu.scenario import load_scenario
     from morai_bridge.emu.sim_signals import DEFAULT_LIGHTS
-    from morai_bridge.nodes.markers import read_light_positions
+    from morai_bridge.ros.marker_publisher import read_light_positions
     demo = load_scenario(os.path.join(ROOT, 'config', 'scenarios'), 'demo')
     lights = demo.traffic_lights if demo.traffic_lights is not None else DEFAULT_LIGHTS
     path, pos = read_light_positions('demo', ROOT)
@@ -242,7 +242,7 @@ def test_demo_light_file_places_exactly_the_demo_scenarios_lights():
 
 
 def test_light_positions_path_forms(tmp_path):
-    from morai_bridge.nodes.markers import light_positions_path, read_light_positions
+    from morai_bridge.ros.marker_publisher import light_positions_path, read_light_positions
     from morai_bridge.ros.params import ParamError
     assert light_positions_path('', '/p') is None
     assert light_positions_path('demo', '/p') == '/p/config/traffic_lights/demo.yaml'
@@ -325,7 +325,8 @@ def test_every_topic_is_a_param_and_queue_sizes_are_set():
     names = [p.name for p in node.PARAMS]
     for t in ('markers_topic', 'ego_topic', 'object_topic', 'traffic_light_topic', 'collision_topic', 'frame_id'):
         assert t in names
-    src = open(node.__file__).read()
+    from morai_bridge.ros import marker_publisher
+    src = open(marker_publisher.__file__).read()
     calls = re.findall(r'rospy\.(?:Publisher|Subscriber)\([^)]*\)', src)
     assert len(calls) == 5 and all('queue_size=' in c for c in calls)
 

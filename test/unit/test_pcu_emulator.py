@@ -15,7 +15,9 @@ import serial
 from morai_bridge.emu.pcu import Mode, PcuEmulator
 from morai_bridge.emu.pcu_vehicle import VehicleModel, VehicleState
 from morai_bridge.wire.erp42 import (
-    Command, FeedbackFramer, encode_command, next_alive)
+    Command, FeedbackFramer, encode_command)
+from morai_bridge.wire.erp42_convert import (
+    next_alive)
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                    "src")

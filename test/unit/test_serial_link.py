@@ -17,9 +17,9 @@ import serial
 
 from morai_bridge.emu.pcu import Mode, PcuEmulator
 from morai_bridge.emu.pcu_vehicle import VehicleModel
-from morai_bridge.serial_link import Erp42Link
-from morai_bridge.supervise import DEAD, RUNNING, STOPPED
-from morai_bridge.wire import erp42
+from morai_bridge.link.serial_port import Erp42Link
+from morai_bridge.link.workers import DEAD, RUNNING, STOPPED
+from morai_bridge.wire import erp42, erp42_convert
 
 import helpers
 from helpers import Log
@@ -81,7 +81,7 @@ def rig(tmp_path):
         fbs = []
         log = Log()
         opener = Opener()
-        p = dataclasses.replace(erp42.DEFAULT_PARAMS, port=path, **params)
+        p = dataclasses.replace(erp42_convert.DEFAULT_PARAMS, port=path, **params)
         kw = dict(on_feedback=lambda fb, t: fbs.append((fb, t)), log=log, opener=opener)
         kw.update(link_kw or {})
         link = Erp42Link(p, **kw)
@@ -416,7 +416,7 @@ def test_only_the_io_thread_may_touch_the_port(rig):
 def test_outage_history_is_bounded_and_every_outage_counted(rig):
     """A cable that fails thousands of times over months: the link keeps the last
     OUTAGE_HISTORY outages with their times and counts all of them."""
-    from morai_bridge.serial_link import OUTAGE_HISTORY
+    from morai_bridge.link.serial_port import OUTAGE_HISTORY
     pcu, link, fbs, log, opener = rig()
     n = OUTAGE_HISTORY * 3 + 7
     for i in range(n):

@@ -19,8 +19,8 @@ import pytest
 
 from morai_bridge.emu.geo import boxes_overlap, utm_to_latlon
 from morai_bridge.emu.sim import FIELD_DOCS, LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
-from morai_bridge.transport import TransportError
-from morai_bridge.wire import emu_sync, nmea, udp
+from morai_bridge.link.transport import TransportError
+from morai_bridge.wire import lockstep, nmea, udp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRC = os.path.join(ROOT, "src")
@@ -48,7 +48,7 @@ class Receiver:
         return out
 
     def messages(self, cls=None, timeout=0.05):
-        msgs = [udp.decode(d) if d[:4] != b"#Emu" else emu_sync.decode(d)
+        msgs = [udp.decode(d) if d[:4] != b"#Emu" else lockstep.decode(d)
                 for d in self.raw(timeout)]
         return [m for m in msgs if cls is None or isinstance(m, cls)]
 
@@ -69,7 +69,7 @@ class Client:
     def send(self, port_name, msg, wait=True):
         """Send and (without the emulator thread) wait until the emulator has handled it."""
         before = self.sim.snapshot().counters[port_name].received
-        codec = emu_sync if port_name == "sync" else udp
+        codec = lockstep if port_name == "sync" else udp
         self.send_raw(port_name, codec.encode(msg))
         if wait:
             assert self.sim.wait_for(
@@ -292,18 +292,6 @@ def test_positive_steer_turns_left_on_25_S4(make_sim, rx, version):
     status = rx.messages(udp.EgoVehicleStatus)[-1]
     assert status.steer == pytest.approx(-0.5 * 36.25)
     assert status.ang_vel_z > 0
-
-
-def test_imu_size_follows_the_version(make_sim, rx):
-    """26.R1 (imu_bytes 107): the IMU goes out without time; 25.S4: 115 B with it.  (The 107-B
-    encode raised in the loop before: found by test_check_signs running 26.R1 with an IMU.)"""
-    for version, size in (("26.R1", 107), ("25.S4", 115)):
-        sim, client = make_sim(only=("imu",), sim_version=version)
-        client.ctrl(cmd_type=2, velocity=20.0, steer=0.5)
-        sim.step(20)
-        got = [d for d in rx.raw(0.1) if d.startswith(b"#IMUData$")]
-        assert len(got) == 20 and {len(d) for d in got} == {size}, version
-        assert udp.decode(got[-1]).ang_vel_z > 0
 
 
 def test_status_velocity_is_km_h_in_the_map_frame(make_sim, rx):
@@ -813,3 +801,61 @@ def test_other_packet_variants(make_sim, rx, status_dl, objects_dl, collision_dl
     hits = [m for m in got if isinstance(m, udp.CollisionData)]
     assert hits and {m.data_length for m in hits} == {collision_dl}
     assert hits[-1].records[0].obj_id == 1
+
+
+# ----------------------------------------------------------------------------- simulator versions
+
+def test_version_ports_fill_the_minus_one_fields():
+    """-1 destination ports take the sim_version's: the competition build's full status on 911 and
+    its competition status on 909 (heven-ad-2026 network-persistence.md), GPS 9297 from 25.S4 on."""
+    for version, ego, comp, gps in [("24.R2", 909, 0, 9091), ("25.S4", 909, 0, 9297),
+                                    ("25.S4.MolitComp03", 911, 909, 9297), ("26.R1", 909, 0, 9297)]:
+        kw = {field: (-1 if name in ("ego_status", "competition_status", "gps") else 0)
+              for name, (field, _, _) in SEND_PORTS.items()}
+        kw.update({field: 0 for field, _, _ in LISTEN_PORTS.values()})
+        with SimEmulator(SimConfig(deterministic=True, sim_version=version, **kw)) as sim:
+            c = sim.config
+            assert (c.ego_status_port, c.competition_status_port, c.gps_port) == (ego, comp, gps), version
+            assert ("competition_status" in sim.dst_ports) == bool(comp)
+
+
+def test_competition_status_withholds_position(make_sim, rx):
+    """As the live 181-B competition status of 2026-10-01: data_length 152, position, vel_y/z and
+    acceleration 0, vel_x the forward speed (equal to signed_vel), the rest filled."""
+    sim, client = make_sim(only=("ego_status", "competition_status"), sim_version="25.S4.MolitComp03",
+                           ego_x=30.0, ego_y=-5.0)
+    client.ctrl(cmd_type=2, velocity=20.0, steer=0.2)
+    sim.step(100)
+    rx.raw()
+    sim.step(1)
+    msgs = rx.messages(udp.EgoVehicleStatus)
+    full = [m for m in msgs if m.data_length == 200][-1]
+    comp = [m for m in msgs if m.data_length == 152][-1]
+    assert (comp.pos_x, comp.pos_y, comp.vel_y, comp.acc_x, comp.acc_y) == (0.0,) * 5
+    assert full.pos_x != 0.0 and comp.vel_x == pytest.approx(full.signed_vel) and comp.vel_x > 5.0
+    assert (comp.yaw, comp.steer, comp.size_x, comp.sec, comp.nsec) == (full.yaw, full.steer, full.size_x,
+                                                                        full.sec, full.nsec)
+
+
+@pytest.mark.parametrize("version,size", [("24.R2", 115), ("25.S4", 115), ("26.R1", 107)])
+def test_imu_datagram_per_version(make_sim, rx, version, size):
+    sim, _ = make_sim(only=("imu",), sim_version=version)
+    sim.step(2)
+    data = rx.raw()
+    assert data and {len(d) for d in data} == {size}
+    m = udp.decode(data[-1])
+    assert (m.sec is None) == (size == 107) and m.lin_acc_z == pytest.approx(9.80665)
+
+
+def test_collision_slots_per_version(make_sim, rx):
+    """Nothing hit: 24.R2 sends five all-zero slots (the 2024 captures), 25.S4 obj_type -1 slots, the
+    first with the ego's position (The-GIGACHA/2026_AISW)."""
+    for version in ("24.R2", "25.S4"):
+        sim, _ = make_sim(only=("collision",), sim_version=version, ego_x=12.5, ego_y=-3.0)
+        sim.step(1)
+        m = rx.messages(udp.CollisionData)[-1]
+        if version == "24.R2":
+            assert m.records == ()
+        else:
+            assert [r.obj_type for r in m.records] == [-1] * 5
+            assert (m.records[0].pos_x, m.records[0].pos_y) == (12.5, -3.0)

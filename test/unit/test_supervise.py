@@ -1,4 +1,4 @@
-"""morai_bridge.supervise: Worker restarts, death, throttled logging, diagnostics.
+"""morai_bridge.link.workers: Worker restarts, death, throttled logging, diagnostics.
 
 Real threads, no mocks; every wait is bounded and generous (shared machine).
 """
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from morai_bridge.supervise import (
+from morai_bridge.link.workers import (
     DEAD, ERROR, OK, RESTARTING, RUNNING, STOPPED, WARN, ThrottledLog, Worker, worker_diagnostics)
 
 from helpers import Log, wait_for

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from morai_bridge.supervise import RUNNING, STOPPED
-from morai_bridge.transport import UdpReceiver, bind_udp
+from morai_bridge.link.workers import RUNNING, STOPPED
+from morai_bridge.link.transport import UdpReceiver, bind_udp
 
 from helpers import Log, wait_for
 

@@ -230,13 +230,13 @@ def test_ground_vehicle_header_version_cannot_confuse_dispatch(version):
 # ----------------------------------------------------------------------------- the compiler
 
 def test_public_api_is_the_compiled_morai_registry():
-    from morai_bridge.wire import emu_sync, udp_codec, udp_protocol, udp_schema
+    from morai_bridge.wire import lockstep, udp_codec, udp_protocol, udp_schema
     assert isinstance(udp.PROTOCOL, udp_protocol.Protocol)
     assert udp.decode is udp.PROTOCOL.decode and udp.encode is udp.PROTOCOL.encode
     assert udp.VARIANTS is udp.PROTOCOL.VARIANTS and udp.HEADERS is udp.PROTOCOL.HEADERS
     assert [s.cls for s in udp_schema.SPECS] == list(udp.MESSAGE_CLASSES[:-1])
-    assert udp.DecodeError is udp_codec.DecodeError is emu_sync.DecodeError
-    assert udp.EncodeError is udp_codec.EncodeError is emu_sync.EncodeError
+    assert udp.DecodeError is udp_codec.DecodeError is lockstep.DecodeError
+    assert udp.EncodeError is udp_codec.EncodeError is lockstep.EncodeError
     assert udp.DecodeError.__module__ == "morai_bridge.wire.udp"
 
 

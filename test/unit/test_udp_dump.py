@@ -4,13 +4,13 @@ import json
 import os
 import signal
 import socket
-import struct
 import subprocess
 import threading
 import time
 
 import dpkt
 import pytest
+from capture_frames import ethernet, udp_fragments
 
 from morai_bridge import dump
 from morai_bridge.dump import formatters, jsonout
@@ -57,27 +57,13 @@ DATAGRAMS = [
 
 # ----------------------------------------------------------------------------- capture writing
 
-def _ip4(text):
-    return socket.inet_aton(text)
-
-
 def _ip_packets(src, dst, payload, ident, mtu_payload=1480):
     """IPv4 packets (bytes) carrying one UDP datagram, fragmented like a 1500-byte MTU."""
-    data = struct.pack("!HHHH", src[1], dst[1], 8 + len(payload), 0) + payload
-    out = []
-    for start in range(0, len(data), mtu_payload):
-        chunk = data[start:start + mtu_payload]
-        pkt = dpkt.ip.IP(src=_ip4(src[0]), dst=_ip4(dst[0]), p=17, id=ident, ttl=64, data=chunk)
-        pkt.mf = int(start + mtu_payload < len(data))
-        pkt.offset = start // 8
-        out.append(bytes(pkt))
-    return out
+    return udp_fragments(src, dst, payload, ident, mtu_payload)
 
 
 def _ether(ip_bytes):
-    return bytes(dpkt.ethernet.Ethernet(src=b"\x02\x00\x00\x00\x00\x01",
-                                        dst=b"\x02\x00\x00\x00\x00\x02",
-                                        type=dpkt.ethernet.ETH_TYPE_IP, data=ip_bytes))
+    return ethernet(ip_bytes)
 
 
 def write_capture(path, datagrams=DATAGRAMS, fmt="pcapng", t0=T0):
@@ -540,10 +526,8 @@ def test_every_message_variant_prints_in_all_modes():
 
 # ----------------------------------------------------------------------------- package layout
 
-def test_compat_module_and_module_entry_point():
-    from morai_bridge import udp_dump
-    assert udp_dump.main is dump.main and udp_dump.Dumper is dump.Dumper
-    assert (udp_dump.EXIT_OK, udp_dump.EXIT_DECODE_ERRORS, udp_dump.EXIT_USAGE) == (0, 1, 2)
+def test_module_entry_point():
+    assert (dump.EXIT_OK, dump.EXIT_DECODE_ERRORS, dump.EXIT_USAGE) == (0, 1, 2)
     done = subprocess.run(["/usr/bin/python3", "-m", "morai_bridge.dump", "--help"], env=_env(),
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "--listen" in done.stdout

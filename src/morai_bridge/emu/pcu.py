@@ -43,7 +43,7 @@ import time
 from collections import deque
 from typing import Callable, Optional
 
-from morai_bridge.supervise import Worker
+from morai_bridge.link.workers import Worker
 from morai_bridge.wire.erp42 import GEAR_NEUTRAL, Command, CommandFramer, encode_feedback
 
 from .pcu_faults import FaultInjection

@@ -5,7 +5,7 @@ Load, SimControl, ...) and sends what the simulator sends (Ego Vehicle Status,
 Object Info, traffic lights, collisions, SimStatus, GPS NMEA, IMU) so that the
 bridge, the demo and the tests run without the Windows simulator.  Every packet
 is built and parsed with :mod:`morai_bridge.wire.udp`; the opt-in lock-step
-extension (``emulator_sync``) uses :mod:`morai_bridge.wire.emu_sync`.
+extension (``emulator_sync``) uses :mod:`morai_bridge.wire.lockstep`.
 
 Library use::
 
@@ -56,9 +56,9 @@ import threading
 import time
 from typing import Dict, Optional, Tuple
 
-from morai_bridge.supervise import Worker
-from morai_bridge.transport import UdpReceiver, UdpSender, bind_udp, resolve_host
-from morai_bridge.wire import emu_sync, sim_versions, udp
+from morai_bridge.link.workers import Worker
+from morai_bridge.link.transport import UdpReceiver, UdpSender, bind_udp, resolve_host
+from morai_bridge.wire import lockstep, sim_versions, udp
 from morai_bridge.wire.enums import CtrlMode, ObjectType, Platform, SimResult, SimState
 from morai_bridge.wire.units import MPS_TO_KMH
 
@@ -74,6 +74,7 @@ from .sim_signals import DEFAULT_INTERSECTIONS, DEFAULT_LIGHTS, Intersection, Tr
 from .sim_snapshot import (EgoSnapshot, IntersectionSnapshot, LightSnapshot, ObjectSnapshot,
                            PortCounters, PortTally, SimSnapshot, SimStatusSnapshot,
                            SyncSnapshot)
+from .sim_send import SimSending
 from .sim_sync import SYNC_HANDLERS, SyncExtension
 from .sim_vehicle import CMD_EXTERNAL, Drive, EgoModel, wrap_deg
 
@@ -102,7 +103,7 @@ def main(argv=None) -> int:
     return cli_main(argv)
 
 
-class SimEmulator(SimCommands, SyncExtension):
+class SimEmulator(SimCommands, SyncExtension, SimSending):
     """The simulator side of the MORAI UDP protocol (see the module docstring).
 
     Thread safety: every public method may be called from any thread.  With
@@ -220,7 +221,7 @@ class SimEmulator(SimCommands, SyncExtension):
     # ------------------------------------------------------------ lifecycle
     def start(self, log_error=None, on_dead=None) -> "SimEmulator":
         """Run the real-time loop (receive + fixed-step ticks) in a supervised worker thread
-        (:class:`morai_bridge.supervise.Worker`): an exception in an iteration is counted,
+        (:class:`morai_bridge.link.workers.Worker`): an exception in an iteration is counted,
         logged through ``log_error(text)`` and the loop resumes; ``on_dead(worker)`` when it
         cannot."""
         if self._closed:
@@ -539,7 +540,7 @@ class SimEmulator(SimCommands, SyncExtension):
         """Decode one datagram from port ``name``, count it, hand it to its handler."""
         c = self._counters[name]
         c.received += 1
-        codec, other = (emu_sync, udp) if name == "sync" else (udp, emu_sync)
+        codec, other = (lockstep, udp) if name == "sync" else (udp, lockstep)
         try:
             msg = codec.decode(data)
         except udp.DecodeError as e:
@@ -579,61 +580,6 @@ class SimEmulator(SimCommands, SyncExtension):
             log.warning("%s port %d: %s datagram dropped: %s", name, self.ports[name], kind, text)
         else:
             log.debug("%s: %s datagram dropped: %s", name, kind, text)
-
-    # ------------------------------------------------------------ sending
-    def _send(self, stream: str, data: bytes) -> None:
-        if self._sender.send(self.dst_ports[stream], data):
-            self._sent[stream] += 1
-
-    def _publish(self, streams) -> None:
-        """Send the given streams for the current state (lock held)."""
-        streams = set(streams) & set(self.dst_ports)
-        if not streams:
-            return
-        # the clock follows the wall clock at millisecond resolution in real time, as the
-        # simulator's host clock does (docs/versions.md), and simulated time in lock-step
-        sec, nsec = divmod(self._time_ns, NS)
-        t, cfg, encode = self._templates, self.config, udp.encode
-        if "ego_status" in streams or "competition_status" in streams:
-            status = packets.ego_status(t, self._ego, cfg, self._ctrl_mode, sec, nsec, self._status_sign)
-            if "ego_status" in streams:
-                self._send("ego_status", encode(status))
-            if "competition_status" in streams:
-                self._send("competition_status", encode(packets.competition_status(status)))
-        if "object_info" in streams:
-            self._send("object_info", encode(packets.object_info(
-                t, [a for _, a in self._sorted_actors()], sec, nsec)))
-        # Collision Data goes out with every status, also when nothing touches the ego (as
-        # the simulator sends it: 40-55 Hz in the 2024 captures and in 25.S4)
-        if "collision" in streams or ("ego_status" in streams and "collision" in self.dst_ports):
-            self._send("collision", encode(packets.collision(
-                t, [self._actors[i] for i in self._contacts], cfg, sec, nsec,
-                self._ego if self.version.empty_collision_slot == "minus_one" else None)))
-        if "vehicle_collision" in streams and self._npc_pairs:
-            self._send("vehicle_collision", encode(packets.npc_collision(
-                [(self._actors[i], self._actors[j]) for i, j in self._npc_pairs])))
-        if "traffic_light" in streams:
-            for lt in self._lights:
-                self._send("traffic_light", encode(packets.traffic_light(
-                    lt, lt.status(self._elapsed_ns))))
-        if "intersection" in streams:
-            for i in self._intersections:
-                self._send("intersection", encode(packets.intersection(i)))
-        if "sim_status" in streams:
-            self._send("sim_status", encode(packets.sim_status(self._status_snapshot())))
-        if "gps" in streams:
-            for sentence in packets.gps(self._ego, self._time_ns, cfg):
-                self._send("gps", encode(sentence))
-        if "imu" in streams:
-            if self.version.imu_bytes == 107:
-                self._send("imu", encode(packets.imu(self._ego, None, None)))
-            else:   # 25.S4: seconds of the host's local time, milliseconds of UTC
-                self._send("imu", encode(packets.imu(self._ego, sec + self._utc_offset(), nsec)))
-
-    def _utc_offset(self):
-        """Seconds the host's local time is ahead of UTC, where the version's IMU seconds are
-        local (25.S4: DateTime.Now); 0 on a simulated clock."""
-        return time.localtime().tm_gmtoff if self._imu_local and not self._sync_on else 0
 
 
 if __name__ == "__main__":

@@ -67,11 +67,12 @@ def ego_status(t: Templates, ego, cfg, ctrl_mode: int, sec: int, nsec: int, stee
 
 def competition_status(status):
     """The competition build's status (25.S4.MolitComp03, 181 B): the ego status with position,
-    lateral and vertical velocity and acceleration zeroed (a live 2026 capture shows these 0 and
-    the rest filled)."""
+    lateral and vertical velocity and acceleration zeroed, vel_x the forward speed (a live 2026
+    capture shows these 0, vel_x equal to signed_vel, and the rest filled)."""
     zero = dict((k, 0.0) for k in ("pos_x", "pos_y", "pos_z", "vel_y", "vel_z", "acc_x", "acc_y", "acc_z"))
     values = dict((f, getattr(status, f)) for f in status._fields if f != "data_length")
     values.update(zero)
+    values["vel_x"] = status.signed_vel
     m = udp.make(udp.EgoVehicleStatus, 152)
     return m._replace(**dict((k, v) for k, v in values.items() if getattr(m, k, None) is not None))
 
@@ -149,12 +150,12 @@ def gps(ego, time_ns: int, cfg):
                           round(course, 1) % 360.0))
 
 
-def imu(ego, sec: int, nsec: int):
-    """#IMUData$: orientation (ENU), yaw rate, body-frame acceleration including gravity;
-    ``sec`` None: the 107-byte variant without time (data_length 80)."""
+def imu(ego, sec, nsec):
+    """#IMUData$: orientation (ENU), yaw rate, body-frame acceleration including gravity; the
+    107-byte form without time when ``sec`` is None (the manuals' 24.R2 / 26.R1 layout)."""
     x, y, z, w = quaternion_from_rpy(math.radians(ego.roll), math.radians(ego.pitch), ego.yaw)
     along, alat = ego.acceleration("body")
-    return udp.make(udp.ImuData, data_length=80 if sec is None else 88, sec=sec, nsec=nsec,
-                    ori_w=w, ori_x=x, ori_y=y, ori_z=z,
+    stamp = {} if sec is None else dict(sec=sec, nsec=nsec)
+    return udp.make(udp.ImuData, 80 if sec is None else 88, **stamp, ori_w=w, ori_x=x, ori_y=y, ori_z=z,
                     ang_vel_x=0.0, ang_vel_y=0.0, ang_vel_z=ego.yaw_rate,
                     lin_acc_x=along, lin_acc_y=alat, lin_acc_z=GRAVITY)

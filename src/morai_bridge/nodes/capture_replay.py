@@ -20,10 +20,10 @@ import time
 import rospy
 from rosgraph_msgs.msg import Clock
 
-from morai_bridge import transport
+from morai_bridge.link import transport
 from morai_bridge.ros.bridge_diagnostics import BridgeDiagnostics, make_updater
 from morai_bridge.ros.params import Param, ParamError, load
-from morai_bridge.ros.profiles import apply_sim_version
+from morai_bridge.ros.package_config import apply_sim_version
 from morai_bridge.ros.sim_receive import RECEIVE_PARAMS, VERSION_PARAMS, SimReceiver
 from morai_bridge.wire.sim_versions import VersionError
 from morai_bridge.wire import capture, udp

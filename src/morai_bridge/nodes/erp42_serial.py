@@ -1,7 +1,7 @@
 """erp42_serial: drive an ERP-42 (or the simulator's ERP-42 serial mode) from /ctrl_cmd.
 
 Node shell: reads the parameters, then wires the serial link
-(:class:`morai_bridge.serial_link.Erp42Link`, no ROS) to its topics and
+(:class:`morai_bridge.link.serial_port.Erp42Link`, no ROS) to its topics and
 diagnostics (:class:`morai_bridge.ros.erp42_ros.Erp42Ros`).  The steering clamp
 and the wheelbase come from the vehicle profile (``~vehicle_profile``, default
 erp42) unless ``~max_steer_deg`` / ``~wheelbase_m`` are set.  Parameters and
@@ -15,11 +15,11 @@ from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.erp42_ros import Erp42Ros
 from morai_bridge.ros.params import Config, Param, ParamError, load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
-from morai_bridge.ros.profiles import load_vehicle_profile
-from morai_bridge.serial_link import Erp42Link
-from morai_bridge.wire import erp42, vehicle_profiles
+from morai_bridge.ros.package_config import load_vehicle_profile
+from morai_bridge.link.serial_port import Erp42Link
+from morai_bridge.wire import erp42, erp42_convert, vehicle_profiles
 
-_D = erp42.DEFAULT_PARAMS
+_D = erp42_convert.DEFAULT_PARAMS
 
 PARAMS = [
     Param('port', _D.port, 'serial device of the PCU (prefer /dev/serial/by-id/...)'),
@@ -67,10 +67,10 @@ def with_profile(cfg, profile):
     out = Config(cfg)
     out['max_steer_deg'] = vehicle_profiles.choose(cfg.max_steer_deg, profile.max_steering_deg)
     out['wheelbase_m'] = vehicle_profiles.choose(cfg.wheelbase_m, profile.wheelbase_m)
-    if not cfg.max_steer_deg > 0 and out.max_steer_deg > erp42.DEFAULT_PARAMS.max_steer_deg:
+    if not cfg.max_steer_deg > 0 and out.max_steer_deg > erp42_convert.DEFAULT_PARAMS.max_steer_deg:
         raise ParamError('vehicle profile %s: maximum steering %.2f deg exceeds the ERP-42 protocol\'s %.2f deg '
                          '(STEER +-2000 = deg x 71): use an ERP-42 profile or set ~max_steer_deg'
-                         % (profile.name, out.max_steer_deg, erp42.DEFAULT_PARAMS.max_steer_deg))
+                         % (profile.name, out.max_steer_deg, erp42_convert.DEFAULT_PARAMS.max_steer_deg))
     return out
 
 
@@ -78,8 +78,8 @@ class Erp42Node(object):
 
     def __init__(self, cfg):
         cfg = with_profile(cfg, load_vehicle_profile(cfg.vehicle_profile))
-        known = {f.name for f in dataclasses.fields(erp42.Erp42Params)}
-        self.params = erp42.Erp42Params.from_mapping({k: v for k, v in cfg.items() if k in known})
+        known = {f.name for f in dataclasses.fields(erp42_convert.Erp42Params)}
+        self.params = erp42_convert.Erp42Params.from_mapping({k: v for k, v in cfg.items() if k in known})
         self.ros = Erp42Ros(cfg, self.params)
         self.supervisor = NodeSupervisor('erp42_serial', cfg)
         self.link = Erp42Link(self.params, on_feedback=self.ros.on_feedback,

@@ -149,8 +149,10 @@ def main(argv=None):
         raise SystemExit(2)
     rospy.on_shutdown(node.shutdown)
     node.start()
-    rospy.loginfo('sim_emulator: running (scenario %r); ego status to %s:%d', cfg.scenario, cfg.user_ip,
-                  cfg.ego_status_port)
+    v = node.sim.version
+    rospy.loginfo('sim_emulator: running %s (%s: steer + %s, status + %s, IMU %d B), scenario %r; ego status to %s:%d',
+                  v.name, v.path, v.ctrl_steer_positive, v.status_steer_positive, v.imu_bytes, cfg.scenario,
+                  cfg.user_ip, node.sim.config.ego_status_port)
     raise SystemExit(node.supervisor.spin())
 
 

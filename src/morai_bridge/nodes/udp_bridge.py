@@ -2,7 +2,7 @@
 
 Node shell: declares the parameters and wires the parts together.
 Receive -> publish: :mod:`morai_bridge.ros.sim_receive`; topics -> packets:
-:mod:`morai_bridge.ros.sim_commands`; simulator services:
+:mod:`morai_bridge.ros.command_sender`; simulator services:
 :mod:`morai_bridge.ros.sim_services`; traffic-light / vehicle / map information services:
 :mod:`morai_bridge.ros.info_services`; sync services (emulator only, opt-in):
 :mod:`morai_bridge.ros.sync_services`; /diagnostics:
@@ -11,13 +11,13 @@ Receive -> publish: :mod:`morai_bridge.ros.sim_receive`; topics -> packets:
 """
 import rospy
 
-from morai_bridge import transport
-from morai_bridge.ros import info_services, sim_commands, sim_receive
+from morai_bridge.link import transport
+from morai_bridge.ros import command_sender, info_services, sim_receive
 from morai_bridge.ros.bridge_diagnostics import BridgeDiagnostics, make_updater
 from morai_bridge.ros.info_services import InfoServices
 from morai_bridge.ros.params import Param, ParamError, load
-from morai_bridge.ros.profiles import apply_sim_version, load_vehicle_profile
-from morai_bridge.ros.sim_commands import CommandSender
+from morai_bridge.ros.package_config import apply_sim_version, load_vehicle_profile
+from morai_bridge.ros.command_sender import CommandSender
 from morai_bridge.ros.sim_receive import SimReceiver
 from morai_bridge.ros.sim_services import SimServices
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
@@ -30,7 +30,7 @@ PARAMS = [
     Param('sim_ip', '127.0.0.1', 'simulator host; datagrams from other hosts are dropped and counted '
           '(0.0.0.0 accepts any sender)'),
     Param('bind_ip', '127.0.0.1', 'local address the receive ports are bound to (0.0.0.0: all)'),
-] + sim_receive.PORT_PARAMS + sim_commands.PORT_PARAMS + sim_receive.TOPIC_PARAMS + sim_commands.TOPIC_PARAMS + [
+] + sim_receive.PORT_PARAMS + command_sender.PORT_PARAMS + sim_receive.TOPIC_PARAMS + command_sender.TOPIC_PARAMS + [
     Param('sim_proc_service', 'Morai_SimProc', 'MoraiSimProcSrv: play / pause'),
     Param('scenario_service', 'Service_MoraiSL', 'MoraiScenarioLoadSrv'),
     Param('event_service', 'Service_MoraiEventCmd', 'MoraiEventCmdSrv: lamps, gear, control mode, pause'),
@@ -42,7 +42,7 @@ PARAMS = [
     Param('sync_ctrl_service', 'SyncModeCtrlCmd', 'MoraiSyncModeCtrlCmdSrv: command for the next frame'),
     Param('sync_gear_service', 'SyncModeSetGear', 'MoraiSyncModeSetGearSrv: gear for the next frames'),
     Param('sync_scenario_service', 'SyncModeScenarioLoad', 'MoraiSyncModeSLSrv: scenario load in sync mode'),
-] + sim_receive.FRAME_PARAMS + sim_commands.COMMAND_PARAMS + sim_receive.VERSION_PARAMS + [
+] + sim_receive.FRAME_PARAMS + command_sender.COMMAND_PARAMS + sim_receive.VERSION_PARAMS + [
     Param('publish_clock', False, 'publish /clock from the simulator time in ego status packets'),
 ] + sim_receive.OUTPUT_PARAMS + info_services.MAP_PARAMS + [
     Param('service_timeout', 1.0, 'how long services wait for the simulator to confirm [s]', minimum=0.0),
@@ -51,41 +51,34 @@ PARAMS = [
 
 
 class UdpBridge(object):
-    """The bridge's parts.  With ``live=False`` (capture replay) no socket is opened and
-    no command topic or service is offered: datagrams come in through :meth:`feed`."""
+    """The bridge's parts (capture_replay uses the receive side alone: SimReceiver(live=False))."""
 
-    def __init__(self, cfg, live=True, version=None):
+    def __init__(self, cfg, version=None):
         self.cfg = cfg
         self.version = version
         sim_ip = transport.resolve_host(cfg.sim_ip, '~sim_ip')
         bind_ip = transport.resolve_host(cfg.bind_ip, '~bind_ip')
         self.supervisor = NodeSupervisor('udp_bridge', cfg)
-        self.rx = SimReceiver(cfg, sim_ip, bind_ip, live, log=self.supervisor.log, on_dead=self.supervisor.on_dead,
+        self.rx = SimReceiver(cfg, sim_ip, bind_ip, log=self.supervisor.log, on_dead=self.supervisor.on_dead,
                               version=version)
         self.supervisor.watch(lambda: self.rx.workers)
         self.stats = self.rx.stats
         self.updater, self.timer = make_updater('morai_sim@%s' % cfg.sim_ip)
         self.supervisor.add_to(self.updater)
-        self.tx = None
         self.profile = load_vehicle_profile(cfg.vehicle_profile)
-        if live:
-            self.tx = CommandSender(cfg, bind_ip, sim_ip, self.profile)
-            SimServices(cfg, self.rx, self.tx)
-            InfoServices(cfg, self.rx, self.profile, self.tx.max_steering_deg)
-            if cfg.emulator_sync and cfg.sync_port and cfg.sync_state_port:
-                SyncServices(cfg, self.rx, self.tx)
+        self.tx = CommandSender(cfg, bind_ip, sim_ip, self.profile)
+        SimServices(cfg, self.rx, self.tx)
+        InfoServices(cfg, self.rx, self.profile, self.tx.max_steering_deg)
+        if cfg.emulator_sync and cfg.sync_port and cfg.sync_state_port:
+            SyncServices(cfg, self.rx, self.tx)
         self.diagnostics = BridgeDiagnostics(cfg, self.updater, self.rx, self.tx)
-
-    def feed(self, dst_port, data, src=('0.0.0.0', 0)):
-        return self.rx.feed(dst_port, data, src)
 
     def start(self):
         self.rx.start()
 
     def shutdown(self):
-        if self.tx is not None:
-            self.tx.shutdown()
-            self.rx.stop()
+        self.tx.shutdown()
+        self.rx.stop()
 
 
 def main(argv=None):

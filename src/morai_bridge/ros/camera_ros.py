@@ -41,7 +41,7 @@ from morai_bridge.ros.params import Param, ParamError
 from morai_bridge.ros.sensor_common import (STAMP_PARAM, LatestSlot, RateMeter, Recent, SensorSocket, Timing,
                                             add_counts, cfg_mount_transform, mount_params, network_params,
                                             optical_transform, sim_stamp, snapshot, stream_level, tail_params)
-from morai_bridge.supervise import Worker
+from morai_bridge.link.workers import Worker
 from morai_bridge.wire import camera
 from morai_bridge.wire.sensor_errors import SensorDecodeError
 

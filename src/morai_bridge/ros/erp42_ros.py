@@ -2,7 +2,7 @@
 morai_msgs/ERP42Info, EgoVehicleStatus, TwistStamped, wheel Odometry, encoder counts,
 and the link's and the PCU's state on /diagnostics.
 
-The serial link itself (:class:`morai_bridge.serial_link.Erp42Link`) knows no ROS;
+The serial link itself (:class:`morai_bridge.link.serial_port.Erp42Link`) knows no ROS;
 conversions of raw feedback are in :mod:`morai_bridge.wire.erp42`, the pose
 integration in :class:`morai_bridge.wire.dead_reckoning.DeadReckoning`.
 """
@@ -16,7 +16,7 @@ from std_msgs.msg import Bool, Int32
 
 from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, ERP42Info
 
-from morai_bridge.wire import erp42
+from morai_bridge.wire import erp42, erp42_convert
 from morai_bridge.wire.dead_reckoning import DeadReckoning
 from morai_bridge.wire.units import yaw_quaternion
 
@@ -69,7 +69,7 @@ class Erp42Ros(object):
 
     def on_feedback(self, fb, t_mono):
         p = self.params
-        v = erp42.feedback_to_values(fb, p)
+        v = erp42_convert.feedback_to_values(fb, p)
         stamp = rospy.Time.now()
         sending = self.link is not None and self.link.sending_fresh
         info = ERP42Info()
@@ -102,8 +102,8 @@ class Erp42Ros(object):
         # Dead reckoning: travel from the encoder when there is one, else speed x dt.
         if p.encoder_enabled:
             self.pub_enc.publish(Int32(fb.enc))
-            ds = 0.0 if self.prev_enc is None else erp42.encoder_travel_m(
-                erp42.encoder_delta(self.prev_enc, fb.enc), p)
+            ds = 0.0 if self.prev_enc is None else erp42_convert.encoder_travel_m(
+                erp42_convert.encoder_delta(self.prev_enc, fb.enc), p)
             self.prev_enc = fb.enc
             x, y, yaw = self.odom.update_encoder(t_mono, ds, v.steering_deg)
         else:

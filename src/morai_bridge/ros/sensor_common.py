@@ -9,7 +9,7 @@
   (REP-103: z forward, x right, y down); :func:`publish_static_tf` sends them once,
   latched, on ``/tf_static``.
 * :class:`SensorSocket`: one bound UDP port received in a supervised worker
-  (:class:`morai_bridge.transport.UdpReceiver`), datagrams from hosts other than
+  (:class:`morai_bridge.link.transport.UdpReceiver`), datagrams from hosts other than
   ``~sim_ip`` dropped and counted; asks the kernel for a receive buffer of
   ``~socket_buffer`` bytes and reports what it got.
 * :class:`Timing` (processing-time percentiles), :class:`LatestSlot` (hand the
@@ -30,7 +30,7 @@ import tf2_ros
 from geometry_msgs.msg import Quaternion, Transform, TransformStamped, Vector3
 from std_msgs.msg import Header
 
-from morai_bridge import transport
+from morai_bridge.link import transport
 from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.params import Param, ParamError, load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
@@ -133,7 +133,7 @@ class SensorSocket(object):
 
     ``handler(name, data, addr, t)`` runs on the worker's thread for each datagram
     from ``sim_ip`` (``t``: ``time.monotonic()`` when it was read).  ``stats``
-    (:class:`morai_bridge.transport.StreamStats`) counts received datagrams,
+    (:class:`morai_bridge.link.transport.StreamStats`) counts received datagrams,
     foreign senders and handler exceptions; ``rcvbuf`` is the receive buffer the
     kernel granted (bytes of payload, i.e. half of what ``SO_RCVBUF`` reports on
     Linux), ``rcvbuf_asked`` what ``~socket_buffer`` asked for.

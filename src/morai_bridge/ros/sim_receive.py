@@ -7,9 +7,10 @@ in :mod:`.sim_to_ros`; with ``~wire_serialize`` (the default) the bridge publish
 path instead, the :mod:`.lazy_messages` (same bytes, serialized straight from the decoded
 packet, only when the topic has subscribers).  It keeps the
 latest ego status and SimStatus for the services, counts everything per stream
-(:class:`morai_bridge.transport.StreamStats`) and, in replay mode
+(:class:`morai_bridge.link.transport.StreamStats`) and, in replay mode
 (``live=False``), takes datagrams from :meth:`feed` instead of sockets.
 """
+import operator
 import threading
 import time
 import traceback
@@ -23,11 +24,11 @@ from sensor_msgs.msg import Imu, NavSatFix
 from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStatus, GPSMessage,
                             IntersectionStatus, MoraiSimProcStatus, ObjectStatusList, VehicleCollisionData)
 
-from morai_bridge import transport
-from morai_bridge.supervise import ThrottledLog
+from morai_bridge.link import transport
+from morai_bridge.link.workers import ThrottledLog
 from morai_bridge.ros import lazy_messages, sim_to_ros
 from morai_bridge.ros.params import Param, port_param
-from morai_bridge.wire import emu_sync, sim_versions, streams, udp
+from morai_bridge.wire import lockstep, sim_versions, streams, udp
 
 # stream name -> (default topic, ROS type); None: no topic (the sync extension answers services)
 TOPICS = {
@@ -98,6 +99,7 @@ STAMPED = ('ego_status', 'competition_status', 'object_info', 'collision', 'imu'
 # slots of the packets with records (what is not published of them is counted as empty)
 OBJECT_SLOTS = udp.variants_of(udp.ObjectInfo)[0].records.count
 COLLISION_SLOTS = udp.variants_of(udp.CollisionData)[0].records.count
+_OBJ_TYPE = operator.itemgetter(1)          # ObjectRecord.obj_type
 
 
 def enabled_streams(cfg):
@@ -129,7 +131,7 @@ class SimReceiver(object):
 
     def __init__(self, cfg, sim_ip, bind_ip, live=True, log=None, on_dead=None, version=None):
         """``cfg``: the parameters with the sim_version's values filled in
-        (:func:`morai_bridge.ros.profiles.apply_sim_version`); ``version``: that SimVersion."""
+        (:func:`morai_bridge.ros.package_config.apply_sim_version`); ``version``: that SimVersion."""
         self.cfg = cfg
         self.version = version or sim_versions.load_version(sim_versions.DEFAULT)
         self.live = live
@@ -173,7 +175,7 @@ class SimReceiver(object):
             topic_default, rtype = TOPICS[name]
             wcls = streams.BY_NAME[name].classes[0]
             if rtype is None:
-                self.handlers[name] = (self.stats[name], wcls, on_packet[name], emu_sync.decode, None)
+                self.handlers[name] = (self.stats[name], wcls, on_packet[name], lockstep.decode, None)
             else:
                 # live: state topics keep only the latest; replay as fast as possible must not drop
                 depth = QUEUE.get(name, cfg.state_queue_size) if live else 1000
@@ -326,8 +328,12 @@ class SimReceiver(object):
 
     def _on_object_info(self, w):
         objects = w.objects
-        # empty slots: all-zero ones (the codec leaves them out) and type -1 ones (not published)
-        self.stats['object_info'].empty_slots += OBJECT_SLOTS - len(objects) + sum(1 for r in objects if r[1] < 0)
+        # empty slots: all-zero ones (the codec leaves them out) and type -1 ones (not published);
+        # min() over the types runs in C, the count only when there is a -1
+        empty = OBJECT_SLOTS - len(objects)
+        if objects and min(map(_OBJ_TYPE, objects)) < 0:
+            empty += sum(1 for r in objects if r[1] < 0)
+        self.stats['object_info'].empty_slots += empty
         self.pubs['object_info'].publish(self._conv['object_list'](w, self._stamp(w.sec, w.nsec), self._frame_id))
 
     def _on_collision(self, w):

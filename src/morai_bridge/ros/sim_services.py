@@ -1,6 +1,6 @@
 """The simulator services of the UDP bridge: /Morai_SimProc, /Service_MoraiSL, /Service_MoraiEventCmd.
 
-Each service turns its request into packets through the :class:`.sim_commands.CommandSender`
+Each service turns its request into packets through the :class:`.command_sender.CommandSender`
 and, where the simulator reports the outcome (SimStatus), waits up to
 ``~service_timeout`` for the confirmation seen by the :class:`.sim_receive.SimReceiver`.
 

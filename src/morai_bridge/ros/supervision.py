@@ -1,6 +1,6 @@
 """Worker supervision on the ROS side: logging, /diagnostics and exit on a dead worker.
 
-The workers themselves (:class:`morai_bridge.supervise.Worker`) know no ROS.  A node
+The workers themselves (:class:`morai_bridge.link.workers.Worker`) know no ROS.  A node
 passes them :meth:`NodeSupervisor.log` and :meth:`NodeSupervisor.on_dead`, adds
 :meth:`NodeSupervisor.diagnostics` to its updater, and ends its ``main()`` with
 :meth:`NodeSupervisor.spin`, which returns the exit status: 1 when a worker died
@@ -10,7 +10,7 @@ import rospy
 from std_msgs.msg import String
 
 from morai_bridge.ros.params import Param
-from morai_bridge.supervise import worker_diagnostics
+from morai_bridge.link.workers import worker_diagnostics
 
 #: every node with worker threads declares it
 FAULT_INJECTION = Param('fault_injection', False, 'tests only: a std_msgs/String on ~inject_fault naming a worker '

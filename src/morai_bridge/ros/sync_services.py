@@ -1,7 +1,7 @@
 """The morai_msgs synchronous-mode services, served over our emulator's lock-step extension.
 
 The real simulator offers sync mode only through its gRPC/ROS interfaces; over
-UDP it exists only in our simulator emulator (:mod:`morai_bridge.wire.emu_sync`,
+UDP it exists only in our simulator emulator (:mod:`morai_bridge.wire.lockstep`,
 docs/emulator.md).  The bridge therefore creates :class:`SyncServices` only with
 ``~emulator_sync:=true``: SyncModeCmd, SyncModeCtrlCmd, SyncModeSetGear,
 SyncModeWaitForTick and SyncModeScenarioLoad.
@@ -18,7 +18,7 @@ from morai_msgs.srv import (MoraiSyncModeCmdSrv, MoraiSyncModeCmdSrvResponse, Mo
                             MoraiWaitForTickSrv, MoraiWaitForTickSrvResponse)
 
 from morai_bridge.ros import ros_to_sim
-from morai_bridge.wire import emu_sync, udp
+from morai_bridge.wire import lockstep, udp
 from morai_bridge.wire.enums import CtrlMode, Gear
 
 _AUTO = int(CtrlMode.AUTO)
@@ -53,7 +53,7 @@ class SyncServices(object):
         """Send an extension packet and wait for the emulator's EmuSyncState answer."""
         with self.cond:
             seq = self.seq
-        self.tx.send('sync', packet, emu_sync.encode)
+        self.tx.send('sync', packet, lockstep.encode)
         end = time.monotonic() + self.cfg.service_timeout
         with self.cond:
             while True:
@@ -78,13 +78,13 @@ class SyncServices(object):
         if len(r.user_id) > 30:
             self.tx.refuse('sync', ros_to_sim.CommandError('SyncModeCmd.user_id longer than 30 characters: refused'))
             return MoraiSyncModeCmdSrvResponse(out)
-        st = self._request(emu_sync.EmuSyncCmd(bool(r.start_sync_mode), r.time_step, r.user_id),
-                           emu_sync.REPLY_CMD)
+        st = self._request(lockstep.EmuSyncCmd(bool(r.start_sync_mode), r.time_step, r.user_id),
+                           lockstep.REPLY_CMD)
         if st is not None:
             out.frame, out.result, out.time_step = st.frame, st.result, st.time_step_ms or r.time_step
             if not st.result:
                 rospy.logwarn('udp_bridge: sync mode request refused: %s',
-                              emu_sync.REASON_NAMES.get(st.reason, st.reason))
+                              lockstep.REASON_NAMES.get(st.reason, st.reason))
         self.pending = None
         return MoraiSyncModeCmdSrvResponse(out)
 
@@ -123,7 +123,7 @@ class SyncServices(object):
         """Advance one frame (with the command stored by SyncModeCtrlCmd, if any) and
         answer with that frame's ego status."""
         r = req.request
-        tick = emu_sync.EmuSyncTick(frame=r.frame)
+        tick = lockstep.EmuSyncTick(frame=r.frame)
         pending, self.pending = self.pending, None
         gear = self.gear if self.gear is not None else self.tx.gear
         if pending is not None:
@@ -133,7 +133,7 @@ class SyncServices(object):
         elif self.gear is not None:
             tick = tick._replace(has_ctrl=True, gear=gear, cmd_type=1, brake=0.0)
         out = WaitForTickResponse()
-        st = self._request(tick, emu_sync.REPLY_TICK)
+        st = self._request(tick, lockstep.REPLY_TICK)
         if st is None:
             return MoraiWaitForTickSrvResponse(out)
         out.tick_status, out.pause_status, out.frame = st.result, st.paused, st.frame
@@ -144,5 +144,5 @@ class SyncServices(object):
             if msg is not None:
                 out.vehicle_status = msg
         elif not st.result:
-            rospy.logwarn_throttle(2.0, 'udp_bridge: tick refused: %s' % emu_sync.REASON_NAMES.get(st.reason, st.reason))
+            rospy.logwarn_throttle(2.0, 'udp_bridge: tick refused: %s' % lockstep.REASON_NAMES.get(st.reason, st.reason))
         return MoraiWaitForTickSrvResponse(out)

@@ -1,6 +1,6 @@
 """morai_check_signs: drive the ego a few metres with a small steer and measure the wire's signs.
 
-Speaks UDP to the simulator directly (:mod:`morai_bridge.wire.udp`, :mod:`morai_bridge.transport`),
+Speaks UDP to the simulator directly (:mod:`morai_bridge.wire.udp`, :mod:`morai_bridge.link.transport`),
 so it measures the wire itself, whatever a bridge is set to; no ROS.  docs/check_signs.md is the
 user's guide.  A run:
 
@@ -35,7 +35,7 @@ import time
 import traceback
 from typing import List, NamedTuple, Optional
 
-from morai_bridge.transport import TransportError, UdpSender, bind_udp, resolve_host
+from morai_bridge.link.transport import TransportError, UdpSender, bind_udp, resolve_host
 from morai_bridge.wire import sim_versions, streams, udp
 from morai_bridge.wire.enums import CtrlMode, Gear, LonglCmdType
 

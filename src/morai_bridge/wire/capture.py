@@ -35,11 +35,15 @@ records are still yielded in capture order (later ones are held back meanwhile).
 ``udp and (port 7505 or ip[6:2] & 0x1fff != 0)`` (also every non-first
 fragment) or filter on the simulator's address (``udp and host SIM_IP``).
 
-Link types: Ethernet (incl. VLAN tags, as dpkt handles them), Linux cooked
-capture v1/v2 (SLL/SLL2), raw IP, BSD loopback (NULL/LOOP).  For pcapng, dpkt
-uses the link type of the first interface for every packet.
+Link types: Ethernet (with 802.1Q / 802.1ad VLAN tags), Linux cooked capture
+v1/v2 (SLL/SLL2), raw IP, BSD loopback (NULL/LOOP).  For pcapng, dpkt uses the
+link type of the first interface for every packet.
 
-Uses dpkt; no ROS imports.
+dpkt reads the pcap/pcapng containers (any release from 1.9.2, Ubuntu 20.04's,
+on); the link-layer, IPv4 and UDP headers are parsed here from their bytes.
+dpkt is imported on first use: without it, opening a capture raises
+:class:`CaptureDependencyError` (a :class:`CaptureError`) saying how to install
+it.  No ROS imports.
 """
 
 import heapq
@@ -47,12 +51,10 @@ import os
 import socket
 import struct
 from collections import Counter, OrderedDict
-from typing import Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
-import dpkt
-
-__all__ = ["CaptureError", "CaptureReader", "read_capture", "Reassembler", "TruncatedPayload",
-           "PORT_FILTER_HINT"]
+__all__ = ["CaptureError", "CaptureDependencyError", "CaptureReader", "read_capture", "Reassembler",
+           "TruncatedPayload", "PORT_FILTER_HINT"]
 
 #: What to tell a user whose capture lost the later fragments (docs/udp_dump.md).
 PORT_FILTER_HINT = (
@@ -78,6 +80,10 @@ class CaptureError(ValueError):
     """The file is not a readable pcap/pcapng capture (or uses an unsupported link type)."""
 
 
+class CaptureDependencyError(CaptureError):
+    """dpkt, which reads the pcap/pcapng containers, is not installed."""
+
+
 class TruncatedPayload(bytes):
     """The start of a UDP payload whose later IP fragments are not in the capture.
 
@@ -95,45 +101,69 @@ class TruncatedPayload(bytes):
 
 
 # ----------------------------------------------------------------------------- link layer
+#
+# Link-layer and IPv4 headers are read here with struct, not with dpkt's packet classes: their
+# behaviour differs between dpkt releases (before 1.9.7 ``IP.offset`` is already in bytes, from
+# 1.9.7 on it is the raw field in 8-byte units; ``dpkt.sll2`` exists only from 1.9.6 on), and
+# Ubuntu 20.04 ships dpkt 1.9.2.  dpkt only reads the pcap/pcapng containers.
 
 class _NotIPv4(Exception):
-    pass
+    """The frame carries something else than IPv4 (counted as ``non_ipv4``)."""
 
 
-def _from_ethertype_frame(frame) -> "dpkt.ip.IP":
-    data = frame.data
-    if isinstance(data, dpkt.ip.IP):
-        return data
-    ethtype = getattr(frame, "type", None) if isinstance(frame, dpkt.ethernet.Ethernet) \
-        else getattr(frame, "ethtype", None)
-    if ethtype == dpkt.ethernet.ETH_TYPE_IP:
-        raise dpkt.UnpackError("IPv4 ethertype but no parsable IPv4 header")
-    raise _NotIPv4()
+class _Undecodable(Exception):
+    """A link or IPv4 header that cannot be parsed (counted as ``undecodable``)."""
 
 
-def _ethernet(buf: bytes):
-    return _from_ethertype_frame(dpkt.ethernet.Ethernet(buf))
+_ETH_TYPE_IP = 0x0800
+_VLAN_TPIDS = (0x8100, 0x88A8, 0x9100)  # 802.1Q, 802.1ad (QinQ), the older QinQ TPID
 
 
-def _sll(buf: bytes):
-    return _from_ethertype_frame(dpkt.sll.SLL(buf))
+def _after_ethertype(buf: bytes, offset: int, ethtype: int) -> bytes:
+    if ethtype != _ETH_TYPE_IP:
+        raise _NotIPv4()
+    return buf[offset:]
 
 
-def _sll2(buf: bytes):
-    return _from_ethertype_frame(dpkt.sll2.SLL2(buf))
+def _ethernet(buf: bytes) -> bytes:
+    if len(buf) < 14:
+        raise _Undecodable("short Ethernet header")
+    ethtype, = struct.unpack_from("!H", buf, 12)
+    offset = 14
+    while ethtype in _VLAN_TPIDS:  # VLAN tags: TPID (already read) + TCI, then the next type
+        if len(buf) < offset + 4:
+            raise _Undecodable("short VLAN tag")
+        ethtype, = struct.unpack_from("!H", buf, offset + 2)
+        offset += 4
+    return _after_ethertype(buf, offset, ethtype)  # 802.3 length field / LLC: not IPv4
 
 
-def _raw_ip(buf: bytes):
+def _sll(buf: bytes) -> bytes:
+    # packet type, ARPHRD type, address length, 8 address bytes, protocol (ethertype)
+    if len(buf) < 16:
+        raise _Undecodable("short Linux cooked (SLL) header")
+    return _after_ethertype(buf, 16, struct.unpack_from("!H", buf, 14)[0])
+
+
+def _sll2(buf: bytes) -> bytes:
+    # protocol (ethertype), reserved, interface index, ARPHRD type, packet type,
+    # address length, 8 address bytes
+    if len(buf) < 20:
+        raise _Undecodable("short Linux cooked v2 (SLL2) header")
+    return _after_ethertype(buf, 20, struct.unpack_from("!H", buf, 0)[0])
+
+
+def _raw_ip(buf: bytes) -> bytes:
     if not buf or buf[0] >> 4 != 4:
         raise _NotIPv4()
-    return dpkt.ip.IP(buf)
+    return buf
 
 
-def _loopback(buf: bytes):
+def _loopback(buf: bytes) -> bytes:
     return _raw_ip(buf[4:])  # 4-byte address family in the capturing host's byte order
 
 
-_LINK_DECODERS: Dict[int, Callable[[bytes], "dpkt.ip.IP"]] = {
+_LINK_DECODERS: Dict[int, Callable[[bytes], bytes]] = {
     1: _ethernet,      # DLT_EN10MB
     113: _sll,         # DLT_LINUX_SLL
     276: _sll2,        # DLT_LINUX_SLL2
@@ -144,6 +174,34 @@ _LINK_DECODERS: Dict[int, Callable[[bytes], "dpkt.ip.IP"]] = {
     0: _loopback,      # DLT_NULL
     108: _loopback,    # DLT_LOOP
 }
+
+_IPV4_FIXED = struct.Struct("!BBHHHBBH4s4s")  # the 20 bytes before any options
+_IP_MF = 0x2000
+_IP_OFFMASK = 0x1FFF
+
+
+class _IPv4(NamedTuple):
+    """The IPv4 header fields the reader needs, from the header bytes themselves."""
+
+    ident: int
+    more_fragments: bool
+    offset: int          # fragment offset in bytes (the header's 13-bit field times 8)
+    proto: int
+    src: bytes
+    dst: bytes
+    payload: bytes       # after the header, cut at the total length (link padding removed)
+    payload_length: int  # what the total length field announces
+
+
+def _ipv4(buf: bytes) -> _IPv4:
+    if len(buf) < _IPV4_FIXED.size:
+        raise _Undecodable("short IPv4 header")
+    vhl, _tos, total, ident, frag, _ttl, proto, _sum, src, dst = _IPV4_FIXED.unpack_from(buf)
+    hlen = (vhl & 0x0F) * 4
+    if vhl >> 4 != 4 or hlen < 20 or total < hlen or len(buf) < hlen:
+        raise _Undecodable("bad IPv4 header")
+    return _IPv4(ident, bool(frag & _IP_MF), (frag & _IP_OFFMASK) * 8, proto, src, dst,
+                 bytes(buf[hlen:total]), total - hlen)
 
 
 # ----------------------------------------------------------------------------- reassembly
@@ -323,6 +381,7 @@ class CaptureReader:
                                f"(supported: {sorted(_LINK_DECODERS)})")
 
     def _reader(self, f):
+        dpkt = _dpkt()
         try:
             if self.format == "pcapng":
                 return dpkt.pcapng.Reader(f)
@@ -338,6 +397,7 @@ class CaptureReader:
                             self.partial_timeout if partial else None)
         held: List[tuple] = []   # partial mode: (ts, seq, record) waiting for older partials
         seq = 0
+        dpkt_error = _dpkt().Error
         with open(self.path, "rb") as raw:
             f = _ShortReadWatch(raw)
             packets = iter(self._reader(f))
@@ -346,7 +406,7 @@ class CaptureReader:
                     ts, frame = next(packets)
                 except StopIteration:
                     break
-                except (dpkt.Error, struct.error, ValueError):
+                except (dpkt_error, struct.error, ValueError):
                     f.short = True
                 if f.short:  # the file ends inside this record: drop it and stop
                     counts["truncated_file"] = 1
@@ -397,26 +457,24 @@ class CaptureReader:
     def _datagram(self, ts: float, frame: bytes, link, reasm: Reassembler) -> Optional[Record]:
         counts = self.counts
         try:
-            ip = link(frame)
-            if ip.v != 4 or ip.hl < 5 or ip.len < ip.hl * 4:
-                raise dpkt.UnpackError("bad IPv4 header")
+            ip = _ipv4(link(frame))
         except _NotIPv4:
             counts["non_ipv4"] += 1
             return None
-        except (dpkt.Error, struct.error, ValueError, IndexError):
+        except _Undecodable:
             counts["undecodable"] += 1
             return None
-        if ip.p != _IP_PROTO_UDP:
+        if ip.proto != _IP_PROTO_UDP:
             counts["non_udp"] += 1
             return None
-        payload = ip.data if isinstance(ip.data, bytes) else bytes(ip.data)
-        if len(payload) < ip.len - ip.hl * 4:
+        payload = ip.payload
+        if len(payload) < ip.payload_length:
             counts["truncated"] += 1
             return None
-        if ip.mf or ip.offset:
+        if ip.more_fragments or ip.offset:
             counts["fragments"] += 1
-            payload = reasm.add((ip.src, ip.dst, ip.p, ip.id), ts, ip.offset * 8,
-                                bool(ip.mf), payload)
+            payload = reasm.add((ip.src, ip.dst, ip.proto, ip.ident), ts, ip.offset,
+                                ip.more_fragments, payload)
             if payload is None:
                 return None
         if len(payload) < 8:
@@ -428,6 +486,20 @@ class CaptureReader:
             return None
         return (ts, (socket.inet_ntoa(ip.src), sport), (socket.inet_ntoa(ip.dst), dport),
                 payload[8:ulen])
+
+
+def _dpkt():
+    """The dpkt module (reads the pcap/pcapng containers), imported on first use so that
+    everything else of the package, e.g. ``morai_udp_dump --listen``, works without it."""
+    try:
+        import dpkt
+    except ImportError as exc:
+        raise CaptureDependencyError(
+            f"reading pcap/pcapng files needs the Python package dpkt ({exc}). Install it with "
+            f"'sudo apt-get install python3-dpkt' (Debian, Ubuntu 20.04 and later; "
+            f"'bash tools/dev.sh setup' does this) or 'python3 -m pip install --user dpkt'. "
+            f"rosdep cannot install it: there is no rosdep key for dpkt") from None
+    return dpkt
 
 
 def read_capture(path, **options) -> CaptureReader:

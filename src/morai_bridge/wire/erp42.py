@@ -18,7 +18,8 @@ Three layers, each usable on its own:
 
 1. codec: :class:`Command` / :class:`Feedback` and ``encode_*`` / ``decode_*``;
 2. :class:`Framer` (:class:`CommandFramer`, :class:`FeedbackFramer`);
-3. conversions with explicit parameters (:class:`Erp42Params`), in :mod:`.erp42_convert`:
+3. conversions with explicit parameters (:class:`Erp42Params`), in :mod:`.erp42_convert` (which imports
+   this module, not the other way round):
    :func:`ctrl_to_command`, :func:`stop_command`, :func:`feedback_to_values`,
    :func:`encoder_delta`, :func:`encoder_travel_m`.
 """
@@ -34,10 +35,6 @@ __all__ = [
     "Command", "Feedback",
     "encode_command", "decode_command", "encode_feedback", "decode_feedback",
     "Framer", "CommandFramer", "FeedbackFramer",
-    "Erp42Params", "DEFAULT_PARAMS",
-    "round_half_away", "next_alive",
-    "ctrl_to_command", "stop_command",
-    "FeedbackValues", "feedback_to_values", "encoder_delta", "encoder_travel_m",
 ]
 
 # ---------------------------------------------------------------------------
@@ -391,9 +388,3 @@ class FeedbackFramer(Framer):
 
     def __init__(self, **kwargs):
         super().__init__(FEEDBACK_LEN, **kwargs)
-
-
-# Layer 3 lives in its own module; its names are part of this module's API.
-from .erp42_convert import (DEFAULT_PARAMS, Erp42Params, FeedbackValues, ctrl_to_command,  # noqa: E402,F401
-                            encoder_delta, encoder_travel_m, feedback_to_values, next_alive,
-                            round_half_away, stop_command)

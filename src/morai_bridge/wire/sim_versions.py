@@ -28,7 +28,7 @@ and the self-test read the same profiles.
 """
 import os
 import re
-from typing import Dict, NamedTuple, Tuple
+from typing import NamedTuple, Tuple
 
 import yaml
 

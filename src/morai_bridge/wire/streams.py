@@ -7,12 +7,12 @@ the simulator emulator (:mod:`morai_bridge.emu`), the dump tool and the tests
 build their port tables from :data:`STREAMS`; nothing else states a port.
 
 ``extension`` streams are our emulator's lock-step extension
-(:mod:`.emu_sync`): the real simulator has no such port, so they are used only
+(:mod:`.lockstep`): the real simulator has no such port, so they are used only
 when explicitly enabled (``emulator_sync``).  No ROS.
 """
 from typing import NamedTuple, Tuple
 
-from . import emu_sync, udp
+from . import lockstep, udp
 
 SIM_TO_USER = 'sim->user'
 USER_TO_SIM = 'user->sim'
@@ -50,7 +50,7 @@ STREAMS = (
     Stream('sim_status', 10326, SIM_TO_USER, (udp.SimStatus,)),
     Stream('gps', 9091, SIM_TO_USER, (udp.NmeaSentence,)),
     Stream('imu', 9110, SIM_TO_USER, (udp.ImuData,)),
-    Stream('sync_state', 9202, SIM_TO_USER, (emu_sync.EmuSyncState,), event=True, extension=True),
+    Stream('sync_state', 9202, SIM_TO_USER, (lockstep.EmuSyncState,), event=True, extension=True),
     # user -> simulator
     Stream('ctrl_cmd', 9093, USER_TO_SIM, (udp.EgoCtrlCmd,)),
     Stream('set_traffic_light', 7607, USER_TO_SIM, (udp.SetTrafficLight,)),
@@ -65,7 +65,7 @@ STREAMS = (
     Stream('gv_direct', 9111, USER_TO_SIM, (udp.GVDirectCmd,)),
     Stream('gv_state', 9112, USER_TO_SIM, (udp.GVStateCmd,)),
     Stream('sim_control', 10508, USER_TO_SIM, (udp.SimControl,)),
-    Stream('sync', 9201, USER_TO_SIM, (emu_sync.EmuSyncCmd, emu_sync.EmuSyncTick), extension=True),
+    Stream('sync', 9201, USER_TO_SIM, (lockstep.EmuSyncCmd, lockstep.EmuSyncTick), extension=True),
 )
 
 BY_NAME = {s.name: s for s in STREAMS}

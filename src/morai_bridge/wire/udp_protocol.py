@@ -5,7 +5,7 @@ registry (:data:`~.udp_schema.MORAI`, or the emulator's lock-step extension),
 compiles every variant into a :class:`~.udp_codec.VariantCodec` once, and
 offers what the public modules re-export: ``decode``, ``encode``, ``classify``,
 ``make``, ``to_wire_precision``, ``HEADERS``, ``VARIANTS``, ``MESSAGE_CLASSES``,
-``RECORD_CLASSES`` and ``variants_of``.  :mod:`.udp` and :mod:`.emu_sync` are
+``RECORD_CLASSES`` and ``variants_of``.  :mod:`.udp` and :mod:`.lockstep` are
 thin modules over one Protocol each; two registries never accept each other's
 packets.
 

@@ -9,7 +9,7 @@ compiles a registry into ``struct.Struct`` objects once at import.
 
 Two registries exist: :data:`MORAI` (the simulator's messages,
 :mod:`.udp_layouts`, public API :mod:`.udp`; the default) and the emulator's
-lock-step extension (:mod:`.emu_sync`).
+lock-step extension (:mod:`.lockstep`).
 
 Nothing here touches bytes at run time, and nothing imports ROS.
 """
@@ -198,7 +198,11 @@ def _new_namedtuple(name: str, fields: List[Tuple[str, object, object]], doc: st
         ns["__module__"] = module
         ns.update(extra)
 
-    return types.new_class(name, (typing.NamedTuple,), {}, body)
+    cls = types.new_class(name, (typing.NamedTuple,), {}, body)
+    # Python 3.8's NamedTupleMeta skips ns["__module__"] (the class then claims to live in
+    # 'types', and pickling an instance fails); 3.9+ honour it.  Set it on the class itself.
+    cls.__module__ = module
+    return cls
 
 
 def _unit_lines(fields: Sequence[Field], where: Dict[str, List[str]]) -> List[str]:

@@ -17,7 +17,7 @@ from the newest scene and the others are counted as skipped.
 Threads: without :meth:`start` (tests, manual ``SimEmulator.step``) the work is
 done in the caller's thread, inside ``feed``, so it is deterministic.  After
 :meth:`start` it runs in a supervised worker thread
-(:class:`morai_bridge.supervise.Worker` ``sim_emulator_sensors``): ``feed`` only
+(:class:`morai_bridge.link.workers.Worker` ``sim_emulator_sensors``): ``feed`` only
 stores the scene (the newest one wins: an unprocessed older scene is replaced
 and counted in ``scenes_replaced``), so a slow sensor never makes the
 emulator's ground-truth steps late.  Datagrams leave from the rig's own socket
@@ -27,8 +27,8 @@ to ``user_ip``.  No ROS.
 import threading
 from typing import Dict, Optional
 
-from morai_bridge.supervise import Worker
-from morai_bridge.transport import UdpSender
+from morai_bridge.link.workers import Worker
+from morai_bridge.link.transport import UdpSender
 
 from ..sim_snapshot import SensorsSnapshot
 from .lidar import VelodyneSensor

@@ -2,15 +2,15 @@
 
 Item 6: a datagram whose length identifies its message but whose data_length
 disagrees is decoded, marked and counted as a warning (not a decode error).
-Item 7: see test_fidelity_dump_truncated below the item-6 tests.
+Item 7: see test_fidelity_dump_truncated below the item-6 tests (capture reading itself: test_capture_truncated.py).
 Captures are written here with dpkt.
 """
 
 import json
-import socket
 import struct
 
 import dpkt
+from capture_frames import ethernet, udp_fragments
 
 from morai_bridge import dump
 from morai_bridge.wire import udp
@@ -25,15 +25,7 @@ def with_data_length(datagram, data_length):
 
 
 def ip_fragments(src, dst, payload, ident):
-    data = struct.pack("!HHHH", src[1], dst[1], 8 + len(payload), 0) + payload
-    out = []
-    for start in range(0, len(data), 1480):
-        ip = dpkt.ip.IP(src=socket.inet_aton(src[0]), dst=socket.inet_aton(dst[0]), p=17,
-                        id=ident, ttl=64, data=data[start:start + 1480])
-        ip.mf = int(start + 1480 < len(data))
-        ip.offset = start // 8
-        out.append(bytes(ip))
-    return out
+    return udp_fragments(src, dst, payload, ident)
 
 
 def write_capture(path, datagrams, first_fragment_only=False):
@@ -43,9 +35,7 @@ def write_capture(path, datagrams, first_fragment_only=False):
         for i, (dt, src, dst, payload) in enumerate(datagrams):
             frags = ip_fragments(src, dst, payload, 0x300 + i)
             for k, ip in enumerate(frags[:1] if first_fragment_only else frags):
-                eth = dpkt.ethernet.Ethernet(src=b"\x02" * 6, dst=b"\x04" * 6,
-                                             type=dpkt.ethernet.ETH_TYPE_IP, data=ip)
-                w.writepkt(bytes(eth), T0 + dt + 0.0001 * k)
+                w.writepkt(ethernet(ip, src=b"\x02" * 6, dst=b"\x04" * 6), T0 + dt + 0.0001 * k)
     return str(path)
 
 

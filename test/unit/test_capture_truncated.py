@@ -8,11 +8,11 @@ the codec decodes the records they hold whole; those equal the full
 datagram's.  The capture is written here, with dpkt.
 """
 
-import socket
 import struct
 
 import dpkt
 import pytest
+from capture_frames import ethernet, udp_fragments
 
 from morai_bridge.wire import udp
 from morai_bridge.wire.capture import TruncatedPayload, read_capture
@@ -71,21 +71,11 @@ def test_decode_truncated_errors(prefix, length):
 
 
 def _frame(ts, ip):
-    eth = dpkt.ethernet.Ethernet(src=b"\x02" * 6, dst=b"\x04" * 6,
-                                 type=dpkt.ethernet.ETH_TYPE_IP, data=ip)
-    return ts, bytes(eth)
+    return ts, ethernet(ip, src=b"\x02" * 6, dst=b"\x04" * 6)
 
 
 def _ip_fragments(sport, dport, payload, ident):
-    data = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
-    out = []
-    for start in range(0, len(data), 1480):
-        ip = dpkt.ip.IP(src=socket.inet_aton(SIM), dst=socket.inet_aton(USER), p=17, id=ident,
-                        ttl=64, data=data[start:start + 1480])
-        ip.mf = int(start + 1480 < len(data))
-        ip.offset = start // 8
-        out.append(bytes(ip))
-    return out
+    return udp_fragments((SIM, sport), (USER, dport), payload, ident)
 
 
 def write_port_filtered(path, datagrams, first_only=True):

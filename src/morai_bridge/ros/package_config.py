@@ -13,14 +13,17 @@ from morai_bridge.wire import sim_versions, vehicle_profiles
 PACKAGE = 'morai_msgs'
 
 
+def package_dir():
+    """The package's directory: found with rospkg, else the source tree this module belongs to."""
+    try:
+        return rospkg.RosPack().get_path(PACKAGE)
+    except rospkg.ResourceNotFound:
+        return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..'))
+
+
 def profile_dir(sub='vehicles'):
     """The package's config/<sub> directory (None when it cannot be found)."""
-    try:
-        base = rospkg.RosPack().get_path(PACKAGE)
-    except rospkg.ResourceNotFound:
-        # not on ROS_PACKAGE_PATH: the source tree this module belongs to
-        base = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..')
-    d = os.path.normpath(os.path.join(base, 'config', sub))
+    d = os.path.join(package_dir(), 'config', sub)
     return d if os.path.isdir(d) else None
 
 

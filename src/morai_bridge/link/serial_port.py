@@ -47,8 +47,8 @@ import traceback
 
 import serial
 
-from morai_bridge.supervise import ThrottledLog, Worker
-from morai_bridge.wire import erp42
+from morai_bridge.link.workers import ThrottledLog, Worker
+from morai_bridge.wire import erp42, erp42_convert
 
 LONGL_THROTTLE = 1
 
@@ -87,7 +87,7 @@ class LinkStats(object):
 class Erp42Link(object):
     """Drive an ERP-42 PCU over a serial port.
 
-    ``params`` is an :class:`erp42.Erp42Params`.  ``on_feedback(fb, t)`` is
+    ``params`` is an :class:`erp42_convert.Erp42Params`.  ``on_feedback(fb, t)`` is
     called from the ``erp42_feedback`` thread for every valid feedback frame
     (``t``: ``time.monotonic()`` when it was read).  ``on_state(text)`` reports
     connection changes (from the I/O thread).  ``opener(path, baud)`` makes the
@@ -165,7 +165,7 @@ class Erp42Link(object):
 
     @property
     def workers(self):
-        """The link's :class:`~morai_bridge.supervise.Worker` objects (I/O, feedback)."""
+        """The link's :class:`~morai_bridge.link.workers.Worker` objects (I/O, feedback)."""
         return (self._io, self._cb)
 
     @property
@@ -293,7 +293,7 @@ class Erp42Link(object):
             self.stats.write_errors += 1
             self._close('write failed: %s' % e)
             return
-        self._alive = erp42.next_alive(self._alive)
+        self._alive = erp42_convert.next_alive(self._alive)
         self._last_cmd = cmd
         self.stats.frames_sent += 1
         if is_stop:
@@ -424,7 +424,7 @@ class Erp42Link(object):
 
     def _convert(self, fields):
         fb = self._feedback
-        return erp42.ctrl_to_command(
+        return erp42_convert.ctrl_to_command(
             fields[0], fields[1], fields[2], fields[3], fields[4], fields[5], self.p, 0,
             prev_gear=self._gear, feedback_speed=fb[0].speed if fb else None, estop=self._estop)
 
@@ -448,7 +448,7 @@ class Erp42Link(object):
         self._sending_fresh = False
         shutting = self._shutdown_until is not None
         estop = self._estop or (shutting and self.p.shutdown_estop)
-        return erp42.stop_command(self.p, 0, gear=self._gear, steer=self._steer, estop=estop), True
+        return erp42_convert.stop_command(self.p, 0, gear=self._gear, steer=self._steer, estop=estop), True
 
     # -- the feedback thread -------------------------------------------------
 

@@ -15,7 +15,7 @@ from morai_msgs.msg import (CtrlCmd, GhostMessage, GVDirectCmd, GVStateCmd, Inte
                             MultiEgoSetting, NpcGhostCmd, SaveSensorData, ScenarioLoad, SensorPosControl,
                             SetTrafficLight)
 
-from morai_bridge import transport
+from morai_bridge.link import transport
 from morai_bridge.ros import ros_to_sim
 from morai_bridge.ros.params import Param, port_param
 from morai_bridge.wire import enums, streams, udp, vehicle_profiles

@@ -6,7 +6,7 @@
   parameter when the port is taken.
 * :class:`StreamStats` counts what one stream received, dropped and why.
 * :class:`UdpReceiver` waits on many sockets in one supervised worker thread
-  (:class:`morai_bridge.supervise.Worker`) and hands each datagram to a
+  (:class:`morai_bridge.link.workers.Worker`) and hands each datagram to a
   callback, after dropping datagrams from unexpected senders.  An exception
   raised by the callback is counted per stream (``handler_errors``) and
   logged, throttled, with its traceback; the receiver keeps going.
@@ -17,7 +17,7 @@ import socket
 import time
 import traceback
 
-from morai_bridge.supervise import ThrottledLog, Worker
+from morai_bridge.link.workers import ThrottledLog, Worker
 
 MAX_DATAGRAM = 65535
 
@@ -97,7 +97,7 @@ class UdpReceiver(object):
     ``last_error``) and logged through ``log(text)`` with its traceback, at
     most once per 5 s per stream.
 
-    :meth:`start` runs :meth:`poll` in a :class:`~morai_bridge.supervise.Worker`
+    :meth:`start` runs :meth:`poll` in a :class:`~morai_bridge.link.workers.Worker`
     (``worker``, also listed by :attr:`workers`); ``on_dead(worker)`` is
     called if it fails beyond its restart budget.  :meth:`poll` may instead be
     called from the owner's own loop (the simulator emulator does).

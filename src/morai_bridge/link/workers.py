@@ -51,7 +51,7 @@ STOPPED = 'stopped'
 # Levels of diagnostic_msgs/DiagnosticStatus, repeated here to stay free of ROS.
 OK, WARN, ERROR = 0, 1, 2
 
-_default_logger = logging.getLogger('morai_bridge.supervise')
+_default_logger = logging.getLogger('morai_bridge.link.workers')
 
 
 def _default_log(text):

@@ -147,5 +147,5 @@ class FidelityTest(unittest.TestCase):
 
 
 if __name__ == '__main__':
-    rospy.init_node('test_fidelity')
-    rostest.rosrun('morai_msgs', 'test_fidelity', FidelityTest)
+    rospy.init_node('test_bridge_emulator')
+    rostest.rosrun('morai_msgs', 'test_bridge_emulator', FidelityTest)
