@@ -6,7 +6,7 @@ packet and foreign traffic) is replayed with /clock from its timestamps; the
 real shared capture is replayed too when ../shared/captures is present.
 """
 import os
-import socket
+import sys
 import tempfile
 import threading
 import time
@@ -18,11 +18,13 @@ import rospy
 import rostest
 from rosgraph_msgs.msg import Clock
 
-from morai_msgs.msg import EgoVehicleStatus, GetTrafficLightStatus, ObjectStatusList
+from morai_msgs.msg import EgoVehicleStatus, GetTrafficLightStatus, GPSMessage, ObjectStatusList
 
 from morai_bridge.wire import udp
 
 HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path.insert(0, os.path.join(HERE, '..', 'unit'))
+import capture_frames  # noqa: E402
 LAUNCH = os.path.join(HERE, '..', '..', 'launch', 'capture_replay.launch')
 SHARED = os.path.join(HERE, '..', '..', '..', 'shared', 'captures', 'MORAI.pcap')
 SIM, USER = '192.168.0.10', '192.168.0.20'
@@ -30,20 +32,9 @@ T0 = 1726147850.0
 
 
 def ip_frames(ts, sport, dport, payload, ident):
-    """Ethernet frames of one UDP datagram, fragmented at 1480 bytes like a real link."""
-    u = dpkt.udp.UDP(sport=sport, dport=dport, data=payload)
-    u.ulen = len(bytes(u))
-    data = bytes(u)
-    out = []
-    for off in range(0, len(data), 1480):
-        chunk = data[off:off + 1480]
-        more = off + 1480 < len(data)
-        ip = dpkt.ip.IP(src=socket.inet_aton(SIM), dst=socket.inet_aton(USER), p=17, id=ident, ttl=64, data=chunk)
-        ip.mf = int(more)
-        ip.offset = off // 8
-        eth = dpkt.ethernet.Ethernet(src=b'\x02' * 6, dst=b'\x04' * 6, type=dpkt.ethernet.ETH_TYPE_IP, data=bytes(ip))
-        out.append((ts, bytes(eth)))
-    return out
+    """Ethernet frames of one UDP datagram, fragmented at 1480 bytes like a real link (built with
+    struct by test/unit/capture_frames.py: dpkt's IP.offset changed its unit in dpkt 1.9.7)."""
+    return [(ts, capture_frames.ethernet(f)) for f in capture_frames.udp_fragments((SIM, sport), (USER, dport), payload, ident)]
 
 
 def write_capture(path):
@@ -152,12 +143,15 @@ class CaptureReplayTest(unittest.TestCase):
 
     @unittest.skipUnless(os.path.exists(SHARED), 'shared capture %s not present' % SHARED)
     def test_shared_capture(self):
+        """The 2024 capture with sim_version:=24.R2 (its era: GPS on 9091, where 25.S4 has the
+        collision source port): every stream of it, GPS included."""
         ego = Collect('/Ego_topic', EgoVehicleStatus)
         tl = Collect('/GetTrafficLightStatus', GetTrafficLightStatus)
-        p = self.replay(os.path.realpath(SHARED), ['rate:=0', 'node_name:=replay_shared'])
+        gps = Collect('/gps', GPSMessage)
+        p = self.replay(os.path.realpath(SHARED), ['rate:=0', 'node_name:=replay_shared', 'sim_version:=24.R2'])
         try:
-            self.assertTrue(wait_for(lambda: len(ego.msgs) >= 115 and len(tl.msgs) >= 115, 30.0),
-                            'ego %d, lights %d' % (len(ego.msgs), len(tl.msgs)))
+            self.assertTrue(wait_for(lambda: len(ego.msgs) >= 115 and len(tl.msgs) >= 115 and gps.msgs, 30.0),
+                            'ego %d, lights %d, gps %d' % (len(ego.msgs), len(tl.msgs), len(gps.msgs)))
         finally:
             p.shutdown()
         self.assertEqual(len(ego.msgs), 115)
@@ -165,6 +159,7 @@ class CaptureReplayTest(unittest.TestCase):
         self.assertEqual(m.header.stamp.secs // 100000, 17261)      # September 2024, the simulator's clock
         self.assertEqual(set(x.trafficLightIndex for x in tl.msgs), {'C119BS010007'})
         self.assertEqual(set(x.trafficLightType for x in tl.msgs), {2})
+        self.assertAlmostEqual(gps.msgs[0].latitude, 37.24, places=1)      # K-City
 
 
 if __name__ == '__main__':
