@@ -6,7 +6,7 @@ The emulator runs in-process, stepped by a thread as fast as it goes with its de
 covers the same simulated seconds whatever the machine's load.  No assertion depends on wall time.
 
 Expected signs come from the profiles (config/sim_versions, each with its sources) and, where a
-test says so, directly from outside evidence (/work/evidence/issue22.md, cited per test).
+test says so, directly from outside evidence (cited per test; the ledger is docs/versions.md).
 """
 import os
 import signal
@@ -87,10 +87,12 @@ def test_a_status_without_steer_leaves_the_status_side_unmeasured():
 
 
 def test_evidence_aisw_25s4_positive_wire_steer_gives_a_positive_imu_yaw_rate_left():
-    """Outside evidence (/work/evidence/issue22.md section 1 and "Sign self-test notes"): The-GIGACHA/2026_AISW
+    """Outside evidence (issue 22's research, docs/versions.md "Ego Ctrl Cmd steer"): The-GIGACHA/2026_AISW
     measured on MORAI 25.S4.MolitComp03 (src/aisw_2026/tools/test/SITE_CHECKLIST.md @c7798bcb, 2026-09-17:
-    "조향 부호 | + = 좌회전" = "+ = left turn"); their tool morai_site_check.py sends raw wire steer +0.15 then
-    -0.15 and reads the IMU angular_velocity z (+ = CCW, heven's IL mapping), expecting z > 0 for +0.15.
+    "조향 부호 | + = 좌회전" = "+ = left turn"); their tool tools/test/morai_site_check.py sends raw wire steer
+    +0.15 then -0.15 and reads the IMU angular_velocity z, expecting z > 0 for +0.15 ("정상(+좌)").  IMU z is
+    + = CCW in 25.S4 (eriverOoO/heven-ad-2026 MORAI_25S4_REVERSE_ENGINEERING_REPORT_2026-08-01.md L355-361:
+    angular z = -localRigid.y, from the simulator's code).
     Magnitude from their formula at 3 m/s: about 0.087 rad/s.  Heading is not used here: the IMU alone decides."""
     speed = 3.0 * 3.6
     plus = Phase(0.15, tuple(Sample(i / 40, None, speed, None) for i in range(81)), (0.087,) * 80)
@@ -105,7 +107,8 @@ def test_evidence_aisw_25s4_positive_wire_steer_gives_a_positive_imu_yaw_rate_le
 
 
 def test_evidence_heading_is_ccw_positive_and_not_wrapped():
-    """MORAI's manual (Local Map Coordinate System, /work/evidence/issue22.md "Sign self-test notes"): "The vehicle
+    """MORAI SIM Standard manual, Local Map Coordinate System
+    (help-morai-sim-standard-4-7-en.scrollhelp.site/mssumev/Local-Map-Coordinate-System.148048391.html): "The vehicle
     heading angle increases in the counter-clockwise (CCW) direction"; a live 25.S4 status has yaw -177.02 (not
     wrapped to 0..360).  A heading going 178 -> -177.02 is a left turn of 4.98 deg, not a right turn of 355."""
     samples = tuple(Sample(i * 0.5, y, 5.0, -8.0) for i, y in enumerate((178.0, 179.5, -178.5, -177.02)))
@@ -146,11 +149,13 @@ class Paced:
     def __init__(self, sim):
         self.sim = sim
         self._stop = threading.Event()
+        self.hold = threading.Event()       # set: the emulator stands still (sends nothing)
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def _loop(self):
         while not self._stop.is_set():
-            self.sim.step(1)
+            if not self.hold.is_set():
+                self.sim.step(1)
             time.sleep(0.0005)
 
     def __enter__(self):
@@ -202,9 +207,9 @@ def run_against(opts, confirm=None, during=None, **sim_overrides):
         sim = emulator(check.ports["status"], check.ports.get("imu", 0), **sim_overrides)
         try:
             check.sim_addr = ("127.0.0.1", sim.ports["ctrl_cmd"])
-            with Paced(sim):
+            with Paced(sim) as paced:
                 if during is not None:
-                    during(sim)
+                    during(sim, paced)
                 result = check.run()
             sim.step(1)         # handle what is still queued
             return result, out.text, sim.snapshot()
@@ -352,11 +357,43 @@ def test_aborts_above_the_abort_speed_and_brakes():
     assert_braked(snap, result)
 
 
+def when_moving(action):
+    """A ``during`` hook: ``action(sim, paced)`` from a thread once the ego drives faster than 2 km/h."""
+    def hook(sim, paced):
+        def watch():
+            if sim.wait_for(lambda s: s.ego.speed_kmh > 2.0, 10.0):
+                action(sim, paced)
+        threading.Thread(target=watch, daemon=True).start()
+    return hook
+
+
+def test_aborts_when_the_status_stops_and_brakes():
+    result, text, snap = run_against(options("25.S4", status_timeout=0.5, stop_time=0.3),
+                                     during=when_moving(lambda sim, paced: paced.hold.set()), sim_version="25.S4")
+    assert result.exit_status == cs.EXIT_ABORTED and "no Ego Vehicle Status for 0.5 s" in text
+    assert_braked(snap, result)     # the stop was queued at the emulator: applied at its next step
+
+
+def test_aborts_when_the_simulation_is_paused_and_brakes():
+    """Paused: the status keeps coming with a clock that stands still."""
+    result, text, snap = run_against(options("25.S4", status_timeout=0.5, stop_time=0.3),
+                                     during=when_moving(lambda sim, paced: sim.set_paused(True)), sim_version="25.S4")
+    assert result.exit_status == cs.EXIT_ABORTED and "clock has not advanced" in text
+    assert result.stopped is False and "WARNING" in text and "still moves" in text
+    assert snap.paused and snap.counters["ctrl_cmd"].accepted >= cs.STOP_REPEATS
+
+
+def test_aborts_a_run_that_takes_too_long():
+    result, text, snap = run_against(options("25.S4", max_run_time=0.05), sim_version="25.S4")
+    assert result.exit_status == cs.EXIT_ABORTED and "more than 0.05 s of wall time (--max-run-time)" in text
+    assert_braked(snap, result)
+
+
 def test_ctrl_c_during_the_drive_stops_the_ego():
     """A real SIGINT to the main thread while the ego drives."""
     main_id = threading.main_thread().ident
 
-    def interrupt_when_moving(sim):
+    def interrupt_when_moving(sim, paced):
         def watch():
             if sim.wait_for(lambda s: s.ego.speed_kmh > 2.0, 10.0):
                 signal.pthread_kill(main_id, signal.SIGINT)

@@ -322,7 +322,7 @@ class SignCheck(object):
     def _plan_text(self):
         o = self.o
         steer = "wire steer %+.2f" % o.steer + (" then %+.2f" % -o.steer if o.reverse else "")
-        secs = o.accel_time + o.phase_time * (2 if o.reverse else 1)
+        secs = planned_time(o.accel_time, o.phase_time, o.reverse)
         return ("The ego will drive FORWARD at %.1f km/h for up to %.0f s (about %.0f m), %s, then brake to a "
                 "stop.  Make sure the road ahead and to both sides is clear." % (
                     o.speed_kmh, secs, o.speed_kmh / 3.6 * secs, steer))
@@ -366,7 +366,7 @@ class SignCheck(object):
         while True:
             now = self.monotonic()
             if now - start_wall > o.max_run_time:
-                raise _Aborted("the run took more than %.0f s of wall time (--max-run-time)" % o.max_run_time)
+                raise _Aborted("the run took more than %g s of wall time (--max-run-time)" % o.max_run_time)
             got = self._receive(min(0.1, o.status_timeout))
             now = self.monotonic()
             if not got:
@@ -622,12 +622,18 @@ def build_parser():
                    help="abort above this speed, km/h (default: 2 x --speed)")
     p.add_argument("--status-timeout", type=_number(0.0, 60.0, "--status-timeout", True), default=3.0,
                    help="refuse / abort when no status arrives for this long, s (default %(default)s)")
-    p.add_argument("--max-run-time", type=_number(1.0, 300.0, "--max-run-time"), default=30.0,
-                   help="abort when the drive takes longer (wall clock), s (default %(default)s)")
+    p.add_argument("--max-run-time", type=_number(1.0, 300.0, "--max-run-time"),
+                   help="abort when the drive takes longer (wall clock), s (default: the planned time + 20 s, "
+                        "30 s with the default times)")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation on the terminal")
     p.add_argument("--write", metavar="FILE",
                    help="write the measured version profile here (only when the measurement is conclusive)")
     return p
+
+
+def planned_time(accel_time, phase_time, reverse):
+    """The longest a drive takes as planned, s (simulated time)."""
+    return accel_time + phase_time * (2 if reverse else 1)
 
 
 def _ask(stdin, out):
@@ -671,7 +677,9 @@ def main(argv=None, stdin=None, stdout=None) -> int:
                    steer=args.steer, accel_time=args.accel_time, phase_time=args.phase_time,
                    settle_time=args.settle_time, reverse=not args.one_way, max_start_speed=args.max_start_speed,
                    abort_speed=args.abort_speed or 0.0, status_timeout=args.status_timeout,
-                   max_run_time=args.max_run_time, yes=args.yes, write=args.write or "")
+                   max_run_time=args.max_run_time or planned_time(args.accel_time, args.phase_time,
+                                                                  not args.one_way) + 20.0,
+                   yes=args.yes, write=args.write or "")
     previous = _terminate_as_interrupt()
     try:
         try:
