@@ -21,6 +21,7 @@ import yaml
 
 from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
 from morai_bridge.selftest import check_signs as cs
+from morai_bridge.selftest import cli
 from morai_bridge.selftest.signs import (LEFT, RIGHT, Phase, Sample, Thresholds, compare, judge,
                                          measured_version, unwrapped_change)
 from morai_bridge.wire import sim_versions, udp
@@ -479,7 +480,7 @@ def test_main_measures_and_writes_a_profile_the_launch_can_load(tmp_path):
     out = Out()
     try:
         with Paced(sim):
-            code = cs.main(["--sim-version", "24.R2", "--listen-ip", "127.0.0.1", "--status-port", str(status_port),
+            code = cli.main(["--sim-version", "24.R2", "--listen-ip", "127.0.0.1", "--status-port", str(status_port),
                             "--ctrl-port", str(sim.ports["ctrl_cmd"]), "--yes", "--write", str(out_file)],
                            stdout=out)
     finally:
@@ -511,9 +512,9 @@ def test_the_script_refuses_without_status():
 
 
 def test_usage_errors_exit_2_before_any_socket(tmp_path, capsys):
-    assert cs.main(["--speed", "30"]) == cs.EXIT_REFUSED
+    assert cli.main(["--speed", "30"]) == cs.EXIT_REFUSED
     assert "at most 10" in capsys.readouterr().err
-    assert cs.main(["--sim-version", "no_such_version"]) == cs.EXIT_REFUSED
+    assert cli.main(["--sim-version", "no_such_version"]) == cs.EXIT_REFUSED
     assert "no_such_version" in capsys.readouterr().err
-    assert cs.main(["--write", str(tmp_path / "missing_dir" / "x.yaml")]) == cs.EXIT_REFUSED
+    assert cli.main(["--write", str(tmp_path / "missing_dir" / "x.yaml")]) == cs.EXIT_REFUSED
     assert "not writable" in capsys.readouterr().err
