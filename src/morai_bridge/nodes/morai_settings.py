@@ -11,20 +11,22 @@ the parameter names and values are checked against the nodes' PARAMS tables here
 node does not declare can be written.  docs/settings.md.
 """
 import argparse
+import importlib
 import sys
 from xml.sax.saxutils import quoteattr
 
-from morai_bridge.nodes import camera_bridge, lidar2d_bridge, lidar_bridge, udp_bridge
 from morai_bridge.ros.params import ParamError
 from morai_bridge.wire import morai_settings as ms
 
-#: node type -> its parameter table
-NODE_PARAMS = {
-    'camera_bridge': camera_bridge.PARAMS,
-    'lidar_bridge': lidar_bridge.PARAMS,
-    'lidar2d_bridge': lidar2d_bridge.PARAMS,
-    'udp_bridge': udp_bridge.PARAMS,
-}
+NODES = ('camera_bridge', 'lidar_bridge', 'lidar2d_bridge', 'udp_bridge')
+
+
+def node_params_table(node):
+    """The PARAMS table of node module ``morai_bridge.nodes.<node>``, looked up by name as
+    tools/gen_launch.py does (node modules do not import each other: test/unit/test_layering.py)."""
+    if node not in NODES:
+        raise LaunchError('no node type %r' % node)
+    return importlib.import_module('morai_bridge.nodes.' + node).PARAMS
 #: values the plan may hold that a node version may not declare yet: written only when declared
 #: (camera_bridge's principal point, issue 23 item 3); every other name must be declared.
 OPTIONAL = {'camera_bridge': ('cx', 'cy')}
@@ -46,7 +48,7 @@ def _fmt(v):
 def checked_params(node, values):
     """[(Param, value)] of ``values`` in the order of the node's PARAMS, each value coerced and
     range-checked by its Param; a name the node does not declare raises :class:`LaunchError`."""
-    table = NODE_PARAMS[node]
+    table = node_params_table(node)
     declared = {p.name: p for p in table}
     unknown = sorted(set(values) - set(declared) - set(OPTIONAL.get(node, ())))
     if unknown:
