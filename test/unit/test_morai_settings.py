@@ -47,11 +47,19 @@ def test_heven_one_node_per_udp_sensor_with_the_files_ports():
     # sensor file: GPSList[0] 9296 -> 9297, IMUList[0] 9298 -> 9299; network file: 770 1910 -> 1911,
     # 772 7605 -> 7505, 261 9091 -> 9092 (rx: destinationPort); 259 7607, 260 7604, 783 9095 and the
     # EgoCtrlConfig of 771 9093 (tx: hostPort)
-    assert bridge == {'gps_port': 9297, 'imu_port': 9299, 'gps_topic': '/gps', 'imu_topic': '/imu',
-                      'gps_frame_id': 'GPS-6', 'imu_frame_id': 'IMU-7', 'sim_ip': '127.0.0.1',
-                      'bind_ip': '127.0.0.1', 'ego_status_port': 1911, 'object_info_port': 7505,
-                      'collision_port': 9092, 'ctrl_cmd_port': 9093, 'set_traffic_light_port': 7607,
-                      'multi_ego_port': 7604, 'ego_ghost_port': 9095}
+    configured = {'gps_port': 9297, 'imu_port': 9299, 'gps_topic': '/gps', 'imu_topic': '/imu',
+                  'gps_frame_id': 'GPS-6', 'imu_frame_id': 'IMU-7', 'sim_ip': '127.0.0.1',
+                  'bind_ip': '127.0.0.1', 'ego_status_port': 1911, 'object_info_port': 7505,
+                  'collision_port': 9092, 'ctrl_cmd_port': 9093, 'set_traffic_light_port': 7607,
+                  'multi_ego_port': 7604, 'ego_ghost_port': 9095}
+    assert {k: v for k, v in bridge.items() if k in configured} == configured
+    # every other stream of udp_bridge is off: the settings do not say the simulator uses it
+    others = {k: v for k, v in bridge.items() if k not in configured}
+    assert set(others) == {'%s_port' % n for n in ('traffic_light', 'intersection', 'vehicle_collision',
+                                                   'sim_status', 'sync_state', 'set_intersection', 'lamps',
+                                                   'scenario_load', 'save_sensor_data', 'sensor_control',
+                                                   'npc_ghost', 'gv_direct', 'gv_state', 'sim_control', 'sync')}
+    assert set(others.values()) == {0}
     # 295 (competition status, 1909) is not ego_status: 770 is sent too
     assert any('PUBSUB_TYPE 295' in line and '1909' in line for line in plan.not_started)
     for pubsub in (266, 267, 780):
@@ -315,4 +323,4 @@ def test_udp_bridge_settings_overlay():
     udp_bridge.apply_settings(cfg)
     assert (cfg.ego_status_port, cfg.collision_port, cfg.ctrl_cmd_port, cfg.gps_port, cfg.imu_port) == \
         (9121, 9122, 9123, 0, 0)
-    assert cfg.intersection_port == 9102          # not in the file: udp_bridge's default
+    assert cfg.intersection_port == 0             # not in the files: off

@@ -23,7 +23,9 @@ its private parameters (names of the nodes' PARAMS tables; the launch writer in
 """
 import json
 import math
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple
+
+from morai_bridge.wire import streams as wire_streams
 
 __all__ = ['SettingsError', 'Pose', 'Sensor', 'SensorSettings', 'NetworkEntry', 'NetworkSettings',
            'NodePlan', 'Plan', 'load_sensors', 'load_network', 'parse_sensors', 'parse_network',
@@ -539,6 +541,10 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
                 if n.stream in PUBSUB_STREAMS.get(n.pubsub, ('',))[:1] and n.stream not in by_stream:
                     bridge['%s_port' % n.stream] = 0
     if bridge:
+        unset = [st.name for st in wire_streams.STREAMS if '%s_port' % st.name not in bridge]
+        for name in unset:
+            bridge['%s_port' % name] = 0
+        notes.append('udp_bridge: streams the settings do not configure are off (port 0): %s' % ', '.join(unset))
         if sim_ip is not None:
             bridge['sim_ip'] = sim_ip
         if bind_ip is not None:
