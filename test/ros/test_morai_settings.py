@@ -128,16 +128,21 @@ class Collector(object):
         self.sub.unregister()
 
 
-class Run(object):
-    """roslaunch of a generated file, the emulator, and extra camera senders."""
+LAUNCH_DIR = os.path.join(HERE, '..', '..', 'launch')
 
-    def __init__(self, launch_path, emu_args):
+
+class Run(object):
+    """roslaunch of a generated file (or of shipped launch files with args), the emulator, and extra
+    camera senders."""
+
+    def __init__(self, launch, emu_args):
         uuid = roslaunch.rlutil.get_or_generate_uuid(None, False)
         roslaunch.configure_logging(uuid)
-        self.launch = roslaunch.parent.ROSLaunchParent(uuid, [launch_path])
+        self.launch = roslaunch.parent.ROSLaunchParent(uuid, launch if isinstance(launch, list) else [launch])
         self.launch.start()
-        self.emu = subprocess.Popen([sys.executable, '-m', 'morai_bridge.emu.sim'] + emu_args,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.emu = None if emu_args is None else subprocess.Popen(
+            [sys.executable, '-m', 'morai_bridge.emu.sim'] + emu_args, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE)
         self.stop = threading.Event()
         self.threads = []
 
@@ -167,11 +172,12 @@ class Run(object):
         self.stop.set()
         for t in self.threads:
             t.join(5.0)
-        self.emu.terminate()
-        try:
-            self.emu.wait(10.0)
-        except subprocess.TimeoutExpired:
-            self.emu.kill()
+        if self.emu is not None:
+            self.emu.terminate()
+            try:
+                self.emu.wait(10.0)
+            except subprocess.TimeoutExpired:
+                self.emu.kill()
         self.launch.shutdown()
 
 
@@ -283,6 +289,60 @@ class MoraiSettingsTest(unittest.TestCase):
             run.close()
             cloud.close()
             ego.close()
+
+    def test_settings_arg_of_the_shipped_launch_files(self):
+        """sensor_bridge.launch settings:= camera_sensor:=2 and udp_bridge.launch settings:= network_settings:=
+        read heven's files themselves: camera 2 (port, size, FOV, pose, frame), the LiDAR, the ego status /
+        GPS / IMU ports; the 2D LiDAR node finds none in the file and exits cleanly."""
+        sensors, network, ports = rewrite_ports(
+            os.path.join(DATA, 'heven_SensorInfo_2023_Hyundai_Ioniq5.json'),
+            os.path.join(DATA, 'heven_NetworkInfo_2023_Hyundai_Ioniq5.template.json'), self.tmp)
+        settings = ms.load_sensors(sensors)
+        cam2 = [s for s in settings.sensors if s.key == 'cameraList[1]'][0]
+        lidar = [s for s in settings.sensors if s.kind == 'lidar'][0]
+        ports.update(gps=ports['gps_6'], imu=ports['imu_7'])
+        image, info = (Collector('/image_jpeg/compressed', CompressedImage),
+                       Collector('/image_jpeg/camera_info', CameraInfo))
+        cloud, ego, imu = (Collector('/lidar3D', PointCloud2), Collector('/Ego_topic', EgoVehicleStatus),
+                           Collector('/imu', Imu))
+        launch = [(os.path.join(LAUNCH_DIR, 'sensor_bridge.launch'),
+                   ['settings:=' + sensors, 'camera_sensor:=2', 'output:=log']),
+                  (os.path.join(LAUNCH_DIR, 'udp_bridge.launch'),
+                   ['settings:=' + sensors, 'network_settings:=' + network, 'output:=log'])]
+        run = Run(launch, emulator_args(ports, camera=cam2, lidar=lidar))
+        try:
+            self.assertTrue(wait_for(lambda: info.first() is not None, T), 'camera 2: no camera info')
+            self.assertEqual((info.first().width, info.first().height), (640, 480))
+            self.assertAlmostEqual(info.first().K[0], 320.0 / math.tan(R(65)), places=6)
+            self.assertTrue(wait_for(lambda: image.first() is not None, T))
+            self.assertEqual(image.first().header.frame_id, 'Camera-2_optical')
+            self.assertTrue(wait_for(lambda: cloud.first() is not None, T), 'no cloud on /lidar3D')
+            self.assertEqual(cloud.first().header.frame_id, 'Lidar3D-5')
+            self.assertTrue(wait_for(lambda: ego.first() is not None and imu.first() is not None, T),
+                            'udp_bridge: no ego status / IMU on the ports of the files')
+            self.assert_tf('Camera-2', (1.15, 0.65, 1.2), q_pitch_yaw(10, 70))
+            self.assertTrue(wait_for(lambda: run.running() == ['camera_bridge', 'lidar_bridge', 'udp_bridge'], T),
+                            'running: %r (lidar2d_bridge should have exited: no 2D LiDAR in the file)'
+                            % run.running())
+        finally:
+            run.close()
+            for c in (image, info, cloud, ego, imu):
+                c.close()
+
+    def test_bad_file_through_the_launch_files_starts_nothing(self):
+        """A settings file with an unknown lidar3DType: every node of sensor_bridge.launch refuses to start
+        (each reads the whole file), none is left running half-configured."""
+        with open(os.path.join(DATA, 'heven_SensorInfo_2023_Hyundai_Ioniq5.json')) as f:
+            d = json.load(f)
+        d['Lidar3DList'][0]['lc']['lidar3DType'] = 42
+        bad = os.path.join(self.tmp, 'bad.json')
+        with open(bad, 'w') as f:
+            json.dump(d, f)
+        run = Run([(os.path.join(LAUNCH_DIR, 'sensor_bridge.launch'), ['settings:=' + bad, 'output:=log'])], None)
+        try:
+            self.assertTrue(wait_for(lambda: run.running() == [], T), 'still running: %r' % run.running())
+        finally:
+            run.close()
 
 
 if __name__ == '__main__':

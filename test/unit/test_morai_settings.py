@@ -66,6 +66,14 @@ def test_heven_one_node_per_udp_sensor_with_the_files_ports():
         assert any('PUBSUB_TYPE %d ' % pubsub in line for line in plan.not_started)
 
 
+def test_without_network_file_udp_bridge_keeps_its_defaults():
+    plan = ms.plan(ms.load_sensors(HEVEN))
+    bridge = nodes_of(plan)['udp_bridge'].params
+    assert (bridge['gps_port'], bridge['imu_port']) == (9297, 9299)
+    assert 'ego_status_port' not in bridge and 'ctrl_cmd_port' not in bridge
+    assert any('no network settings given' in n for n in plan.notes)
+
+
 def test_heven_camera_poses_rep103():
     sensors = ms.load_sensors(HEVEN).sensors
     cams = [s for s in sensors if s.kind == 'camera']
@@ -252,6 +260,8 @@ def test_cli_prints_a_launch_file_whose_params_the_nodes_declare():
         declared = {p.name for p in writer.node_params_table(n.get('type'))}
         names = [p.get('name') for p in n.findall('param')]
         assert set(names) <= declared
+    # parameters an earlier launch left on the master (e.g. ~settings) must not apply
+    assert all(n.get('clear_params') == 'true' for n in nodes)
     cam4 = {p.get('name'): p.get('value') for p in nodes[3].findall('param')}
     assert (cam4['port'], cam4['mount_pitch'], cam4['frame_id']) == ('9307', '-30.0', 'Camera-4')
     assert 'PUBSUB_TYPE 295' in out             # in a comment

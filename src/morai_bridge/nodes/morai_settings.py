@@ -82,7 +82,8 @@ def launch_xml(plan, sources, output='screen'):
         params = checked_params(n.node, n.params)
         out.append('')
         out.append(_comment([n.source]))
-        out.append('  <node pkg="morai_msgs" type="%s" name=%s output=%s>'
+        # clear_params: parameters a previous launch left in the node's namespace (e.g. ~settings) do not apply
+        out.append('  <node pkg="morai_msgs" type="%s" name=%s output=%s clear_params="true">'
                    % (n.node, quoteattr(n.name), quoteattr(output)))
         for p, v in params:
             out.append('    <param name="%s" type="%s" value=%s />' % (p.name, _TYPE[type(p.default)], quoteattr(_fmt(v))))

@@ -541,10 +541,16 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
                 if n.stream in PUBSUB_STREAMS.get(n.pubsub, ('',))[:1] and n.stream not in by_stream:
                     bridge['%s_port' % n.stream] = 0
     if bridge:
-        unset = [st.name for st in wire_streams.STREAMS if '%s_port' % st.name not in bridge]
-        for name in unset:
-            bridge['%s_port' % name] = 0
-        notes.append('udp_bridge: streams the settings do not configure are off (port 0): %s' % ', '.join(unset))
+        if network is not None:
+            # the network settings are the simulator's whole list: a stream not in it is not used
+            unset = [st.name for st in wire_streams.STREAMS if '%s_port' % st.name not in bridge]
+            for name in unset:
+                bridge['%s_port' % name] = 0
+            notes.append('udp_bridge: streams the settings do not configure are off (port 0): %s'
+                         % ', '.join(unset))
+        else:
+            notes.append('udp_bridge: no network settings given: its vehicle and simulator streams keep '
+                         'their default ports')
         if sim_ip is not None:
             bridge['sim_ip'] = sim_ip
         if bind_ip is not None:
