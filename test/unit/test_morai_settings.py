@@ -74,6 +74,21 @@ def test_without_network_file_udp_bridge_keeps_its_defaults():
     assert any('no network settings given' in n for n in plan.notes)
 
 
+def test_udp_bridge_only_when_the_settings_give_it_something():
+    """baqu4's sensor file alone: GPS and IMU over ROS, no network file: no udp_bridge."""
+    assert [n.node for n in ms.plan(ms.load_sensors(BAQU4)).nodes] == ['lidar_bridge']
+
+
+def test_cameras_with_topics_keep_their_boxes_apart(tmp_path):
+    def topics(d):
+        for i, c in enumerate(d['cameraList']):
+            c['cc']['rosConfig']['Topic'] = '/cam%d/image_jpeg/compressed' % i
+    nodes = nodes_of(ms.plan(ms.load_sensors(write(tmp_path, edited(HEVEN, topics)))))
+    c = nodes['camera_bridge_2'].params
+    assert (c['image_topic'], c['camera_info_topic'], c['boxes_topic']) == (
+        '/cam1/image_jpeg/compressed', '/cam1/image_jpeg/camera_info', 'camera_2/camera/boxes')
+
+
 def test_heven_camera_poses_rep103():
     sensors = ms.load_sensors(HEVEN).sensors
     cams = [s for s in sensors if s.kind == 'camera']
@@ -271,7 +286,7 @@ def test_cli_mixed_file_lists_the_ros_sensors_in_a_comment():
     code, out, _ = run_cli(BAQU4)
     assert code == 0
     root = ET.fromstring(out)
-    assert [n.get('type') for n in root.findall('node')] == ['lidar_bridge', 'udp_bridge']
+    assert [n.get('type') for n in root.findall('node')] == ['lidar_bridge']      # GPS, IMU over ROS
     comments = [c for c in ET.fromstring(out, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
                 if c.tag is ET.Comment]
     text = '\n'.join(c.text for c in comments)

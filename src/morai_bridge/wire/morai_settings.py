@@ -277,7 +277,7 @@ def _parse_sensor(entry, kind, key, path):
     topic = ros.get('Topic') if isinstance(ros.get('Topic'), str) else ''
     frame_id = ros.get('frameID') if isinstance(ros.get('frameID'), str) else ''
     host_ip, host_port, dest_ip, dest_port, extra = '', 0, '', 0, {}
-    if comm == COMM_UDP and kind in SENSOR_NODES or comm == COMM_UDP and kind in BRIDGE_SENSORS:
+    if comm == COMM_UDP and (kind in SENSOR_NODES or kind in BRIDGE_SENSORS):
         uk = ck + '.udpConfig'
         udp = _get(cfg, 'udpConfig', ck, path, (dict,))
         host_ip = _get(udp, 'hostIP', uk, path, (str,))
@@ -334,7 +334,8 @@ def _check_unique(sensors, path):
                         ('topic', 'rosConfig.Topic')):
         seen = {}
         for s in sensors:
-            if not s.udp or s.kind not in SENSOR_NODES and s.kind not in BRIDGE_SENSORS:
+            bridged = s.udp and (s.kind in SENSOR_NODES or s.kind in BRIDGE_SENSORS)
+            if not bridged:
                 continue
             v = getattr(s, field)
             if not v:
@@ -377,12 +378,11 @@ def _parse_net_entry(info, uid, key, path):
     pubsub = _int(info, 'PUBSUB_TYPE', key, path)
     division = _int(info, 'Division_TYPE', key, path) if 'Division_TYPE' in info else 0
     known = PUBSUB_STREAMS.get(pubsub)
-    stream, port, host_ip = None, None, ''
     if pubsub == PUBSUB_COMPETITION_STATUS:
-        stream = 'competition_status'
-    if known is not None or pubsub == PUBSUB_COMPETITION_STATUS:
-        name, direction = known[:2] if known else ('competition_status', 'rx')
-        stream = name
+        known = ('competition_status', 'rx')
+    stream, port, host_ip = None, None, ''
+    if known is not None:
+        stream, direction = known[:2]
         if net == COMM_UDP:
             if pubsub == 771:
                 ck = key + '.EgoCtrlConfig'
@@ -447,8 +447,9 @@ def sensor_node_params(s, many, parent_frame='base_link', sim_ip=None, bind_ip=N
             base = s.topic[:-len('/compressed')] if s.topic.endswith('/compressed') else s.topic
             p.update(image_topic=s.topic, camera_info_topic=base + '/camera_info')
         elif pre:
-            p.update(image_topic=pre + 'image_jpeg/compressed', camera_info_topic=pre + 'image_jpeg/camera_info',
-                     boxes_topic=pre + 'camera/boxes', raw_topic=pre + 'image_raw',
+            p.update(image_topic=pre + 'image_jpeg/compressed', camera_info_topic=pre + 'image_jpeg/camera_info')
+        if pre:         # one camera's boxes and images per namespace (a rosConfig.Topic names only the image)
+            p.update(boxes_topic=pre + 'camera/boxes', raw_topic=pre + 'image_raw',
                      annotated_topic=pre + 'camera/boxes_image')
     elif s.kind == 'lidar':
         p['model'] = s.extra['model']
@@ -538,9 +539,8 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
             elif n.net_type != COMM_UDP or n.port is None:
                 off.append('%s: PUBSUB_TYPE %d (%s): %s' % (n.key, n.pubsub, n.stream,
                                                              COMM_NAMES.get(n.net_type, 'netType %d' % n.net_type)))
-                if n.stream in PUBSUB_STREAMS.get(n.pubsub, ('',))[:1] and n.stream not in by_stream:
-                    bridge['%s_port' % n.stream] = 0
-    if bridge:
+    # udp_bridge: with a network file, or when the sensor file sends GPS / IMU over UDP
+    if network is not None or any(v for k, v in bridge.items() if k.endswith('_port')):
         if network is not None:
             # the network settings are the simulator's whole list: a stream not in it is not used
             unset = [st.name for st in wire_streams.STREAMS if '%s_port' % st.name not in bridge]
