@@ -349,3 +349,7 @@ def test_udp_bridge_settings_overlay():
     assert (cfg.ego_status_port, cfg.collision_port, cfg.ctrl_cmd_port, cfg.gps_port, cfg.imu_port) == \
         (9121, 9122, 9123, 0, 0)
     assert cfg.intersection_port == 0             # not in the files: off
+    # the sensor file alone: GPS / IMU over ROS are off, the other streams keep the launch's values
+    cfg = load(udp_bridge.PARAMS, lambda n, d: {'settings': BAQU4}.get(n, d))
+    udp_bridge.apply_settings(cfg)
+    assert (cfg.gps_port, cfg.imu_port, cfg.ego_status_port) == (0, 0, 909)

@@ -61,7 +61,7 @@ def apply_settings(cfg):
     sensors = morai_settings.load_sensors(cfg.settings) if cfg.settings else None
     network = morai_settings.load_network(cfg.network_settings) if cfg.network_settings else None
     declared = {p.name: p for p in PARAMS}
-    for node in morai_settings.plan(sensors, network).nodes:
+    for node in morai_settings.plan(sensors, network, udp_bridge=True).nodes:
         if node.node == 'udp_bridge':
             for name, value in node.params.items():
                 cfg[name] = declared[name].coerce(value)

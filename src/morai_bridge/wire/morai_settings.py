@@ -472,9 +472,10 @@ def _node_name(kind, s, many):
     return '%s_%d' % (base, s.uid) if many else base
 
 
-def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind_ip=None):
+def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind_ip=None, udp_bridge=False):
     """The nodes that bridge what ``sensors`` (:class:`SensorSettings`) and ``network``
-    (:class:`NetworkSettings`) send over UDP; either may be None (not both)."""
+    (:class:`NetworkSettings`) send over UDP; either may be None.  udp_bridge is in the plan with a
+    network file or when GPS / IMU are sent over UDP, always with ``udp_bridge`` (its ~settings)."""
     nodes, off, notes = [], [], []
     bridge = {}
     if sensors is not None:
@@ -540,7 +541,7 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
                 off.append('%s: PUBSUB_TYPE %d (%s): %s' % (n.key, n.pubsub, n.stream,
                                                              COMM_NAMES.get(n.net_type, 'netType %d' % n.net_type)))
     # udp_bridge: with a network file, or when the sensor file sends GPS / IMU over UDP
-    if network is not None or any(v for k, v in bridge.items() if k.endswith('_port')):
+    if udp_bridge or network is not None or any(v for k, v in bridge.items() if k.endswith('_port')):
         if network is not None:
             # the network settings are the simulator's whole list: a stream not in it is not used
             unset = [st.name for st in wire_streams.STREAMS if '%s_port' % st.name not in bridge]
