@@ -597,8 +597,10 @@ def test_sensor_bridge_launch_wiring():
                                  ('lidar_bridge.launch', 'lidar', 'lidar_port'),
                                  ('lidar2d_bridge.launch', 'lidar2d', 'lidar2d_port')):
         inc = includes[launch]
-        assert inc.get('if') == '$(eval %s != 0)' % port
+        # settings:= (MORAI's saved sensor settings, docs/settings.md) includes every node
+        assert inc.get('if') == "$(eval %s != 0 or settings != '')" % port
         passed = dict((a.get('name'), a.get('value')) for a in inc.findall('arg'))
+        assert (passed['settings'], passed['settings_sensor']) == ('$(arg settings)', '$(arg %s_sensor)' % prefix)
         assert passed['port'] == '$(arg %s)' % port
         assert passed['sim_ip'] == '$(arg sim_ip)' and passed['bind_ip'] == '$(arg bind_ip)'
         for axis in ('x', 'y', 'z', 'roll', 'pitch', 'yaw'):

@@ -7,9 +7,9 @@ the shared node main (diagnostics, supervision, static TF):
 diagnostics: docs/ros_api.md; design notes: docs/sensors_ros.md.
 """
 from morai_bridge.ros import camera_ros
-from morai_bridge.ros.sensor_common import run_node
+from morai_bridge.ros.sensor_common import SETTINGS_PARAMS, run_node
 
-PARAMS = camera_ros.PARAMS
+PARAMS = camera_ros.PARAMS + SETTINGS_PARAMS
 
 
 def main(argv=None):

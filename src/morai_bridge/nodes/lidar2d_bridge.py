@@ -6,9 +6,9 @@ supervision, static TF): :func:`morai_bridge.ros.sensor_common.run_node`.
 Topics, parameters and diagnostics: docs/ros_api.md; design notes: docs/sensors_ros.md.
 """
 from morai_bridge.ros import lidar2d_ros
-from morai_bridge.ros.sensor_common import run_node
+from morai_bridge.ros.sensor_common import SETTINGS_PARAMS, run_node
 
-PARAMS = lidar2d_ros.PARAMS
+PARAMS = lidar2d_ros.PARAMS + SETTINGS_PARAMS
 
 
 def main(argv=None):

@@ -22,6 +22,7 @@ from morai_bridge.ros.sim_receive import SimReceiver
 from morai_bridge.ros.sim_services import SimServices
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 from morai_bridge.ros.sync_services import SyncServices
+from morai_bridge.wire import morai_settings
 from morai_bridge.wire.sim_versions import VersionError
 from morai_bridge.wire.vehicle_profiles import ProfileError
 
@@ -47,7 +48,24 @@ PARAMS = [
 ] + sim_receive.OUTPUT_PARAMS + info_services.MAP_PARAMS + [
     Param('service_timeout', 1.0, 'how long services wait for the simulator to confirm [s]', minimum=0.0),
     FAULT_INJECTION,
+    Param('settings', '', 'MORAI SIM sensor settings file (SensorInfo_<vehicle>.json): GPS / IMU ports, topics and '
+          'frames come from it and override those parameters ("": off; docs/settings.md)'),
+    Param('network_settings', '', 'MORAI SIM network settings file (egoNetworkData): the ports of the streams it '
+          'sends or receives over UDP come from it, streams it has switched off get port 0 ("": off; '
+          'docs/settings.md)'),
 ]
+
+
+def apply_settings(cfg):
+    """Overwrite ``cfg`` with the ports (and GPS / IMU topics, frames, addresses) that ``~settings``
+    and ``~network_settings`` give udp_bridge (docs/settings.md)."""
+    sensors = morai_settings.load_sensors(cfg.settings) if cfg.settings else None
+    network = morai_settings.load_network(cfg.network_settings) if cfg.network_settings else None
+    declared = {p.name: p for p in PARAMS}
+    for node in morai_settings.plan(sensors, network, udp_bridge=True).nodes:
+        if node.node == 'udp_bridge':
+            for name, value in node.params.items():
+                cfg[name] = declared[name].coerce(value)
 
 
 class UdpBridge(object):
@@ -84,13 +102,16 @@ class UdpBridge(object):
 def main(argv=None):
     rospy.init_node('udp_bridge')
     try:
-        given = load(PARAMS)
+        loaded = load(PARAMS)
+        given = type(loaded)(loaded)
+        if given.settings or given.network_settings:
+            apply_settings(given)           # MORAI SIM's saved settings, then the version's defaults
         cfg, version = apply_sim_version(given)
-        for k in cfg:               # what the version filled in, readable with rosparam get
-            if cfg[k] != given[k]:
+        for k in cfg:               # what the settings and the version filled in, for rosparam get
+            if cfg[k] != loaded[k]:
                 rospy.set_param('~' + k, cfg[k])
         node = UdpBridge(cfg, version=version)
-    except (ParamError, ProfileError, VersionError, transport.TransportError) as e:
+    except (ParamError, ProfileError, VersionError, transport.TransportError, morai_settings.SettingsError) as e:
         rospy.logfatal('udp_bridge: %s', e)
         raise SystemExit(2)
     rospy.on_shutdown(node.shutdown)

@@ -34,6 +34,7 @@ from morai_bridge.link import transport
 from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.params import Param, ParamError, load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
+from morai_bridge.wire import morai_settings
 from morai_bridge.wire.units import quaternion_from_rpy
 
 #: rotation of a camera's optical frame (z forward, x right, y down) in its body frame (x forward,
@@ -76,6 +77,32 @@ def tail_params(stale_default=1.0):
         Param('stale_timeout', stale_default, 'no datagram for this long: diagnostics WARN [s]', minimum=0.05),
         FAULT_INJECTION,
     ]
+
+
+#: ``~settings``: the node reads its port, mount pose, frames, topics (and LiDAR model, camera size
+#: and FOV) from MORAI SIM's saved sensor settings (docs/settings.md)
+SETTINGS_PARAMS = [
+    Param('settings', '', 'MORAI SIM sensor settings file (SensorInfo_<vehicle>.json); when set, the sensor\'s '
+          'port, addresses, mount pose, frame, topics, LiDAR model and camera size / FOV come from it and '
+          'override those parameters ("": off; docs/settings.md)'),
+    Param('settings_sensor', -1, 'with settings: m_SensorUniqueID of the sensor to bridge; -1: the first one '
+          'of this kind the settings send over UDP (none: the node exits 0)', minimum=-1),
+]
+
+
+def apply_settings(cfg, params, kind):
+    """Overwrite ``cfg`` with what ``cfg.settings`` (a SensorInfo file) gives the ``kind`` sensor
+    (camera, lidar, lidar2d).  False when the file sends no such sensor over UDP.  Raises
+    :class:`~morai_bridge.wire.morai_settings.SettingsError` / :class:`ParamError` naming the key."""
+    sensors = morai_settings.load_sensors(cfg.settings)
+    values = morai_settings.node_params(kind, sensors, cfg.settings_sensor, cfg.parent_frame)
+    if values is None:
+        return False
+    declared = {p.name: p for p in params}
+    for name, value in values.items():
+        if name in declared:        # cx / cy: only where the camera node declares them
+            cfg[name] = declared[name].coerce(value)
+    return True
 
 
 STAMP_PARAM = Param('stamp_source', 'sim', 'header stamps: sim (the time the simulator put in the packets) or '
@@ -310,9 +337,13 @@ def run_node(node_name, params, bridge_class, entry_name):
     rospy.init_node(node_name)
     try:
         cfg = load(params)
+        if cfg.get('settings') and not apply_settings(cfg, params, node_name[:-len('_bridge')]):
+            rospy.loginfo('%s: %s sends no %s over UDP: nothing to bridge', node_name, cfg.settings,
+                          node_name[:-len('_bridge')])
+            return
         supervisor = NodeSupervisor(node_name, cfg)
         bridge = bridge_class(cfg, log=supervisor.log, on_dead=supervisor.on_dead)
-    except (ParamError, transport.TransportError) as e:
+    except (ParamError, transport.TransportError, morai_settings.SettingsError) as e:
         rospy.logfatal('%s: %s', node_name, e)
         raise SystemExit(2)
     supervisor.watch(lambda: bridge.workers)

@@ -1,0 +1,573 @@
+"""MORAI SIM's saved settings (``SensorInfo_<vehicle>.json``, network ``NetworkInfo*.json``) read
+into plain objects, and the bridge nodes those settings call for.  No ROS.
+
+What the files hold and where each fact comes from: docs/settings.md.  In short:
+
+* Sensor file: lists ``cameraList``, ``Lidar3DList``, ``Lidar2DList``, ``GPSList``, ``IMUList``
+  (and radar / ultrasonic / ground-truth lists the bridge has no codec for).  Each entry has
+  ``pos`` (m, strings), ``rot`` (deg, 0..360, strings) and one configuration object (``cc``,
+  ``lc``, ``gc``, ``ic``, ...: found here as the object that holds ``commType``) with
+  ``commType`` (1 UDP, 3 ROS), ``udpConfig`` (``hostIP`` / ``hostPort`` = the simulator's
+  sending side, ``destinationIP`` / ``destinationPort`` = where it sends) and ``rosConfig``
+  (``Topic``, ``frameID``).
+* Network file: ``egoNetworkData[].listEgoNetworkInfo[]``, per stream ``netType`` (0 off,
+  1 UDP, 3 ROS), ``PUBSUB_TYPE`` (which stream), ``Division_TYPE`` and ``config.udpConfig``;
+  ego control's channel is ``EgoCtrlConfig``.
+
+:func:`load_sensors` / :func:`load_network` validate a whole file and raise
+:class:`SettingsError` naming the key (``cameraList[1].cc.udpConfig.destinationPort``) of the
+first thing that is missing or unusable, so that nothing is started from half a file.
+:func:`plan` turns both into :class:`NodePlan` entries: node type, node name and the values of
+its private parameters (names of the nodes' PARAMS tables; the launch writer in
+:mod:`morai_bridge.nodes.morai_settings` checks them against those tables).
+"""
+import json
+import math
+from typing import Dict, NamedTuple, Optional, Tuple
+
+from morai_bridge.wire import streams as wire_streams
+
+__all__ = ['SettingsError', 'Pose', 'Sensor', 'SensorSettings', 'NetworkEntry', 'NetworkSettings',
+           'NodePlan', 'Plan', 'load_sensors', 'load_network', 'parse_sensors', 'parse_network',
+           'rep103_pose', 'wrap_deg', 'plan', 'LIDAR3D_TYPES', 'PUBSUB_STREAMS', 'COMM_NAMES']
+
+
+class SettingsError(ValueError):
+    """A settings file cannot be used; the text names the file and the key."""
+
+
+#: commType / netType values.  1 and 3 are seen in the public files (UDP, ROS); 0 is the value
+#: of network entries that are switched off.  Anything but 1 is not started.
+COMM_UDP = 1
+COMM_NAMES = {0: 'off', 1: 'UDP', 3: 'ROS'}
+
+#: lidar3DType -> (our codec's model, evidence).  Unknown values are an error naming the value.
+LIDAR3D_TYPES = {
+    0: ('VLP16', 'eriverOoO/heven-ad-2026: lidar3DType 0 with 16-channel VLP-16 packets seen live '
+                 '(25.S4 report, 75 packets per scan)'),
+    13: ('HDL32E', 'tangycore/morai_baqu4: lidar3DType 13 decoded with velodyne_pointcloud model HDL-32E, '
+                   '32db.yaml (src/baqu4_tf/launch/lidar.launch)'),
+}
+
+#: PUBSUB_TYPE -> (udp_bridge stream, direction, evidence).  rx: the simulator sends, the bridge
+#: binds ``config.udpConfig.destinationPort``; tx: the simulator listens on ``hostPort`` (ego
+#: control: ``EgoCtrlConfig.udpConfig.hostPort``).  docs/settings.md gives the sources.
+PUBSUB_STREAMS = {
+    770: ('ego_status', 'rx', 'heven-ad-2026 docs/morai/network-persistence.md (MoraiInfoPublisher); '
+                              'Onlyti/MORAI_CPP_Networks VEHICLE_STATE_PUBSUB_TYPE'),
+    772: ('object_info', 'rx', 'Onlyti/MORAI_CPP_Networks OBJECT_INFO_PUBSUB_TYPE; heven file 7605 -> 7505 '
+                               '= their ObjectInfo port'),
+    258: ('traffic_light', 'rx', 'Onlyti/MORAI_CPP_Networks TRAFFIC_LIGHT_PUBSUB_TYPE'),
+    261: ('collision', 'rx', 'inferred: heven file 9091 -> 9092 = their CollisionData port'),
+    259: ('set_traffic_light', 'tx', 'inferred: heven file host port 7607 = their traffic-light command port'),
+    260: ('multi_ego', 'tx', 'inferred: heven file host port 7604 = their multi-ego command port'),
+    783: ('ego_ghost', 'tx', 'inferred: heven file host port 9095 = their ego-ghost command port'),
+    771: ('ctrl_cmd', 'tx', 'inferred: heven file EgoCtrlConfig host port 9093 = their CtrlCmd port'),
+}
+#: the 25.S4 competition build's vehicle status (the #MoraiInfo$ layout with position withheld):
+#: udp_bridge's competition_status port, published on /Competition_topic (heven network-persistence.md)
+PUBSUB_COMPETITION_STATUS = 295
+
+SENSOR_LISTS = (('cameraList', 'camera'), ('Lidar3DList', 'lidar'), ('Lidar2DList', 'lidar2d'),
+                ('GPSList', 'gps'), ('IMUList', 'imu'))
+#: kinds with a sensor node (one node each) and the node type
+SENSOR_NODES = {'camera': 'camera_bridge', 'lidar': 'lidar_bridge', 'lidar2d': 'lidar2d_bridge'}
+#: kinds udp_bridge receives (one of each)
+BRIDGE_SENSORS = ('gps', 'imu')
+#: velodyneUnit: counts per mm (0.5 = 2 mm per count, the only unit of VLP16 and HDL32E)
+VELODYNE_UNIT = 0.5
+
+
+class Pose(NamedTuple):
+    """Mount pose, REP-103 (x forward, y left, z up; m) and fixed-axis roll, pitch, yaw in deg
+    (R = Rz(yaw) Ry(pitch) Rx(roll); pitch + = nose down, yaw + = turned left)."""
+    x: float
+    y: float
+    z: float
+    roll: float
+    pitch: float
+    yaw: float
+
+
+class Sensor(NamedTuple):
+    kind: str            # camera, lidar, lidar2d, gps, imu, or the list name for lists we do not bridge
+    key: str             # e.g. 'cameraList[2]'
+    uid: int             # m_SensorUniqueID
+    comm: int            # commType
+    pose: Pose
+    host_ip: str
+    host_port: int
+    dest_ip: str
+    dest_port: int
+    topic: str           # rosConfig.Topic ('' unset)
+    frame_id: str        # rosConfig.frameID ('' unset)
+    extra: Dict          # camera: width, height, fov_deg, fx_file, cx, cy; lidar: model, lidar3d_type;
+                         # lidar2d: range_max
+
+    @property
+    def udp(self):
+        return self.comm == COMM_UDP
+
+    @property
+    def comm_name(self):
+        return COMM_NAMES.get(self.comm, 'commType %d' % self.comm)
+
+
+class SensorSettings(NamedTuple):
+    path: str
+    sensors: Tuple[Sensor, ...]
+    ignored_lists: Tuple[Tuple[str, int], ...]      # (list name, entries) of lists without a codec
+
+
+class NetworkEntry(NamedTuple):
+    key: str             # e.g. 'egoNetworkData[0].listEgoNetworkInfo[3]'
+    ego: int             # UNIQUEID
+    net_type: int
+    pubsub: int
+    division: int
+    host_ip: str
+    port: Optional[int]  # the port the bridge uses (rx: destinationPort, tx: hostPort), None if unknown
+    stream: Optional[str]
+
+
+class NetworkSettings(NamedTuple):
+    path: str
+    entries: Tuple[NetworkEntry, ...]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def wrap_deg(a):
+    """An angle in deg to (-180, 180] (MORAI saves 0..360: 290 -> -70, 330 -> -30)."""
+    a = math.fmod(float(a), 360.0)
+    if a > 180.0:
+        a -= 360.0
+    elif a <= -180.0:
+        a += 360.0
+    return a + 0.0     # no -0.0
+
+
+def rep103_pose(pos, rot):
+    """REP-103 mount pose from MORAI's ``pos`` {x, y, z} (m) and ``rot`` {roll, pitch, yaw} (deg).
+
+    MORAI's sensor frame is already the vehicle's x forward, y left, z up (its manual: origin at
+    the middle of the rear axle, ENU axes), and its angles have REP-103's signs (pitch + = nose
+    down, yaw + = turned left; roll's sign is inferred, see docs/settings.md), so the conversion
+    is: positions as they are, angles wrapped from 0..360 to (-180, 180]."""
+    return Pose(float(pos['x']), float(pos['y']), float(pos['z']),
+                wrap_deg(rot['roll']), wrap_deg(rot['pitch']), wrap_deg(rot['yaw']))
+
+
+def _where(path, key):
+    return '%s: %s' % (path, key) if key else path
+
+
+def _get(obj, name, key, path, kinds=None):
+    """obj[name] (must exist, and be of ``kinds`` when given)."""
+    if not isinstance(obj, dict):
+        raise SettingsError('%s: expected an object' % _where(path, key))
+    if name not in obj:
+        raise SettingsError('%s: missing' % _where(path, '%s.%s' % (key, name) if key else name))
+    v = obj[name]
+    if kinds is not None and (not isinstance(v, kinds) or isinstance(v, bool) and bool not in kinds):
+        raise SettingsError('%s=%r: expected %s' % (_where(path, '%s.%s' % (key, name) if key else name), v,
+                                                     ' or '.join(k.__name__ for k in kinds)))
+    return v
+
+
+def _number(obj, name, key, path, minimum=None, maximum=None, exclusive=False):
+    """A finite number, also from a string ('1.900': MORAI saves poses as strings)."""
+    raw = _get(obj, name, key, path)
+    full = '%s.%s' % (key, name) if key else name
+    try:
+        if isinstance(raw, bool):
+            raise ValueError
+        v = float(raw)
+    except (TypeError, ValueError):
+        raise SettingsError('%s=%r: expected a number' % (_where(path, full), raw)) from None
+    if not math.isfinite(v):
+        raise SettingsError('%s=%r: expected a finite number' % (_where(path, full), raw))
+    if minimum is not None and (v <= minimum if exclusive else v < minimum):
+        raise SettingsError('%s=%r: must be %s %r' % (_where(path, full), raw, '>' if exclusive else '>=', minimum))
+    if maximum is not None and (v >= maximum if exclusive else v > maximum):
+        raise SettingsError('%s=%r: must be %s %r' % (_where(path, full), raw, '<' if exclusive else '<=', maximum))
+    return v
+
+
+def _int(obj, name, key, path, minimum=None, maximum=None):
+    raw = _get(obj, name, key, path)
+    full = '%s.%s' % (key, name) if key else name
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or float(raw) != int(raw):
+        raise SettingsError('%s=%r: expected a whole number' % (_where(path, full), raw))
+    v = int(raw)
+    if (minimum is not None and v < minimum) or (maximum is not None and v > maximum):
+        raise SettingsError('%s=%r: must be in %s..%s' % (_where(path, full), raw, minimum, maximum))
+    return v
+
+
+def _port(obj, name, key, path):
+    return _int(obj, name, key, path, 1, 65535)
+
+
+def _read_json(path, what):
+    try:
+        with open(path, 'rb') as f:
+            raw = f.read()
+    except OSError as e:
+        raise SettingsError('%s: cannot read the %s file: %s' % (path, what, e.strerror or e)) from None
+    try:
+        return json.loads(raw.decode('utf-8-sig'))
+    except UnicodeDecodeError as e:
+        raise SettingsError('%s: not UTF-8 text: %s' % (path, e)) from None
+    except ValueError as e:
+        raise SettingsError('%s: not JSON (a partial or damaged file?): %s' % (path, e)) from None
+
+
+# ----------------------------------------------------------------------------- sensor file
+
+def load_sensors(path):
+    """:class:`SensorSettings` of a ``SensorInfo_<vehicle>.json`` file."""
+    return parse_sensors(_read_json(path, 'sensor settings'), path)
+
+
+def _config_object(entry, key, path):
+    """The configuration object of a sensor entry (cc, lc, gc, ic, ...): the one holding commType."""
+    names = [k for k, v in entry.items() if isinstance(v, dict) and 'commType' in v]
+    if len(names) != 1:
+        raise SettingsError('%s: %s configuration object (cc, lc, gc, ic, ... with commType)'
+                            % (_where(path, key), 'no' if not names else 'more than one (%s)' % ', '.join(names)))
+    return names[0], entry[names[0]]
+
+
+def parse_sensors(doc, path='<settings>'):
+    if not isinstance(doc, dict):
+        raise SettingsError('%s: expected a JSON object with cameraList, Lidar3DList, ... at the top' % path)
+    known = [name for name, _ in SENSOR_LISTS if name in doc]
+    if not known:
+        raise SettingsError('%s: not a MORAI sensor settings file: none of %s found'
+                            % (path, ', '.join(n for n, _ in SENSOR_LISTS)))
+    sensors, ignored = [], []
+    for list_name, kind in SENSOR_LISTS:
+        entries = doc.get(list_name, [])
+        if not isinstance(entries, list):
+            raise SettingsError('%s: expected a list' % _where(path, list_name))
+        for i, entry in enumerate(entries):
+            sensors.append(_parse_sensor(entry, kind, '%s[%d]' % (list_name, i), path))
+    for list_name, entries in sorted(doc.items()):
+        if list_name.endswith('List') and list_name not in dict(SENSOR_LISTS) and isinstance(entries, list) \
+                and entries:
+            ignored.append((list_name, len(entries)))
+    _check_unique(sensors, path)
+    return SensorSettings(path, tuple(sensors), tuple(ignored))
+
+
+def _parse_sensor(entry, kind, key, path):
+    if not isinstance(entry, dict):
+        raise SettingsError('%s: expected an object' % _where(path, key))
+    uid = _int(entry, 'm_SensorUniqueID', key, path)
+    pos = _get(entry, 'pos', key, path, (dict,))
+    rot = _get(entry, 'rot', key, path, (dict,))
+    values = {n: _number(pos, n, key + '.pos', path) for n in ('x', 'y', 'z')}
+    angles = {n: _number(rot, n, key + '.rot', path) for n in ('roll', 'pitch', 'yaw')}
+    pose = rep103_pose(values, angles)
+    cname, cfg = _config_object(entry, key, path)
+    ck = '%s.%s' % (key, cname)
+    comm = _int(cfg, 'commType', ck, path)
+    ros = cfg.get('rosConfig') if isinstance(cfg.get('rosConfig'), dict) else {}
+    topic = ros.get('Topic') if isinstance(ros.get('Topic'), str) else ''
+    frame_id = ros.get('frameID') if isinstance(ros.get('frameID'), str) else ''
+    host_ip, host_port, dest_ip, dest_port, extra = '', 0, '', 0, {}
+    if comm == COMM_UDP and (kind in SENSOR_NODES or kind in BRIDGE_SENSORS):
+        uk = ck + '.udpConfig'
+        udp = _get(cfg, 'udpConfig', ck, path, (dict,))
+        host_ip = _get(udp, 'hostIP', uk, path, (str,))
+        dest_ip = _get(udp, 'destinationIP', uk, path, (str,))
+        host_port = _port(udp, 'hostPort', uk, path)
+        dest_port = _port(udp, 'destinationPort', uk, path)
+        extra = _KIND_EXTRA.get(kind, lambda *a: {})(cfg, ck, path)
+    return Sensor(kind, key, uid, comm, pose, host_ip, host_port, dest_ip, dest_port, topic.strip(),
+                  frame_id.strip(), extra)
+
+
+def _camera_extra(cfg, ck, path):
+    width = _int(cfg, 'cameraResWidth', ck, path, 1, 65535)
+    height = _int(cfg, 'cameraResHeight', ck, path, 1, 65535)
+    fov = _number(cfg, 'cameraFOV', ck, path, 0.0, 180.0, exclusive=True)
+    pp = _get(cfg, 'principalPoint', ck, path, (dict,))
+    cx = _number(pp, 'x', ck + '.principalPoint', path, 0.0, width)
+    cy = _number(pp, 'y', ck + '.principalPoint', path, 0.0, height)
+    fx_file = _number(cfg, 'focalLengthpixel', ck, path, 0.0, exclusive=True) if 'focalLengthpixel' in cfg else None
+    fx_fov = (width / 2.0) / math.tan(math.radians(fov) / 2.0)
+    return {'width': width, 'height': height, 'fov_deg': fov, 'cx': cx, 'cy': cy, 'fx_file': fx_file,
+            'fx': fx_fov}
+
+
+def _lidar_extra(cfg, ck, path):
+    t = _int(cfg, 'lidar3DType', ck, path)
+    if t not in LIDAR3D_TYPES:
+        raise SettingsError('%s=%d: unknown LiDAR type (known: %s); the bridge cannot tell which elevation '
+                            'table it sends' % (_where(path, ck + '.lidar3DType'), t,
+                                                ', '.join('%d = %s' % (k, v[0]) for k, v in
+                                                          sorted(LIDAR3D_TYPES.items()))))
+    if 'velodyneUnit' in cfg:
+        unit = _number(cfg, 'velodyneUnit', ck, path)
+        if abs(unit - VELODYNE_UNIT) > 1e-9:
+            raise SettingsError('%s=%r: the bridge decodes 2 mm per count (velodyneUnit 0.5 counts per mm); '
+                                'other units are not supported' % (_where(path, ck + '.velodyneUnit'), unit))
+    return {'model': LIDAR3D_TYPES[t][0], 'lidar3d_type': t}
+
+
+def _lidar2d_extra(cfg, ck, path):
+    # no public file has a 2D LiDAR; its range is read from fireDistance, the 3D LiDAR's name (inferred)
+    if 'fireDistance' in cfg:
+        return {'range_max': _number(cfg, 'fireDistance', ck, path, 0.0, exclusive=True)}
+    return {}
+
+
+_KIND_EXTRA = {'camera': _camera_extra, 'lidar': _lidar_extra, 'lidar2d': _lidar2d_extra}
+
+
+def _check_unique(sensors, path):
+    """Two UDP sensors cannot share a destination port; two started sensors cannot share a frame
+    or a topic."""
+    for field, what in (('dest_port', 'destination port'), ('frame_id', 'rosConfig.frameID'),
+                        ('topic', 'rosConfig.Topic')):
+        seen = {}
+        for s in sensors:
+            bridged = s.udp and (s.kind in SENSOR_NODES or s.kind in BRIDGE_SENSORS)
+            if not bridged:
+                continue
+            v = getattr(s, field)
+            if not v:
+                continue
+            if v in seen:
+                raise SettingsError('%s: %s and %s have the same %s %r' % (path, seen[v].key, s.key, what, v))
+            seen[v] = s
+
+
+# ----------------------------------------------------------------------------- network file
+
+def load_network(path):
+    """:class:`NetworkSettings` of a network settings file (``egoNetworkData``)."""
+    return parse_network(_read_json(path, 'network settings'), path)
+
+
+def parse_network(doc, path='<network>'):
+    egos = _get(doc, 'egoNetworkData', '', path, (list,))
+    entries = []
+    for e, ego in enumerate(egos):
+        ek = 'egoNetworkData[%d]' % e
+        uid = _int(ego, 'UNIQUEID', ek, path)
+        infos = _get(ego, 'listEgoNetworkInfo', ek, path, (list,))
+        for i, info in enumerate(infos):
+            key = '%s.listEgoNetworkInfo[%d]' % (ek, i)
+            entries.append(_parse_net_entry(info, uid, key, path))
+    streams = {}
+    for n in entries:
+        if n.stream is None or n.port is None:
+            continue
+        if n.stream in streams and streams[n.stream].port != n.port:
+            raise SettingsError('%s: %s and %s both set udp_bridge\'s %s port (%d, %d)'
+                                % (path, streams[n.stream].key, n.key, n.stream, streams[n.stream].port, n.port))
+        streams[n.stream] = n
+    return NetworkSettings(path, tuple(entries))
+
+
+def _parse_net_entry(info, uid, key, path):
+    net = _int(info, 'netType', key, path)
+    pubsub = _int(info, 'PUBSUB_TYPE', key, path)
+    division = _int(info, 'Division_TYPE', key, path) if 'Division_TYPE' in info else 0
+    known = PUBSUB_STREAMS.get(pubsub)
+    if pubsub == PUBSUB_COMPETITION_STATUS:
+        known = ('competition_status', 'rx')
+    stream, port, host_ip = None, None, ''
+    if known is not None:
+        stream, direction = known[:2]
+        if net == COMM_UDP:
+            if pubsub == 771:
+                ck = key + '.EgoCtrlConfig'
+                ctrl = _get(info, 'EgoCtrlConfig', key, path, (dict,))
+                if _int(ctrl, 'commType', ck, path) == COMM_UDP:
+                    udp = _get(ctrl, 'udpConfig', ck, path, (dict,))
+                    port = _port(udp, 'hostPort', ck + '.udpConfig', path)
+                    host_ip = _get(udp, 'hostIP', ck + '.udpConfig', path, (str,))
+            else:
+                ck = key + '.config'
+                cfg = _get(info, 'config', key, path, (dict,))
+                udp = _get(cfg, 'udpConfig', ck, path, (dict,))
+                port = _port(udp, 'destinationPort' if direction == 'rx' else 'hostPort', ck + '.udpConfig', path)
+                host_ip = _get(udp, 'hostIP', ck + '.udpConfig', path, (str,))
+    return NetworkEntry(key, uid, net, pubsub, division, host_ip, port, stream)
+
+
+# ----------------------------------------------------------------------------- the nodes
+
+class NodePlan(NamedTuple):
+    node: str            # node type (script name)
+    name: str            # node name
+    params: Dict         # private parameter -> value
+    source: str          # what it comes from, for the launch file's comment
+
+
+class Plan(NamedTuple):
+    nodes: Tuple[NodePlan, ...]
+    not_started: Tuple[str, ...]      # one line per sensor or stream the settings do not send over UDP
+    notes: Tuple[str, ...]            # facts the user should see (poses for a URDF, mismatches)
+
+
+def _prefix(kind, s, many):
+    """Relative topic prefix of a sensor without rosConfig.Topic: '' alone, 'camera_<uid>/' among many."""
+    return '%s_%d/' % (kind, s.uid) if many else ''
+
+
+def _mount(pose, parent_frame):
+    return {'parent_frame': parent_frame, 'mount_x': pose.x, 'mount_y': pose.y, 'mount_z': pose.z,
+            'mount_roll': pose.roll, 'mount_pitch': pose.pitch, 'mount_yaw': pose.yaw}
+
+
+def _fmt_pose(p):
+    return 'x %.3f y %.3f z %.3f m, roll %.1f pitch %.1f yaw %.1f deg' % p
+
+
+def sensor_node_params(s, many, parent_frame='base_link', sim_ip=None, bind_ip=None):
+    """Private parameters of the node that bridges UDP sensor ``s`` (camera, lidar or lidar2d)."""
+    p = {'sim_ip': sim_ip or s.host_ip, 'bind_ip': bind_ip or s.dest_ip, 'port': s.dest_port}
+    p.update(_mount(s.pose, parent_frame))
+    pre = _prefix(s.kind, s, many)
+    if s.frame_id:
+        p['frame_id'] = s.frame_id
+    elif many:
+        p['frame_id'] = '%s_%d' % (s.kind, s.uid)
+    if s.kind == 'camera':
+        x = s.extra
+        p.update(width=x['width'], height=x['height'], fov_deg=x['fov_deg'], cx=x['cx'], cy=x['cy'])
+        if 'frame_id' in p:
+            p['optical_frame_id'] = p['frame_id'] + '_optical'
+        if s.topic:
+            base = s.topic[:-len('/compressed')] if s.topic.endswith('/compressed') else s.topic
+            p.update(image_topic=s.topic, camera_info_topic=base + '/camera_info')
+        elif pre:
+            p.update(image_topic=pre + 'image_jpeg/compressed', camera_info_topic=pre + 'image_jpeg/camera_info')
+        if pre:         # one camera's boxes and images per namespace (a rosConfig.Topic names only the image)
+            p.update(boxes_topic=pre + 'camera/boxes', raw_topic=pre + 'image_raw',
+                     annotated_topic=pre + 'camera/boxes_image')
+    elif s.kind == 'lidar':
+        p['model'] = s.extra['model']
+        if s.topic:
+            p['topic'] = s.topic
+        elif pre:
+            p['topic'] = pre + 'velodyne_points'
+    elif s.kind == 'lidar2d':
+        if 'range_max' in s.extra:
+            p['range_max'] = s.extra['range_max']
+        if s.topic:
+            p['topic'] = s.topic
+        elif pre:
+            p['topic'] = pre + 'scan'
+    return p
+
+
+def _node_name(kind, s, many):
+    base = SENSOR_NODES[kind]
+    return '%s_%d' % (base, s.uid) if many else base
+
+
+def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind_ip=None, udp_bridge=False):
+    """The nodes that bridge what ``sensors`` (:class:`SensorSettings`) and ``network``
+    (:class:`NetworkSettings`) send over UDP; either may be None.  udp_bridge is in the plan with a
+    network file or when GPS / IMU are sent over UDP, always with ``udp_bridge`` (its ~settings)."""
+    nodes, off, notes = [], [], []
+    bridge = {}
+    if sensors is not None:
+        for kind in ('camera', 'lidar', 'lidar2d'):
+            udp = [s for s in sensors.sensors if s.kind == kind and s.udp]
+            for s in udp:
+                params = sensor_node_params(s, len(udp) > 1, parent_frame, sim_ip, bind_ip)
+                nodes.append(NodePlan(SENSOR_NODES[kind], _node_name(kind, s, len(udp) > 1), params,
+                                      '%s (m_SensorUniqueID %d)' % (s.key, s.uid)))
+                if kind == 'camera' and s.extra.get('fx_file') is not None \
+                        and abs(s.extra['fx_file'] - s.extra['fx']) > 1.0:
+                    notes.append('%s: focalLengthpixel %.1f disagrees with cameraFOV %.1f deg at %d px '
+                                 '(%.1f px); CameraInfo uses the FOV' % (s.key, s.extra['fx_file'],
+                                                                        s.extra['fov_deg'], s.extra['width'],
+                                                                        s.extra['fx']))
+        for s in sensors.sensors:
+            if not s.udp:
+                off.append('%s (%s, m_SensorUniqueID %d): %s%s' % (
+                    s.key, s.kind, s.uid, s.comm_name,
+                    ' on %s' % s.topic if s.comm_name == 'ROS' and s.topic else ''))
+        for kind in BRIDGE_SENSORS:
+            udp = [s for s in sensors.sensors if s.kind == kind and s.udp]
+            for s in udp[1:]:
+                off.append('%s (%s, m_SensorUniqueID %d): UDP port %d, but udp_bridge receives one %s stream '
+                           '(%s is used)' % (s.key, kind, s.uid, s.dest_port, kind, udp[0].key))
+            if udp:
+                s = udp[0]
+                bridge['%s_port' % kind] = s.dest_port
+                if s.topic:
+                    bridge['%s_topic' % kind] = s.topic
+                if s.frame_id:
+                    bridge['%s_frame_id' % kind] = s.frame_id
+                bridge.setdefault('sim_ip', sim_ip or s.host_ip)
+                bridge.setdefault('bind_ip', bind_ip or s.dest_ip)
+                notes.append('%s (%s, frame %s): mount %s relative to %s; udp_bridge publishes no TF for it'
+                             % (s.key, kind, s.frame_id or '-', _fmt_pose(s.pose), parent_frame))
+            elif any(s.kind == kind for s in sensors.sensors):
+                bridge['%s_port' % kind] = 0
+        for name, count in sensors.ignored_lists:
+            off.append('%s: %d sensor(s), no UDP codec in this bridge' % (name, count))
+    if network is not None:
+        by_stream = {}
+        for n in network.entries:
+            if n.stream is not None and n.net_type == COMM_UDP and n.port is not None:
+                by_stream.setdefault(n.stream, n)
+        for stream, n in sorted(by_stream.items()):
+            bridge['%s_port' % stream] = n.port
+            if sim_ip is None and n.host_ip:
+                bridge.setdefault('sim_ip', n.host_ip)
+        for n in network.entries:
+            if n.stream is None:
+                off.append('%s: PUBSUB_TYPE %d (netType %s): stream unknown to this bridge'
+                           % (n.key, n.pubsub, COMM_NAMES.get(n.net_type, n.net_type)))
+            elif n.net_type != COMM_UDP or n.port is None:
+                off.append('%s: PUBSUB_TYPE %d (%s): %s' % (n.key, n.pubsub, n.stream,
+                                                             COMM_NAMES.get(n.net_type, 'netType %d' % n.net_type)))
+    # udp_bridge: with a network file, or when the sensor file sends GPS / IMU over UDP
+    if udp_bridge or network is not None or any(v for k, v in bridge.items() if k.endswith('_port')):
+        if network is not None:
+            # the network settings are the simulator's whole list: a stream not in it is not used
+            unset = [st.name for st in wire_streams.STREAMS if '%s_port' % st.name not in bridge]
+            for name in unset:
+                bridge['%s_port' % name] = 0
+            notes.append('udp_bridge: streams the settings do not configure are off (port 0): %s'
+                         % ', '.join(unset))
+        else:
+            notes.append('udp_bridge: no network settings given: its vehicle and simulator streams keep '
+                         'their default ports')
+        if sim_ip is not None:
+            bridge['sim_ip'] = sim_ip
+        if bind_ip is not None:
+            bridge['bind_ip'] = bind_ip
+        what = ' and '.join(p for p, x in ((sensors and sensors.path, sensors), (network and network.path, network))
+                            if x is not None)
+        nodes.append(NodePlan('udp_bridge', 'udp_bridge', bridge, what))
+    return Plan(tuple(nodes), tuple(off), tuple(notes))
+
+
+def node_params(kind, sensors, uid=-1, parent_frame='base_link'):
+    """Parameters of the one ``kind`` node (camera, lidar, lidar2d) for sensor ``uid`` (-1: the first
+    sent over UDP), or None when the settings send no such sensor over UDP (for ``~settings``)."""
+    udp = [s for s in sensors.sensors if s.kind == kind and s.udp]
+    if uid >= 0:
+        match = [s for s in sensors.sensors if s.kind == kind and s.uid == uid]
+        if not match:
+            raise SettingsError('%s: no %s with m_SensorUniqueID %d' % (sensors.path, kind, uid))
+        if not match[0].udp:
+            raise SettingsError('%s: %s (m_SensorUniqueID %d) is sent over %s, not UDP'
+                                % (sensors.path, match[0].key, uid, match[0].comm_name))
+        s = match[0]
+    elif udp:
+        s = udp[0]
+    else:
+        return None
+    return sensor_node_params(s, False, parent_frame)

@@ -1,0 +1,350 @@
+#!/usr/bin/env python3
+"""rostest: launch files written by morai_settings from two public MORAI SIM settings files, run by
+roslaunch, fed by the simulator emulator, publish what the settings describe.
+
+* heven (eriverOoO/heven-ad-2026, 25.S4): 4 cameras, a VLP-16, GPS and IMU over UDP, and its network
+  file (ego status, objects, collision, ego control, ...).
+* baqu4 (tangycore/morai_baqu4): camera, GPS and IMU over ROS, a 32-channel LiDAR (lidar3DType 13)
+  over UDP, and its network file.
+
+The files' ports would collide with other suites, so each file is copied to a temp dir with every
+port the bridge binds or sends to replaced by a free one (nothing else is changed).  The emulator
+(``python3 -m morai_bridge.emu.sim``) plays the simulator on those ports: ego status, GPS, IMU, one
+camera and the LiDAR, each mounted as the settings say; heven's three other cameras are the
+emulator's CameraSensor driven from here.  Expected values come from the files (test/data/
+morai_settings/README.md) and the poses from the hand-worked quaternions below.
+"""
+import json
+import math
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+import roslaunch
+import rospy
+import rostest
+import tf2_ros
+from morai_msgs.msg import EgoVehicleStatus, GPSMessage
+from sensor_msgs.msg import CameraInfo, CompressedImage, Imu, PointCloud2
+
+from harness import free_ports, wait_for  # noqa: E402
+
+from morai_bridge.emu.sensors.camera import CameraSensor
+from morai_bridge.emu.sensors.scene import Mount, Scene
+from morai_bridge.nodes import morai_settings as writer
+from morai_bridge.wire import morai_settings as ms
+from morai_bridge.wire import streams
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+DATA = os.path.join(HERE, '..', 'data', 'morai_settings')
+T = 30.0
+R = math.radians
+
+
+def q_pitch_yaw(pitch_deg, yaw_deg):
+    """qz(yaw) qy(pitch) as (x, y, z, w) (roll 0): (-sin(y/2) sin(p/2), cos(y/2) sin(p/2), sin(y/2) cos(p/2),
+    cos(y/2) cos(p/2))."""
+    p, y = R(pitch_deg) / 2, R(yaw_deg) / 2
+    return (-math.sin(y) * math.sin(p), math.cos(y) * math.sin(p), math.sin(y) * math.cos(p),
+            math.cos(y) * math.cos(p))
+
+
+def rewrite_ports(sensor_src, network_src, tmp):
+    """Copies of the two files with free ports; returns (sensor path, network path, {what: port})."""
+    with open(sensor_src) as f:
+        sensors = json.load(f)
+    with open(network_src) as f:
+        network = json.load(f)
+    ports = {}
+    for list_name, kind in ms.SENSOR_LISTS:
+        for entry in sensors.get(list_name, []):
+            cfg = [v for v in entry.values() if isinstance(v, dict) and 'commType' in v][0]
+            if cfg['commType'] == 1:
+                cfg['udpConfig']['destinationPort'] = ports['%s_%d' % (kind, entry['m_SensorUniqueID'])] = \
+                    free_ports(1)[0]
+    for ego in network['egoNetworkData']:
+        for info in ego['listEgoNetworkInfo']:
+            known = ms.PUBSUB_STREAMS.get(info['PUBSUB_TYPE'])
+            if info['netType'] != 1 or (known is None and info['PUBSUB_TYPE'] != ms.PUBSUB_COMPETITION_STATUS):
+                continue
+            if info['PUBSUB_TYPE'] == 771:
+                info['EgoCtrlConfig']['udpConfig']['hostPort'] = ports['ctrl_cmd'] = free_ports(1)[0]
+            elif known is None:
+                info['config']['udpConfig']['destinationPort'] = free_ports(1)[0]
+            elif known[1] == 'rx':
+                info['config']['udpConfig']['destinationPort'] = ports[known[0]] = free_ports(1)[0]
+            else:
+                info['config']['udpConfig']['hostPort'] = ports[known[0]] = free_ports(1)[0]
+    paths = []
+    for d, name in ((sensors, os.path.basename(sensor_src)), (network, os.path.basename(network_src))):
+        paths.append(os.path.join(tmp, name))
+        with open(paths[-1], 'w') as f:
+            json.dump(d, f, indent=2)
+    return paths[0], paths[1], ports
+
+
+def emulator_args(ports, camera=None, lidar=None):
+    """Arguments of python3 -m morai_bridge.emu.sim: every stream port from ``ports`` or 0 (off), the
+    camera and LiDAR as :class:`~morai_bridge.wire.morai_settings.Sensor` (mounted as they say)."""
+    args = ['--user-ip', '127.0.0.1', '--listen-ip', '127.0.0.1', '--gps-hz', '10', '--imu-hz', '20',
+            '--ego-status-hz', '20', '--object-info-hz', '5']
+    for s in streams.STREAMS:
+        args += ['--%s-port' % s.name.replace('_', '-'), str(ports.get(s.name, 0))]
+    for prefix, s in (('camera', camera), ('lidar', lidar)):
+        if s is None:
+            continue
+        args += ['--%s-port' % prefix, str(s.dest_port)]
+        for axis, v in zip(('x', 'y', 'z', 'roll', 'pitch', 'yaw'), s.pose):
+            args += ['--%s-%s' % (prefix, axis), repr(v)]
+    if camera is not None:
+        args += ['--camera-width', str(camera.extra['width']), '--camera-height', str(camera.extra['height']),
+                 '--camera-fov-deg', repr(camera.extra['fov_deg']), '--camera-hz', '5']
+    if lidar is not None:
+        args += ['--lidar-model', lidar.extra['model']]
+    return args
+
+
+class Collector(object):
+    def __init__(self, topic, cls):
+        self.lock = threading.Lock()
+        self.msgs = []
+        self.sub = rospy.Subscriber(topic, cls, self.cb, queue_size=20, buff_size=1 << 24)
+
+    def cb(self, m):
+        with self.lock:
+            self.msgs.append(m)
+
+    def first(self):
+        with self.lock:
+            return self.msgs[0] if self.msgs else None
+
+    def close(self):
+        self.sub.unregister()
+
+
+LAUNCH_DIR = os.path.join(HERE, '..', '..', 'launch')
+
+
+class Run(object):
+    """roslaunch of a generated file (or of shipped launch files with args), the emulator, and extra
+    camera senders."""
+
+    def __init__(self, launch, emu_args):
+        uuid = roslaunch.rlutil.get_or_generate_uuid(None, False)
+        roslaunch.configure_logging(uuid)
+        self.launch = roslaunch.parent.ROSLaunchParent(uuid, launch if isinstance(launch, list) else [launch])
+        self.launch.start()
+        self.emu = None if emu_args is None else subprocess.Popen(
+            [sys.executable, '-m', 'morai_bridge.emu.sim'] + emu_args, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE)
+        self.stop = threading.Event()
+        self.threads = []
+
+    def send_cameras(self, cams):
+        """Render and send each camera of ``cams`` (Sensor) twice a second with the emulator's CameraSensor."""
+        def body():
+            tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            tx.bind(('127.0.0.1', 0))
+            sensors = [(CameraSensor(c.extra['width'], c.extra['height'], c.extra['fov_deg'],
+                                     mount=Mount(*c.pose)), c.dest_port) for c in cams]
+            while not self.stop.is_set():
+                for cam, port in sensors:
+                    frame = cam.render(Scene(time.time_ns(), (0.0, 0.0, 0.0, 0.0, 0.0, 0.0), ()))
+                    chunks, _ = cam.datagrams(frame)
+                    for d in chunks:
+                        tx.sendto(d, ('127.0.0.1', port))
+                self.stop.wait(0.5)
+            tx.close()
+        t = threading.Thread(target=body, daemon=True)
+        t.start()
+        self.threads.append(t)
+
+    def running(self):
+        return sorted(n.split('-')[0] for n in self.launch.pm.get_active_names())
+
+    def close(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join(5.0)
+        if self.emu is not None:
+            self.emu.terminate()
+            try:
+                self.emu.wait(10.0)
+            except subprocess.TimeoutExpired:
+                self.emu.kill()
+        self.launch.shutdown()
+
+
+class MoraiSettingsTest(unittest.TestCase):
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='morai_settings_')
+        self.tf = tf2_ros.Buffer()
+        self.tf_listener = tf2_ros.TransformListener(self.tf)
+
+    def tearDown(self):
+        self.tf_listener.unregister() if hasattr(self.tf_listener, 'unregister') else None
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def generate(self, sensors, network):
+        launch = os.path.join(self.tmp, 'generated.launch')
+        self.assertEqual(writer.main([sensors, network, '--output', 'log', '-o', launch]), 0)
+        return launch
+
+    def assert_tf(self, child, xyz, q):
+        self.assertTrue(wait_for(lambda: self.tf.can_transform('base_link', child, rospy.Time(0)), T),
+                        'no TF base_link -> %s' % child)
+        t = self.tf.lookup_transform('base_link', child, rospy.Time(0)).transform
+        got = (t.translation.x, t.translation.y, t.translation.z)
+        for a, b in zip(got, xyz):
+            self.assertAlmostEqual(a, b, places=6, msg='%s translation %r, expected %r' % (child, got, xyz))
+        rot = (t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w)
+        for a, b in zip(rot, q):
+            self.assertAlmostEqual(a, b, places=6, msg='%s rotation %r, expected %r' % (child, rot, q))
+
+    def test_heven_four_udp_cameras_lidar_gps_imu(self):
+        sensors, network, ports = rewrite_ports(
+            os.path.join(DATA, 'heven_SensorInfo_2023_Hyundai_Ioniq5.json'),
+            os.path.join(DATA, 'heven_NetworkInfo_2023_Hyundai_Ioniq5.template.json'), self.tmp)
+        settings = ms.load_sensors(sensors)
+        cams = [s for s in settings.sensors if s.kind == 'camera']
+        lidar = [s for s in settings.sensors if s.kind == 'lidar'][0]
+        ports.update(gps=ports['gps_6'], imu=ports['imu_7'])
+        launch = self.generate(sensors, network)
+        images = [Collector('/camera_%d/image_jpeg/compressed' % c.uid, CompressedImage) for c in cams]
+        infos = [Collector('/camera_%d/image_jpeg/camera_info' % c.uid, CameraInfo) for c in cams]
+        cloud = Collector('/lidar3D', PointCloud2)
+        ego, gps, imu = (Collector('/Ego_topic', EgoVehicleStatus), Collector('/gps', GPSMessage),
+                         Collector('/imu', Imu))
+        run = Run(launch, emulator_args(ports, camera=cams[0], lidar=lidar))
+        try:
+            run.send_cameras(cams[1:])
+            for c, img, info in zip(cams, images, infos):
+                self.assertTrue(wait_for(lambda: img.first() is not None and info.first() is not None, T),
+                                'camera %d (port %d): no image / camera info' % (c.uid, c.dest_port))
+                self.assertEqual(img.first().header.frame_id, 'Camera-%d_optical' % c.uid)
+                i = info.first()
+                # cameraResWidth / Height; fx = (width / 2) / tan(cameraFOV / 2): 640 (1280 px, 90 deg),
+                # 149.2 (640 px, 130 deg); principal point at the centre (MORAI's principalPoint, +- 0.5 px)
+                w, h, fov = {1: (1280, 720, 90), 2: (640, 480, 130), 3: (640, 480, 130), 4: (1280, 720, 90)}[c.uid]
+                self.assertEqual((i.width, i.height), (w, h))
+                self.assertAlmostEqual(i.K[0], (w / 2.0) / math.tan(R(fov) / 2), places=6)
+                self.assertAlmostEqual(i.K[4], i.K[0], places=9)
+                self.assertLessEqual(abs(i.K[2] - w / 2.0), 0.5)
+                self.assertLessEqual(abs(i.K[5] - h / 2.0), 0.5)
+            self.assertTrue(wait_for(lambda: cloud.first() is not None, T), 'no cloud on /lidar3D')
+            self.assertEqual(cloud.first().header.frame_id, 'Lidar3D-5')
+            self.assertGreater(cloud.first().width * cloud.first().height, 1000)
+            for c, name in ((ego, '/Ego_topic'), (gps, '/gps'), (imu, '/imu')):
+                self.assertTrue(wait_for(lambda: c.first() is not None, T), 'udp_bridge: nothing on %s' % name)
+            self.assertEqual(imu.first().header.frame_id, 'IMU-7')
+            # mount poses (REP-103): rot (0, 2, 0), (0, 10, 70), (0, 10, 290), (0, 330, 0); pos as saved
+            self.assert_tf('Camera-1', (1.9, 0.0, 1.2), q_pitch_yaw(2, 0))
+            self.assert_tf('Camera-2', (1.15, 0.65, 1.2), q_pitch_yaw(10, 70))
+            self.assert_tf('Camera-3', (1.15, -0.65, 1.2), q_pitch_yaw(10, -70))
+            self.assert_tf('Camera-4', (1.9, 0.0, 1.2), (0.0, -math.sin(R(15)), 0.0, math.cos(R(15))))
+            self.assert_tf('Lidar3D-5', (1.15, 0.0, 1.4), (0.0, 0.0, 0.0, 1.0))
+            self.assertEqual(run.running(), ['camera_bridge_1', 'camera_bridge_2', 'camera_bridge_3',
+                                             'camera_bridge_4', 'lidar_bridge', 'udp_bridge'])
+            self.assertIsNone(run.emu.poll(), 'the emulator exited: %s' % run.emu.stderr.read(2000))
+        finally:
+            run.close()
+            for c in images + infos + [cloud, ego, gps, imu]:
+                c.close()
+
+    def test_baqu4_mixed_ros_udp(self):
+        sensors, network, ports = rewrite_ports(os.path.join(DATA, 'baqu4_morai_sensor.json'),
+                                                os.path.join(DATA, 'baqu4_morai_network.json'), self.tmp)
+        settings = ms.load_sensors(sensors)
+        lidar = [s for s in settings.sensors if s.kind == 'lidar'][0]
+        launch = self.generate(sensors, network)
+        cloud = Collector('/lidar3D', PointCloud2)
+        ego = Collector('/Ego_topic', EgoVehicleStatus)
+        run = Run(launch, emulator_args(ports, lidar=lidar))
+        try:
+            self.assertTrue(wait_for(lambda: cloud.first() is not None, T), 'no cloud on /lidar3D')
+            c = cloud.first()
+            self.assertEqual(c.header.frame_id, 'Lidar3D-2')
+            # lidar3DType 13 -> HDL-32E: rings 0..31 (bottom to top); the emulator's world is flat ground, so
+            # only the lasers below the horizon (HDL-32E: 23 of them, rings 0..22) return; a VLP-16 has 16
+            ring = [f for f in c.fields if f.name == 'ring'][0]
+            rings = {int.from_bytes(c.data[k + ring.offset:k + ring.offset + 2], 'little')
+                     for k in range(0, len(c.data), c.point_step)}
+            self.assertTrue(16 <= max(rings) <= 31, 'rings %r: not a 32-channel cloud' % sorted(rings))
+            self.assertTrue(wait_for(lambda: ego.first() is not None, T), 'udp_bridge: nothing on /Ego_topic')
+            self.assert_tf('Lidar3D-2', (1.53, 0.0, 1.45), (0.0, 0.0, 0.0, 1.0))
+            # the camera, GPS and IMU are sent over ROS: no node for them, udp_bridge binds no GPS / IMU port
+            self.assertEqual(run.running(), ['lidar_bridge', 'udp_bridge'])
+            self.assertEqual(rospy.get_param('/udp_bridge/gps_port'), 0)
+            self.assertEqual(rospy.get_param('/udp_bridge/imu_port'), 0)
+            self.assertEqual(rospy.get_param('/udp_bridge/ego_status_port'), ports['ego_status'])
+            self.assertIsNone(run.emu.poll(), 'the emulator exited: %s' % run.emu.stderr.read(2000))
+        finally:
+            run.close()
+            cloud.close()
+            ego.close()
+
+    def test_settings_arg_of_the_shipped_launch_files(self):
+        """sensor_bridge.launch settings:= camera_sensor:=2 and udp_bridge.launch settings:= network_settings:=
+        read heven's files themselves: camera 2 (port, size, FOV, pose, frame), the LiDAR, the ego status /
+        GPS / IMU ports; the 2D LiDAR node finds none in the file and exits cleanly."""
+        sensors, network, ports = rewrite_ports(
+            os.path.join(DATA, 'heven_SensorInfo_2023_Hyundai_Ioniq5.json'),
+            os.path.join(DATA, 'heven_NetworkInfo_2023_Hyundai_Ioniq5.template.json'), self.tmp)
+        settings = ms.load_sensors(sensors)
+        cam2 = [s for s in settings.sensors if s.key == 'cameraList[1]'][0]
+        lidar = [s for s in settings.sensors if s.kind == 'lidar'][0]
+        ports.update(gps=ports['gps_6'], imu=ports['imu_7'])
+        image, info = (Collector('/image_jpeg/compressed', CompressedImage),
+                       Collector('/image_jpeg/camera_info', CameraInfo))
+        cloud, ego, imu = (Collector('/lidar3D', PointCloud2), Collector('/Ego_topic', EgoVehicleStatus),
+                           Collector('/imu', Imu))
+        launch = [(os.path.join(LAUNCH_DIR, 'sensor_bridge.launch'),
+                   ['settings:=' + sensors, 'camera_sensor:=2', 'output:=log']),
+                  (os.path.join(LAUNCH_DIR, 'udp_bridge.launch'),
+                   ['settings:=' + sensors, 'network_settings:=' + network, 'output:=log'])]
+        run = Run(launch, emulator_args(ports, camera=cam2, lidar=lidar))
+        try:
+            self.assertTrue(wait_for(lambda: info.first() is not None, T), 'camera 2: no camera info')
+            self.assertEqual((info.first().width, info.first().height), (640, 480))
+            self.assertAlmostEqual(info.first().K[0], 320.0 / math.tan(R(65)), places=6)
+            self.assertTrue(wait_for(lambda: image.first() is not None, T))
+            self.assertEqual(image.first().header.frame_id, 'Camera-2_optical')
+            self.assertTrue(wait_for(lambda: cloud.first() is not None, T), 'no cloud on /lidar3D')
+            self.assertEqual(cloud.first().header.frame_id, 'Lidar3D-5')
+            self.assertTrue(wait_for(lambda: ego.first() is not None and imu.first() is not None, T),
+                            'udp_bridge: no ego status / IMU on the ports of the files')
+            self.assert_tf('Camera-2', (1.15, 0.65, 1.2), q_pitch_yaw(10, 70))
+            self.assertTrue(wait_for(lambda: run.running() == ['camera_bridge', 'lidar_bridge', 'udp_bridge'], T),
+                            'running: %r (lidar2d_bridge should have exited: no 2D LiDAR in the file)'
+                            % run.running())
+        finally:
+            run.close()
+            for c in (image, info, cloud, ego, imu):
+                c.close()
+
+    def test_bad_file_through_the_launch_files_starts_nothing(self):
+        """A settings file with an unknown lidar3DType: every node of sensor_bridge.launch refuses to start
+        (each reads the whole file), none is left running half-configured."""
+        with open(os.path.join(DATA, 'heven_SensorInfo_2023_Hyundai_Ioniq5.json')) as f:
+            d = json.load(f)
+        d['Lidar3DList'][0]['lc']['lidar3DType'] = 42
+        bad = os.path.join(self.tmp, 'bad.json')
+        with open(bad, 'w') as f:
+            json.dump(d, f)
+        run = Run([(os.path.join(LAUNCH_DIR, 'sensor_bridge.launch'), ['settings:=' + bad, 'output:=log'])], None)
+        try:
+            self.assertTrue(wait_for(lambda: run.running() == [], T), 'still running: %r' % run.running())
+        finally:
+            run.close()
+
+
+if __name__ == '__main__':
+    rospy.init_node('test_morai_settings')
+    rostest.rosrun('morai_msgs', 'test_morai_settings', MoraiSettingsTest)
