@@ -47,7 +47,8 @@ PARAMS = network_params(vel.DEFAULT_PORT, 'Velodyne data packets (UDP port; 0: t
                         'sensor_bridge.launch leaves it out)', 4 << 20) + [
     Param('model', 'VLP16', 'sensor model of the simulator\'s LiDAR (elevation table, distance unit, timing)',
           choices=tuple(vel.MODELS)),
-    Param('cut_angle', -1.0, 'azimuth where a revolution ends [deg]; negative: where the azimuth wraps',
+    Param('cut_angle', -1.0, 'azimuth where a revolution of a paced sender ends [deg]; negative: where the azimuth '
+          'wraps (a burst is not split)',
           maximum=360.0),
     Param('return_mode', 'auto', 'single, dual, or auto (byte 1204 of the first packet: 0x39 = dual)',
           choices=('auto', 'single', 'dual')),
@@ -59,9 +60,15 @@ PARAMS = network_params(vel.DEFAULT_PORT, 'Velodyne data packets (UDP port; 0: t
     Param('keep_zero', False, 'keep no-return points (distance 0) as NaN x, y, z'),
     Param('min_range', 0.0, 'drop points nearer than this [m] (0: off)', minimum=0.0),
     Param('max_range', 0.0, 'drop points farther than this [m] (0: off)', minimum=0.0),
-    Param('packet_time', 'auto', 'point times: device (packet timestamps), nominal (packet index x the '
-          'model\'s packet period), host (receive times), auto (device when they advance plausibly)',
-          choices=('auto', 'device', 'nominal', 'host')),
+    Param('packet_time', 'auto', 'point times: snapshot (every point 0: a whole revolution captured at once, as '
+          'MORAI does), device (packet timestamps), nominal (packet index x the model\'s packet period), host '
+          '(receive times), auto (snapshot when the sender is bursty, else device when they advance plausibly, '
+          'else nominal)', choices=vel.PACKET_TIMES),
+    Param('burst', 'auto', 'revolutions sent as bursts (MORAI): auto (detected from arrival times), on, off; '
+          'a burst that covers 360 deg is one revolution, published at its last packet',
+          choices=('auto', 'on', 'off')),
+    Param('burst_gap', 0.01, 'a pause of more than this between packets separates bursts [s]', minimum=0.0001,
+          maximum=1.0),
     Param('aux_header', True, 'accept longer datagrams whose Velodyne payload starts at FF EE within the '
           'first 64 bytes (an unverified third-party claim)'),
     Param('max_packets', 4000, 'emit a revolution after this many packets without a cut', minimum=1,
@@ -226,7 +233,11 @@ class IncrementalDecoder(object):
         self.model = self.inner.model
         self.packet_time = packet_time
         self.chunk = int(chunk)
-        self._decoders = {'device': make_decoder('device'), 'nominal': make_decoder('host')}
+        self._decoders = {'device': make_decoder('device'), 'nominal': make_decoder('host'),
+                          'snapshot': make_decoder('snapshot')}
+        #: callable -> True when the revolution being received will be decoded with snapshot point times
+        #: (the node sets it to its assembler's ``snapshot_now``); None: never
+        self.snapshot_hint = None
         self.incremental = 0        # revolutions decoded piece by piece
         self.fallbacks = 0          # revolutions decoded at once although chunk > 0
         self.pieces = None          # packed pieces of the last decode (None after a one-batch decode)
@@ -269,24 +280,26 @@ class IncrementalDecoder(object):
             self._piece(self._done + self.chunk)
         return packet
 
-    def decode(self, packets, stamps=None):
+    def decode(self, packets, stamps=None, packet_time=None):
         rec = packets if isinstance(packets, np.ndarray) else None
         n = len(packets)
         seen = self._seen
+        want = 'snapshot' if (packet_time or self.packet_time) == 'snapshot' else None
+        mode = want or self._mode_for(n, False)
         exact = (self._ok and rec is not None and n >= 1 and n in (len(seen) - 1, len(seen))
                  and rec[0].tobytes() == seen[0] and rec[n - 1].tobytes() == seen[n - 1]
-                 and self._mode in (None, self._mode_for(n)))
+                 and packet_time in (None, 'snapshot', self.packet_time) and self._compatible(mode))
         if exact:
             if self._done < n:
-                self._piece(n)
-            exact = self._ok          # _piece may have found the pieces unusable
+                self._piece(n, mode)
+            exact = self._ok and self._compatible(mode)
         if exact:
             points = JoinedPoints([p for p, _, _ in self._parts])
             self.pieces = [d for _, d, _ in self._parts]
             self.dense = all(dense for _, _, dense in self._parts)
             self.incremental += 1
         else:
-            points = self.inner.decode(packets, stamps)
+            points = self.inner.decode(packets, stamps, packet_time)
             self.pieces = None
             if self.chunk > 0:
                 self.fallbacks += 1
@@ -301,23 +314,31 @@ class IncrementalDecoder(object):
         step = (_STAMP.unpack_from(seen[i], 1200)[0] - _STAMP.unpack_from(seen[i - 1], 1200)[0]) % vel.HOUR_US
         self._steps.append(step)
 
-    def _mode_for(self, n):
-        """Point-time mode of a one-batch decode of the first n seen packets."""
+    def _mode_for(self, n, hint=True):
+        """Point-time mode of a one-batch decode of the first n seen packets (with ``hint``: snapshot
+        when :attr:`snapshot_hint` says the revolution will be decoded so)."""
+        if self.packet_time == 'snapshot' or (hint and self.snapshot_hint is not None and self.snapshot_hint()):
+            return 'snapshot'
         if self.packet_time == 'device':
             return 'device'
         if self.packet_time == 'nominal' or n < 2:
             return 'nominal'
         return 'device' if all(0 < s <= AUTO_STEP_MAX_US for s in self._steps[:n - 1]) else 'nominal'
 
-    def _piece(self, end):
-        """Decode seen[_done:end] with the mode the first ``end`` packets call for."""
-        mode = self._mode_for(end)
-        if end > 1:                   # (a lone first packet has time 0 in every mode)
-            if self._mode is None:
-                self._mode = mode
-            elif mode != self._mode:
-                self._ok = False      # device times stopped being plausible: pieces are unusable
-                return
+    def _compatible(self, mode):
+        """Whether the pieces decoded so far are those of a one-batch decode in ``mode``: the same mode,
+        or only the first packet, whose times are the same in device and nominal mode."""
+        if self._mode is None or self._mode == mode:
+            return True
+        return self._done <= 1 and {mode, self._mode} <= {'device', 'nominal'}
+
+    def _piece(self, end, mode=None):
+        """Decode seen[_done:end] with the mode the first ``end`` packets call for (or ``mode``)."""
+        mode = mode or self._mode_for(end)
+        if not self._compatible(mode):
+            self._ok = False          # device times stopped being plausible, or burst detection changed
+            return
+        self._mode = mode
         seen = self._seen
         dec = self._decoders[mode]
         first = np.frombuffer(seen[0], dtype=vel.PACKET_DTYPE)
@@ -357,7 +378,10 @@ class LidarBridge(object):
         self.model = vel.get_model(cfg.model)
         self.decoder = IncrementalDecoder(lambda packet_time: decoder_from(cfg, packet_time), cfg.packet_time,
                                           cfg.decode_chunk)
-        self.assembler = vel.RevolutionAssembler(self.decoder, cfg.cut_angle, cfg.max_packets)
+        self.assembler = vel.RevolutionAssembler(self.decoder, cfg.cut_angle, cfg.max_packets, burst=cfg.burst,
+                                                 burst_gap=cfg.burst_gap)
+        self.decoder.snapshot_hint = self.assembler.snapshot_now
+        self.snapshot_clouds = 0       # clouds with snapshot point times
         self.pub = rospy.Publisher(cfg.topic, PointCloud2, queue_size=2)
         self.published = 0
         self.partial_dropped = 0
@@ -397,11 +421,11 @@ class LidarBridge(object):
     def on_datagram(self, name, data, addr, t):
         a = self.assembler
         before = a.packets
-        rev = a.add(data, rospy.get_time())
+        rev = a.add(data, rospy.get_time(), t)
         if a.last_error is not self._asm_error:
             self._asm_error = self.last_error = a.last_error
         if rev is not None:
-            self._on_revolution(rev, t, self._last_packet_t)
+            self._on_revolution(rev, t, t if rev.predicted else self._last_packet_t)
         if a.packets != before:
             self._last_packet_t = t
 
@@ -428,6 +452,8 @@ class LidarBridge(object):
         self.last_points = len(rev.points)
         self.last_packets = rev.packets
         self.last_dual = rev.dual
+        if rev.snapshot:
+            self.snapshot_clouds += 1
         if self.pub.get_num_connections():
             header = Header(stamp=stamp, frame_id=self.cfg.frame_id)
             d = self.decoder
@@ -484,6 +510,12 @@ class LidarBridge(object):
         add_counts(stat, 'bad ', bad)
         stat.add('datagrams with auxiliary header', a.aux_header)
         stat.add('forced cuts (max_packets)', a.forced_cuts)
+        stat.add('sender bursty (whole revolutions at once)', str(a.bursty))
+        stat.add('revolutions cut at their last packet (predicted or burst)', a.predicted_cuts)
+        stat.add('revolutions cut at the next packet', a.late_cuts)
+        stat.add('predictive cuts not confirmed by the next packet', a.mispredicted)
+        stat.add('bursts that did not cover 360 deg', a.burst_restarts)
+        stat.add('clouds with snapshot point times', self.snapshot_clouds)
         stat.add('revolutions decoded piece by piece', self.decoder.incremental)
         stat.add('revolutions decoded at once', self.decoder.fallbacks)
         stat.add('product id seen', '' if product is None else '0x%02x%s' % (
