@@ -67,7 +67,7 @@ PARAMS = network_params(vel.DEFAULT_PORT, 'Velodyne data packets (UDP port; 0: t
     Param('burst', 'auto', 'revolutions sent as bursts (MORAI): auto (detected from arrival times), on, off; '
           'a burst that covers 360 deg is one revolution, published at its last packet',
           choices=('auto', 'on', 'off')),
-    Param('burst_gap', 0.01, 'a pause of more than this between packets separates bursts [s]', minimum=0.0001,
+    Param('burst_gap', 0.02, 'a pause of more than this between packets separates bursts [s]', minimum=0.0001,
           maximum=1.0),
     Param('aux_header', True, 'accept longer datagrams whose Velodyne payload starts at FF EE within the '
           'first 64 bytes (an unverified third-party claim)'),

@@ -568,10 +568,11 @@ class RevolutionAssembler:
         cover 360 deg (sum of the forward first-block steps, + l - f + s of this
         packet, >= 36000 - s/2): the burst's last packet; ``predicted=True``.  A
         burst is one capture, so the cut angle does not split it.  A packet that
-        arrives more than ``burst_gap`` s after the previous one and does not
-        continue its azimuths (not within s/2 of l + s) starts a new revolution;
-        the open one, which did not cover 360 deg (packets lost), is emitted as
-        incomplete.
+        arrives more than ``burst_gap`` s after the previous one starts a new
+        revolution (a new burst); an open one, which did not cover 360 deg
+        (packets lost, or a receiver stalled longer than ``burst_gap`` within a
+        burst), is emitted as incomplete.  Azimuths cannot tell: MORAI's bursts
+        may each start where the previous one ended.
     Which one: ``burst='auto'`` (default) needs arrival times (``add(...,
     arrival=)`` or, failing that, ``stamp``).  A run is the packets between two
     arrival gaps of more than ``burst_gap``; when a run has covered 360 deg, the
@@ -589,7 +590,7 @@ class RevolutionAssembler:
     """
 
     def __init__(self, decoder: Optional[VelodyneDecoder] = None, cut_angle: Optional[float] = None,
-                 max_packets: int = 4000, burst: str = "auto", burst_gap: float = 0.01,
+                 max_packets: int = 4000, burst: str = "auto", burst_gap: float = 0.02,
                  snapshot_bursts: bool = True):
         self.decoder = decoder if decoder is not None else VelodyneDecoder()
         if cut_angle is None or cut_angle < 0:
@@ -628,8 +629,6 @@ class RevolutionAssembler:
         self._last_az: Optional[int] = None     # reference azimuth of the late cut
         self._hold = False                      # after a predictive cut: _last_az is the cut
         self._prev_first: Optional[int] = None  # previous packet: first-block azimuth
-        self._prev_next: Optional[int] = None   # ... and its predicted next-block azimuth
-        self._prev_step = 0
         self._prev_arrival: Optional[float] = None
         self._rev_cover = 0                     # forward first-block steps within the open revolution
         self._run_start: Optional[float] = None
@@ -696,7 +695,6 @@ class RevolutionAssembler:
             step = (last - (packet[902] | (packet[903] << 8))) % _AZ_MAX
         if step > _AZ_MAX // 2:
             step = 0
-        nxt = (last + step) % _AZ_MAX
         cover = (last - first) % _AZ_MAX + step     # this packet's own span, to its next block
         if arrival is None:
             arrival = stamp
@@ -731,13 +729,10 @@ class RevolutionAssembler:
         predicted = False
         if self._bursty:
             if self._pending and gap:
-                prev_next = self._prev_next
-                off = min((first - prev_next) % _AZ_MAX, (prev_next - first) % _AZ_MAX)
-                if off > self._prev_step // 2:
-                    self.burst_restarts += 1
-                    out = self._emit(complete=False)
-                    self._started_at_cut = True
-            elif not self._pending and gap:
+                self.burst_restarts += 1
+                out = self._emit(complete=False)
+                self._started_at_cut = True
+            elif gap:
                 self._started_at_cut = True         # a new burst
             if out is None and len(self._pending) >= self.max_packets:
                 self.forced_cuts += 1
@@ -770,7 +765,7 @@ class RevolutionAssembler:
                 self._rev_cover += forward
             self._pending.append(packet)
             self._stamps.append(stamp)
-            if out is None and self._cut_within(first, (last + step // 2) % _AZ_MAX):
+            if out is None and not self._hold and self._cut_within(first, (last + step // 2) % _AZ_MAX):
                 predicted = True
                 out = self._emit(complete=self._started_at_cut)
                 self._started_at_cut = True
@@ -778,7 +773,7 @@ class RevolutionAssembler:
         if predicted:
             self.predicted_cuts += 1
             out = out._replace(predicted=True)
-        self._prev_first, self._prev_next, self._prev_step = first, nxt, step
+        self._prev_first = first
         self._prev_arrival = arrival
         return out
 
