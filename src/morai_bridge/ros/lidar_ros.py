@@ -238,6 +238,10 @@ class IncrementalDecoder(object):
         #: callable -> True when the revolution being received will be decoded with snapshot point times
         #: (the node sets it to its assembler's ``snapshot_now``); None: never
         self.snapshot_hint = None
+        #: callable -> True while the sender sends whole revolutions in bursts: packets then arrive back to back
+        #: and nothing is gained by decoding pieces between them, so the revolution is decoded in one piece at
+        #: its end (fewer numpy calls); None: never
+        self.burst_hint = None
         self.incremental = 0        # revolutions decoded piece by piece
         self.fallbacks = 0          # revolutions decoded at once although chunk > 0
         self.pieces = None          # packed pieces of the last decode (None after a one-batch decode)
@@ -276,7 +280,8 @@ class IncrementalDecoder(object):
         seen.append(packet)
         if len(seen) > 1:
             self._step(len(seen) - 1)
-        if self._ok and len(seen) - 1 - self._done >= self.chunk:
+        if self._ok and len(seen) - 1 - self._done >= self.chunk and not (
+                self.burst_hint is not None and self.burst_hint()):
             self._piece(self._done + self.chunk)
         return packet
 
@@ -348,9 +353,9 @@ class IncrementalDecoder(object):
             batch = seen[:end]
             stamps = [i * period for i in range(end)] if mode == 'nominal' else None
             points = dec.decode(batch, stamps)
+        else:
             if self._n0 is None:
                 self._n0 = len(dec.decode(seen[:1], [0.0] if mode == 'nominal' else None))
-        else:
             if mode == 'device' and sum(self._steps[:start]) != (
                     _STAMP.unpack_from(seen[start], 1200)[0] - _STAMP.unpack_from(seen[0], 1200)[0]) % vel.HOUR_US:
                 self._ok = False      # device times wrapped oddly: the one-batch sum differs
@@ -381,6 +386,7 @@ class LidarBridge(object):
         self.assembler = vel.RevolutionAssembler(self.decoder, cfg.cut_angle, cfg.max_packets, burst=cfg.burst,
                                                  burst_gap=cfg.burst_gap)
         self.decoder.snapshot_hint = self.assembler.snapshot_now
+        self.decoder.burst_hint = lambda: self.assembler.bursty
         self.snapshot_clouds = 0       # clouds with snapshot point times
         self.pub = rospy.Publisher(cfg.topic, PointCloud2, queue_size=2)
         self.published = 0
