@@ -1,9 +1,15 @@
 """3D LiDAR of the MORAI SIM (Velodyne-format packets over UDP) -> sensor_msgs/PointCloud2.
 
 :class:`LidarBridge` receives one port in a supervised worker and feeds every
-datagram to :class:`morai_bridge.wire.velodyne.RevolutionAssembler`, which cuts
-revolutions (azimuth wrap, or ``~cut_angle``) and decodes each one in a single
-vectorised batch.  Each complete revolution becomes ONE PointCloud2 with exactly
+datagram, with its receive time, to
+:class:`morai_bridge.wire.velodyne.RevolutionAssembler`, which cuts revolutions
+and decodes each one in a single vectorised batch: for a paced sender at the
+azimuth wrap or ``~cut_angle`` (at the revolution's own last packet when that
+one predicts the crossing), for a sender of bursts (MORAI 25.S4, detected from
+the receive times, ``~burst``) at the last packet of a burst covering 360 deg.
+Point times (``~packet_time``): ``auto`` gives a bursty sender's revolutions
+snapshot times (every point 0: MORAI captures the whole revolution at one
+instant, the cloud's stamp).  Each complete revolution becomes ONE PointCloud2 with exactly
 the codec's :func:`~morai_bridge.wire.velodyne.pack_cloud` layout (x, y, z,
 intensity float32, ring uint16, time float32; point_step 22), the layout of
 ros-drivers/velodyne's XYZIRT cloud, in ``~frame_id``.
@@ -12,7 +18,8 @@ Latency: decoding a whole revolution when the packet that closes it arrives
 takes milliseconds (HDL-32E: 181 packets, 62,000 points), during which the
 receive loop waits.  :class:`IncrementalDecoder` therefore decodes the pending
 revolution ``~decode_chunk`` packets at a time as they arrive and packs each
-piece, so that at the cut only the last piece is left; the result is
+piece, so that at the cut only the last piece is left (not while the sender is
+bursty: its packets come back to back, and one piece at the end is less work); the result is
 byte-identical to decoding the revolution in one batch (the assembler stays the
 authority on where revolutions end; any doubt falls back to the one-batch decode).
 

@@ -36,7 +36,8 @@ Open questions made parameters (spec 3.2, 8 q5)
 * Bytes 1200-1205 [?]: the model is configured, never taken from the product
   byte.  ``return_mode='auto'`` reads byte 1204 of the batch's first packet
   (0x39 = dual, anything else single); ``'single'``/``'dual'`` force it.
-* Point times: ``packet_time='auto'`` uses the packets' device timestamps when
+* Point times: ``'snapshot'``: every point at time 0 (one capture instant).
+  ``packet_time='auto'`` uses the packets' device timestamps when
   each one is 1 us..100 ms after the previous one, otherwise nominal times
   (packet index x the model's packet period: a simulator may send a revolution
   in a burst, so arrival times are not used unless asked for); ``'device'``,
@@ -65,7 +66,14 @@ Open questions made parameters (spec 3.2, 8 q5)
   starts at a ``FF EE`` within its first 64 bytes is accepted and counted.
 * Revolutions: no packet marks them [I].  :class:`RevolutionAssembler` starts a
   new revolution at the packet whose first-block azimuth wraps (drops by more
-  than 180 deg) or passes ``cut_angle``.
+  than 180 deg) or passes ``cut_angle``, and emits it already at its own last
+  packet when that one predicts the crossing (cut within half a block step
+  after its last block).  MORAI 25.S4 sends each revolution as one burst of
+  back-to-back packets [S] (eriverOoO/heven-ad-2026 reverse-engineering
+  report, section 7.2): bursts are detected from arrival times and a burst
+  that covers 360 deg is one revolution, emitted at its last packet and, with
+  ``packet_time='auto'``, given snapshot point times (every time 0).  The
+  rules: :class:`RevolutionAssembler`, docs/sensors.md.
 
 Coordinates: ROS frame as ROSVEL (x forward, y left, z up):
 x = R cos(w) cos(a), y = -R cos(w) sin(a), z = R sin(w), with w the elevation
@@ -85,11 +93,12 @@ Public API
 second_firing_offset_deg=0.2, dual_dedupe=True, keep_zero=False,
 min_range=None, max_range=None, packet_time='auto', aux_header=True)``
     ``.check(datagram) -> bytes`` (the 1206-byte packet), ``.decode(packets,
-    stamps=None) -> Points``
+    stamps=None, packet_time=None) -> Points``
 ``decode_packets(packets, model='VLP16', stamps=None, **options) -> Points``
-``RevolutionAssembler(decoder, cut_angle=None, max_packets=4000)``
-    ``.add(datagram, stamp=None) -> Revolution | None``, ``.flush()``,
-    ``.counters()``, ``.last_error``
+``RevolutionAssembler(decoder, cut_angle=None, max_packets=4000, burst='auto',
+burst_gap=0.02, snapshot_bursts=True)``
+    ``.add(datagram, stamp=None, arrival=None) -> Revolution | None``,
+    ``.flush()``, ``.counters()``, ``.bursty``, ``.last_error``
 ``pack_cloud(points) -> CloudData``; ``POINT_FIELDS``, ``POINT_STEP``
 ``encode_packets(model, azimuths_deg, distances_m, intensities=None,
 timestamps_us=None, return_mode=RETURN_STRONGEST, product_id=None, flags=None) -> [bytes]``
@@ -121,7 +130,7 @@ __all__ = [
     "DEFAULT_PORT", "PACKET_SIZE", "BLOCKS", "SLOTS", "UPPER_BANK", "LOWER_BANK",
     "RETURN_STRONGEST", "RETURN_LAST", "RETURN_DUAL", "HOUR_US", "AUX_HEADER_SEARCH",
     "VelodyneModel", "MODELS", "get_model", "model_from_product_id", "PACKET_DTYPE",
-    "Points", "Revolution", "VelodyneDecoder", "decode_packets", "RevolutionAssembler",
+    "Points", "Revolution", "VelodyneDecoder", "decode_packets", "RevolutionAssembler", "PACKET_TIMES",
     "PointField", "POINT_FIELDS", "POINT_STEP", "CloudData", "pack_cloud",
     "encode_packets", "packets_from_ranges", "scan_pattern", "firing_step_deg",
     "SensorDecodeError", "EncodeError",
