@@ -303,7 +303,7 @@ class IncrementalDecoder(object):
                  and packet_time in (None, 'snapshot', self.packet_time) and self._compatible(mode))
         if exact:
             if self._done < n:
-                self._piece(n, mode)
+                self._piece(n, mode, rec)
             exact = self._ok and self._compatible(mode)
         if exact:
             points = JoinedPoints([p for p, _, _ in self._parts])
@@ -344,8 +344,9 @@ class IncrementalDecoder(object):
             return True
         return self._done <= 1 and {mode, self._mode} <= {'device', 'nominal'}
 
-    def _piece(self, end, mode=None):
-        """Decode seen[_done:end] with the mode the first ``end`` packets call for (or ``mode``)."""
+    def _piece(self, end, mode=None, rec=None):
+        """Decode seen[_done:end] with the mode the first ``end`` packets call for (or ``mode``); ``rec``:
+        those ``end`` packets already stacked (PACKET_DTYPE records), when at hand."""
         mode = mode or self._mode_for(end)
         if not self._compatible(mode):
             self._ok = False          # device times stopped being plausible, or burst detection changed
@@ -357,7 +358,7 @@ class IncrementalDecoder(object):
         period = self.model.packet_period_us(self.inner.is_dual(first)) * 1e-6
         start = self._done
         if start == 0:
-            batch = seen[:end]
+            batch = rec if rec is not None and len(rec) == end else seen[:end]
             stamps = [i * period for i in range(end)] if mode == 'nominal' else None
             points = dec.decode(batch, stamps)
         else:
