@@ -397,7 +397,8 @@ class VelodyneDecoder:
         words = ws.words[:size]
         np.copyto(words.reshape(n, BLOCKS, SLOTS),
                   np.ndarray((n, BLOCKS, SLOTS), "<u4", rec, 4, (PACKET_SIZE, 100, 3)))
-        dist = words.view(np.uint16)[0::2]                     # low 16 bits (strided view)
+        dist = ws.dist[:size]
+        np.copyto(dist, words, casting="unsafe")               # low 16 bits
 
         valid = None
         if not self.keep_zero:
@@ -418,60 +419,64 @@ class VelodyneDecoder:
         def buf(name):
             return getattr(ws, name)[:k]
 
+        # mode "wrap": every index is in range by construction (slot < 32, block < 12 n, ...), and
+        # numpy's take is ~20 % faster in this mode than in "clip" or "raise" (numpy 1.24)
         def take(table, index, name=None):
-            return np.take(table, index, mode="clip", out=None if name is None else buf(name))
+            return np.take(table, index, mode="wrap", out=None if name is None else buf(name))
 
+        slot = np.bitwise_and(idx, SLOTS - 1, out=buf("slot"))
+        blk = np.right_shift(idx, 5, out=buf("blk"))          # packet * 12 + block
         wk = take(words, idx, "wk")
         wk_bytes = wk.view(np.uint8)
         dk = wk.view(np.uint16)[0::2]                          # distance counts (strided)
         d = np.multiply(dk, np.float32(m.distance_resolution_m), out=buf("d"))
+
+        if self._banked:       # laser number: slot, + 32 in a lower-bank block
+            lower = (flags == LOWER_BANK).reshape(-1).view(np.uint8)
+            laser = np.left_shift(take(lower, blk, "lk"), 5, out=buf("laser"), dtype=np.intp,
+                                  casting="unsafe")
+            laser += slot
+        else:
+            laser = slot
+
+        # azimuth (rad) and its cosine and sine
         to_rad = np.float32(math.pi / 18000.0)
         azr = az.astype(np.float32)
         azr *= to_rad
-        x, y, z, time, intensity, ring = _output_arrays(k)   # one new block, one run per field
-
-        if self._banked:
-            cos_a, sin_a, cos_el, sin_el, vo = self._banked_geometry(ws, idx, buf, take, flags, azr, ring)
-        else:
-            # Per-slot quantities on the (packets x 12 x 32) grid by broadcasting, then one gather
-            # by idx each (cheaper than gathering their per-block and per-slot parts and combining).
-            grid = ws.g1[:size].reshape(n * BLOCKS, SLOTS)
-            col = azr.reshape(-1, 1)
-            full = None                               # azimuth of every slot (rad), when it varies
+        if m.interpolate or self._az_off_rad is not None:
+            a = take(azr.reshape(-1), blk, "a")
             if m.interpolate and self.interpolation == "velodyne":
                 head = az[:, 0::2] if dual else az        # one azimuth per block (pair)
-                head = head.astype(np.int32)
+                step = np.subtract(head[:, 1:], head[:, :-1], dtype=np.int32)
+                np.remainder(step, _AZ_MAX, out=step)
                 delta = np.empty(head.shape, np.float32)
-                delta[:, :-1] = (head[:, 1:] - head[:, :-1]) % _AZ_MAX
+                np.multiply(step, to_rad, out=delta[:, :-1], dtype=np.float32)
                 delta[:, -1] = delta[:, -2]
-                delta *= to_rad
                 if dual:
                     delta = np.repeat(delta, 2, axis=1)
-                full = np.multiply(delta.reshape(-1, 1), self._frac[None, :], out=grid)
-                np.add(col, full, out=full)
+                shift = take(delta.reshape(-1), blk, "b")
+                shift *= take(self._frac, slot, "c")
+                a += shift
             elif m.interpolate:
-                full = np.add(col, self._fixed_rad[None, :], out=grid)
+                a += take(self._fixed_rad, slot, "b")
             if self._az_off_rad is not None:
-                full = np.add(col if full is None else full, self._az_off_rad[None, :], out=grid)
-            if full is not None:
-                a = take(full, idx, "a")
-                cos_a = np.cos(a, out=buf("b"))           # separate buffers: see _Workspace
-                sin_a = np.sin(a, out=buf("c"))
-            else:
-                # every laser of a block at the block azimuth: trigonometry per block only
-                blk = np.right_shift(idx, 5, out=buf("blk"))          # packet * 12 + block
-                cos_a = take(np.cos(azr).reshape(-1), blk, "b")
-                sin_a = take(np.sin(azr).reshape(-1), blk, "c")
-            tiled = self._tiled(ws)
-            cos_el = take(tiled.cos_el, idx, "e")
-            sin_el = take(tiled.sin_el, idx, "f")
-            vo = None if self._vert is None else take(tiled.vert, idx)
-            np.take(tiled.ring, idx, mode="clip", out=ring)
+                a += take(self._az_off_rad, laser, "b")
+            cos_a = np.cos(a, out=buf("b"))           # separate buffers: see _Workspace
+            sin_a = np.sin(a, out=buf("c"))
+        else:
+            # every laser of a block at the block azimuth: trigonometry per block only
+            cos_a = take(np.cos(azr).reshape(-1), blk, "b")
+            sin_a = take(np.sin(azr).reshape(-1), blk, "c")
 
-        if vo is None:
+        # the outputs: one new block of memory, one contiguous run per field
+        x, y, z, time, intensity, ring = _output_arrays(k)
+        cos_el = take(self._cos_el, laser, "e")
+        sin_el = take(self._sin_el, laser, "f")
+        if self._vert is None:
             xy = np.multiply(d, cos_el, out=buf("a"))
             np.multiply(d, sin_el, out=z)
         else:
+            vo = take(self._vert, laser)
             xy = np.subtract(d * cos_el, vo * sin_el, out=buf("a"))
             np.add(d * sin_el, vo * cos_el, out=z)
         np.multiply(xy, cos_a, out=x)
@@ -489,45 +494,11 @@ class VelodyneDecoder:
         else:
             packet_t = self._packet_times(rec, dual, stamps, packet_time)
             block_t = (packet_t[:, None] + self._block_time[dual][None, :]).astype(np.float32)
-            grid = ws.g2[:size].reshape(n * BLOCKS, SLOTS)
-            np.add(block_t.reshape(-1, 1), self._slot_time[None, :], out=grid)
-            np.take(grid, idx, mode="clip", out=time)
+            np.take(block_t.reshape(-1), blk, mode="wrap", out=time)
+            time += take(self._slot_time, slot, "e")
+        np.take(self._ring, laser, mode="wrap", out=ring)
         np.copyto(intensity, wk_bytes[2::4])
         return Points(x, y, z, intensity, ring, time)
-
-    def _banked_geometry(self, ws, idx, buf, take, flags, azr, ring):
-        """cos / sin of azimuth and elevation (and vertical offsets) of the returns of a model whose
-        firings span an upper and a lower block (MORAI_64): the laser is the slot, + 32 in a
-        lower-bank block; every laser at its block's azimuth (+ its offset)."""
-        slot = np.bitwise_and(idx, SLOTS - 1, out=buf("slot"))
-        blk = np.right_shift(idx, 5, out=buf("blk"))          # packet * 12 + block
-        lower = (flags == LOWER_BANK).reshape(-1).view(np.uint8)
-        laser = np.left_shift(take(lower, blk, "lk"), 5, out=buf("laser"), dtype=np.intp,
-                              casting="unsafe")
-        laser += slot
-        if self._az_off_rad is not None:      # (no banked model interpolates within a block)
-            a = take(azr.reshape(-1), blk, "a")
-            a += take(self._az_off_rad, laser, "b")
-            cos_a = np.cos(a, out=buf("b"))
-            sin_a = np.sin(a, out=buf("c"))
-        else:
-            cos_a = take(np.cos(azr).reshape(-1), blk, "b")
-            sin_a = take(np.sin(azr).reshape(-1), blk, "c")
-        cos_el = take(self._cos_el, laser, "e")
-        sin_el = take(self._sin_el, laser, "f")
-        vo = None if self._vert is None else take(self._vert, laser)
-        np.take(self._ring, laser, mode="clip", out=ring)
-        return cos_a, sin_a, cos_el, sin_el, vo
-
-    def _tiled(self, ws: "_Workspace") -> "_Tiled":
-        """Per-slot tables (not banked: laser = slot) repeated over the workspace's grid."""
-        t = ws.tiled
-        if t is None:
-            reps = ws.capacity * BLOCKS
-            t = ws.tiled = _Tiled(np.tile(self._cos_el, reps), np.tile(self._sin_el, reps),
-                                  np.tile(self._ring, reps),
-                                  None if self._vert is None else np.tile(self._vert, reps))
-        return t
 
     def _workspace(self, n: int) -> "_Workspace":
         """Reused per-thread buffers for grids of up to ``n`` packets."""
@@ -553,13 +524,6 @@ def _output_arrays(k: int):
     return floats[0], floats[1], floats[2], floats[3], floats[4], block[20 * k:].view(np.uint16)
 
 
-class _Tiled(NamedTuple):
-    cos_el: np.ndarray
-    sin_el: np.ndarray
-    ring: np.ndarray
-    vert: Optional[np.ndarray]
-
-
 class _Workspace:
     """Flat buffers for the slots of up to ``capacity`` packets, reused between calls.
 
@@ -571,8 +535,7 @@ class _Workspace:
         self.capacity = capacity
         size = capacity * BLOCKS * SLOTS
         self.words, self.wk = (np.empty(size, np.uint32) for _ in range(2))
-        self.g1, self.g2 = (np.empty(size, np.float32) for _ in range(2))   # per-slot grids
-        self.tiled: Optional[_Tiled] = None       # the owning decoder's per-slot tables, tiled
+        self.dist = np.empty(size, np.uint16)
         self.lk = np.empty(size, np.uint8)
         self.valid = np.empty(size, bool)
         self.arange = np.arange(size, dtype=np.intp)
