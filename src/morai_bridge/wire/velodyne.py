@@ -425,11 +425,13 @@ class VelodyneDecoder:
             return np.take(table, index, mode="wrap", out=None if name is None else buf(name))
 
         slot = np.bitwise_and(idx, SLOTS - 1, out=buf("slot"))
-        blk = np.right_shift(idx, 5, out=buf("blk"))          # packet * 12 + block
+        # packet * 12 + block (a shift of uint64 is faster than one of int64 in numpy 1.24)
+        blk = buf("blk")
+        np.right_shift(idx.view(np.uint64), np.uint64(5), out=blk.view(np.uint64))
         wk = take(words, idx, "wk")
         wk_bytes = wk.view(np.uint8)
-        dk = wk.view(np.uint16)[0::2]                          # distance counts (strided)
-        d = np.multiply(dk, np.float32(m.distance_resolution_m), out=buf("d"))
+        dk = np.bitwise_and(wk, 0xFFFF, out=buf("dk"))         # distance counts
+        d = np.multiply(dk, np.float32(m.distance_resolution_m), out=buf("d"), dtype=np.float32)
 
         if self._banked:       # laser number: slot, + 32 in a lower-bank block
             lower = (flags == LOWER_BANK).reshape(-1).view(np.uint8)
@@ -534,7 +536,7 @@ class _Workspace:
     def __init__(self, capacity: int):
         self.capacity = capacity
         size = capacity * BLOCKS * SLOTS
-        self.words, self.wk = (np.empty(size, np.uint32) for _ in range(2))
+        self.words, self.wk, self.dk = (np.empty(size, np.uint32) for _ in range(3))
         self.dist = np.empty(size, np.uint16)
         self.lk = np.empty(size, np.uint8)
         self.valid = np.empty(size, bool)
