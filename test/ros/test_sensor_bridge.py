@@ -211,7 +211,6 @@ class SensorBridgeTest(unittest.TestCase):
                             ('/lidar_bridge', '/velodyne_points'), ('/lidar2d_bridge', '/scan')):
             assert wait_for(lambda: publisher_knows(node, topic), 30.0), '%s never accepted %s' % (node, topic)
         cls.rev = 0
-        cls.pending = False       # a packet closing the last revolution sent is pending in lidar_bridge
 
     @classmethod
     def tearDownClass(cls):
@@ -335,40 +334,50 @@ class SensorBridgeTest(unittest.TestCase):
 
     # ------------------------------------------------------------------ 3D LiDAR
 
-    def send_revolutions(self, count, start_us):
-        """A lead-in of the last 10 packets of a revolution, ``count`` revolutions, and the first packet of
-        the next one (which closes the last), paced like a 10 Hz sensor.  Returns the expected points and
-        first-packet device time of each full revolution, and how many clouds come before them: the
-        closing packet of the previous call, still pending in the node, forms a revolution with this
-        call's lead-in (it started at a cut, so it is published)."""
+    def send_revolutions(self, count, start_us, paced=False):
+        """``count`` revolutions after a leading one, 10 per second.  As MORAI 25.S4 sends them (default):
+        each revolution's 75 packets back to back, one burst per capture.  ``paced``: packet by packet at
+        about the sensor's packet rate, and then the first packet of the next revolution, which shows the
+        last one is over.  Returns the expected points and first-packet device time of each of the
+        ``count`` revolutions; their clouds are told apart by stamp (the device time, ~stamp_source sim)
+        from the leading revolution's, which the node may drop (the first one after start-up, or one
+        during which it switches between paced and burst handling, starts unseen)."""
         cls = self.__class__
         rev0 = cls.rev
         cls.rev += count + 2
-        before, cls.pending = (1 if cls.pending else 0), True
-        lead, _ = revolution(rev0, start_us - 10 * PACKET_US, range(PACKETS_PER_REV - 10, PACKETS_PER_REV))
-        self.send(self.lidar_port, lead)
         out = []
-        for r in range(count):
+        for r in range(count + 1):
             t0 = start_us + r * PACKETS_PER_REV * PACKET_US
-            packets, expected = revolution(rev0 + 1 + r, t0)
-            out.append((expected, t0))
-            self.send(self.lidar_port, packets)
-            time.sleep(0.1)
-        close, _ = revolution(rev0 + 1 + count, start_us + count * PACKETS_PER_REV * PACKET_US, range(1))
-        self.send(self.lidar_port, close)
-        return out, before
+            packets, expected = revolution(rev0 + r, t0)
+            if r:
+                out.append((expected, t0))
+            if paced:
+                self.send(self.lidar_port, packets, gap=PACKET_US * 1e-6)
+            else:
+                self.send(self.lidar_port, packets)
+                time.sleep(0.1)
+        if paced:
+            close, _ = revolution(rev0 + count + 1, start_us + (count + 1) * PACKETS_PER_REV * PACKET_US, range(1))
+            self.send(self.lidar_port, close)
+        return out
 
-    def clouds_of(self, n, revs, before):
-        """The clouds of ``revs`` (sent after ``n`` clouds had arrived): exactly one per revolution."""
-        want = n + before + len(revs)
-        self.assertTrue(wait_for(lambda: self.clouds.count() >= want),
-                        'expected %d clouds, got %d' % (before + len(revs), self.clouds.count() - n))
+    def clouds_of(self, n, revs):
+        """The clouds of ``revs`` (sent after ``n`` clouds had arrived): exactly one per revolution, found by
+        stamp; besides them at most the leading revolution's."""
+        keys = [(t0 // 1000000, (t0 % 1000000) * 1000) for _, t0 in revs]
+
+        def found():
+            return [m for m in self.clouds.since(n) if (m.header.stamp.secs, m.header.stamp.nsecs) in keys]
+        self.assertTrue(wait_for(lambda: len(found()) >= len(revs)),
+                        'expected %d clouds, got %d' % (len(revs), len(found())))
         time.sleep(0.3)
-        got = self.clouds.since(n)
-        self.assertEqual(len(got), before + len(revs), 'one cloud per revolution')
-        return got[before:]
+        got = found()
+        self.assertEqual([(m.header.stamp.secs, m.header.stamp.nsecs) for m in got], keys,
+                         'one cloud per revolution, in order')
+        self.assertLessEqual(len(self.clouds.since(n)), len(revs) + 1, 'clouds of no revolution sent')
+        return got
 
-    def check_cloud(self, msg, expected):
+    def check_cloud(self, msg, expected, snapshot=True):
         pts = cloud_points(msg)
         self.assertEqual(msg.header.frame_id, 'velodyne')
         self.assertEqual((msg.height, msg.width, msg.point_step), (1, len(expected), 22))
@@ -384,21 +393,43 @@ class SensorBridgeTest(unittest.TestCase):
                         1e-3)
         self.assertTrue(np.array_equal(pts['intensity'], exp[:, 3].astype(np.float32)), 'intensity')
         self.assertTrue(np.array_equal(pts['ring'], exp[:, 4].astype(np.uint16)), 'ring')
-        self.assertLess(np.max(np.abs(pts['time'] - exp[:, 5])), 2e-6, 'point times')
+        if snapshot:     # MORAI's bursts: one capture instant, every point at the cloud's stamp
+            self.assertTrue(np.array_equal(pts['time'], np.zeros(len(pts), np.float32)), 'snapshot point times')
+        else:
+            self.assertLess(np.max(np.abs(pts['time'] - exp[:, 5])), 2e-6, 'point times')
 
-    def test_lidar_one_cloud_per_revolution_every_point_where_encoded(self):
+    def test_lidar_one_cloud_per_burst_at_its_last_packet_every_point_where_encoded(self):
+        name = 'lidar_bridge: LiDAR'
         n = self.clouds.count()
-        revs, before = self.send_revolutions(3, int(time.time() * 1e6))
-        got = self.clouds_of(n, revs, before)
+        revs = self.send_revolutions(3, int(time.time() * 1e6))
+        got = self.clouds_of(n, revs)
         for msg, (expected, t0) in zip(got, revs):
             self.assertEqual(len(expected), PACKETS_PER_REV * (12 * 32 - 1))
             self.check_cloud(msg, expected)
+        self.assertTrue(wait_for(lambda: self.value(name, 'sender bursty (whole revolutions at once)') == 'True'),
+                        'diagnostics do not say bursty')
+        # the last burst's cloud came without any packet after it: nothing else was sent since
+        before = int(self.value(name, 'revolutions cut at their last packet (predicted or burst)'))
+        n = self.clouds.count()
+        revs = self.send_revolutions(1, int(time.time() * 1e6))
+        self.check_cloud(self.clouds_of(n, revs)[0], revs[0][0])
+        self.assertTrue(wait_for(lambda: int(self.value(name, 'revolutions cut at their last packet (predicted or '
+                                                        'burst)')) >= before + 1))
+        self.assertGreaterEqual(int(self.value(name, 'clouds with snapshot point times')), 4)
+
+    def test_lidar_paced_sender_one_cloud_per_revolution_with_point_times(self):
+        name = 'lidar_bridge: LiDAR'
+        n = self.clouds.count()
+        revs = self.send_revolutions(2, int(time.time() * 1e6), paced=True)
+        got = self.clouds_of(n, revs)
+        for msg, (expected, t0) in zip(got, revs):
+            self.check_cloud(msg, expected, snapshot=False)      # device times, 1.327 ms per packet
             # stamp_source sim: the first packet's device time in the nearest hour = what was encoded
             self.assertEqual((msg.header.stamp.secs, msg.header.stamp.nsecs), (t0 // 1000000, (t0 % 1000000) * 1000))
-        # the clouds checked were decoded piece by piece as the packets came (~decode_chunk), not at once
-        name = 'lidar_bridge: LiDAR'
-        self.assertTrue(wait_for(lambda: int(self.value(name, 'revolutions decoded piece by piece') or 0) >= 3))
-        self.assertEqual(self.value(name, 'revolutions decoded at once'), '0')
+        self.assertTrue(wait_for(lambda: self.value(name, 'sender bursty (whole revolutions at once)') == 'False'),
+                        'diagnostics still say bursty')          # (published once a second)
+        # paced: decoded piece by piece as the packets came (~decode_chunk)
+        self.assertTrue(wait_for(lambda: int(self.value(name, 'revolutions decoded piece by piece') or 0) >= 2))
 
     def test_lidar_implausible_device_time_falls_back_to_receive_time(self):
         name = 'lidar_bridge: LiDAR'
@@ -406,8 +437,13 @@ class SensorBridgeTest(unittest.TestCase):
         far = int(self.value(name, 'device time too far from receive time') or 0)
         start = int(time.time() * 1e6) + 1800 * 1000000        # half an hour off
         t_send = time.time()
-        revs, before = self.send_revolutions(1, start)
-        stamp = self.clouds_of(n, revs, before)[0].header.stamp.to_sec()
+        revs = self.send_revolutions(1, start)
+        self.assertTrue(wait_for(lambda: self.clouds.count() > n))
+        time.sleep(0.5)
+        got = self.clouds.since(n)
+        self.assertIn(len(got), (1, 2), 'the checked revolution, and maybe the leading one')
+        self.check_cloud(got[-1], revs[0][0])             # the points tell which revolution it is
+        stamp = got[-1].header.stamp.to_sec()
         self.assertLess(abs(stamp - t_send), 1.0, 'stamp %.3f is not the receive time %.3f' % (stamp, t_send))
         self.assertTrue(wait_for(lambda: int(self.value(name, 'device time too far from receive time')) > far))
         level, message, _ = self.entry(name)
@@ -427,8 +463,8 @@ class SensorBridgeTest(unittest.TestCase):
                         'bad datagrams not counted: %r' % (self.entry(name),))
         self.assertEqual(self.entry(name)[0], DiagnosticStatus.WARN)
         n = self.clouds.count()
-        revs, before = self.send_revolutions(1, int(time.time() * 1e6))
-        self.check_cloud(self.clouds_of(n, revs, before)[0], revs[0][0])
+        revs = self.send_revolutions(1, int(time.time() * 1e6))
+        self.check_cloud(self.clouds_of(n, revs)[0], revs[0][0])
 
     # ------------------------------------------------------------------ 2D LiDAR
 

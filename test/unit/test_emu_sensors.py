@@ -239,35 +239,50 @@ def test_lidar_does_not_see_a_box_it_is_inside(emulator, sinks):
     run(sim, 6, rx)
     pts = decode_all(rx.drain(), "VLP16")
     assert np.allclose(pts.z, -1.9, atol=0.01)
-    # 90 packets: every downward laser returns but -1 deg (ground at 108.9 m > 100 m)
-    assert len(pts) == 7 * 24 * 90
+    # two revolutions of 75 packets (captured at 0 and 100 ms): every downward laser returns but -1 deg
+    # (ground at 108.9 m > 100 m)
+    assert len(pts) == 7 * 24 * 150
 
 
-def test_lidar_packet_rate_stamps_and_azimuths(emulator, sinks):
+def test_lidar_revolutions_are_sent_as_bursts(emulator, sinks):
     rx = sinks()
     sim = emulator({"ego": {"position": [0.0, 0.0]}}, lidar_port=rx.port, lidar_model="VLP16")
     per_step = []
-    for _ in range(50):                        # one simulated second
+    for _ in range(50):                        # one simulated second, 20 ms steps
         sim.step(1)
-        per_step.append(len(rx.drain(0.02)))
+        per_step.append(rx.drain(0.02))
+    # MORAI 25.S4: a whole revolution (75 packets of 24 firings, 0.2 deg apart) captured at once and sent
+    # in one burst, 10 times a second at 600 rpm: at 20 ms (the first step), then every 100 ms
+    counts = [len(d) for d in per_step]
+    assert [i for i, c in enumerate(counts) if c] == [0] + [5 * k - 1 for k in range(1, 11)]
+    assert set(counts) == {0, 75}
+    for k, data in enumerate(d for d in per_step if d):
+        stamps = {struct.unpack_from("<I", d, 1200)[0] for d in data}
+        assert stamps == {k * 100000}          # every packet: the capture time, us past the hour
+        az = [struct.unpack_from("<H", d, 2 + 100 * b)[0] for d in data for b in range(12)]
+        assert az == [40 * i for i in range(900)]            # 0 .. 359.6 deg, 0.4 deg per block
+        assert {d[1204] for d in data} == {0x37} and {d[1205] for d in data} == {0x22}
+    snap = sim.snapshot().sensor_streams
+    assert snap.lidar_packets == 11 * 75 and snap.lidar_revolutions == 11 and snap.lidar_skipped == 0
+    assert snap.lidar_rpm == 600.0
+
+
+def test_lidar_paced_sending_option():
+    from morai_bridge.emu.sensors import Mount, Scene, VelodyneSensor
+    sensor = VelodyneSensor("VLP16", 600.0, 100.0, Mount(z=1.9), burst=False)
+    scene = lambda t: Scene(t, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0), ())   # noqa: E731
+    sensor.reset_clock(0)
+    per_step = [sensor.update(scene(k * 20_000_000)) for k in range(1, 51)]
     # sent as the firings happen: 24 firings of 55.296 us per packet -> 753.6 per second
-    assert sum(per_step) == 1_000_000_000 // (24 * 55_296)
-    assert set(per_step) <= {15, 16}
-    sim2 = emulator({"ego": {"position": [0.0, 0.0]}}, lidar_port=rx.port, lidar_model="VLP16")
-    run(sim2, 10, rx)
-    data = rx.drain()
-    stamps = np.array([struct.unpack_from("<I", d, 1200)[0] for d in data])
-    # us past the hour of the simulated clock at the packet's first firing (truncated)
-    assert stamps.tolist() == [k * 24 * 55_296 // 1000 for k in range(len(data))]
-    assert {d[1204] for d in data} == {0x37} and {d[1205] for d in data} == {0x22}
+    assert sum(map(len, per_step)) == 1_000_000_000 // (24 * 55_296)
+    assert {len(p) for p in per_step} <= {15, 16}
+    data = [d for p in per_step for d in p]
+    stamps = [struct.unpack_from("<I", d, 1200)[0] for d in data]
+    assert stamps == [k * 24 * 55_296 // 1000 for k in range(len(data))]   # each packet's first firing
     az = np.array([struct.unpack_from("<H", d, 2 + 100 * b)[0] for d in data for b in range(12)])
     steps = np.diff(az) % 36000
     assert np.all((steps >= 39) & (steps <= 41))   # 2 firings of ~0.2 deg per block, no gap
-    columns = 24 * len(data)                   # whole revolutions of 1808 firings (600.15 rpm)
-    assert np.count_nonzero(np.diff(az) < 0) == (columns - 1) // 1808 == 1
-    snap = sim2.snapshot().sensor_streams
-    assert snap.lidar_packets == len(data) and snap.lidar_revolutions == 1
-    assert abs(snap.lidar_rpm - 600.0) < 0.3
+    assert abs(sensor.rpm - 600.0) < 0.3 and sensor.columns == 1808
 
 
 # ----------------------------------------------------------------------------- camera
@@ -561,7 +576,8 @@ def test_real_time_loop_sends_every_sensor_from_its_own_thread(emulator, sinks):
     pts = decode_all(packets, "HDL32E")
     assert len(pts) > 10000
     assert len(scan.drain()) >= 3
-    # about 1808 packets per simulated second, up to the last scene the sensor thread took
-    due = snap.time_ns // (12 * 46_080)
-    assert due - 200 <= r.lidar_packets + r.lidar_skipped <= due
+    # one revolution of 181 packets every 100 ms of simulated time, up to the last scene the sensor
+    # thread took
+    due = snap.time_ns // 100_000_000 + 1
+    assert (due - 2) * 181 <= r.lidar_packets + r.lidar_skipped <= due * 181
     assert r.send_errors == 0 and r.scenes == snap.steps

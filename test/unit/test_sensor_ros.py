@@ -399,6 +399,79 @@ def test_incremental_decoding_with_a_cut_angle_and_forced_cuts():
     assert dec.fallbacks == 0
 
 
+def burst_revolutions(count, start=0, seed=1):
+    """VLP-16 revolutions as MORAI 25.S4 sends them: 75 packets of 12 blocks 0.4 deg apart, covering 360 deg
+    from ``start`` (0.01 deg), every packet of a revolution with the same device time."""
+    rng = np.random.RandomState(seed)
+    revs = []
+    for r in range(count):
+        revs.append([vlp16_packet([(start + (p * 12 + b) * 40) % 36000 for b in range(12)],
+                                  (rng.randint(0, 20000, size=(12, 32)) * (rng.rand(12, 32) > 0.1)).tolist(),
+                                  rng.randint(0, 256, size=(12, 32)).tolist(), 7000 + 100000 * r)
+                     for p in range(75)])
+    return revs
+
+
+def burst_feed(assembler, revs, t0=50.0, gap_at=None):
+    out = []
+    for r, packets in enumerate(revs):
+        for p, pkt in enumerate(packets):
+            t = t0 + 0.1 * r + 30e-6 * p + (0.05 if gap_at is not None and (r, p) >= gap_at else 0.0)
+            rev = assembler.add(pkt, t, t)
+            if rev is not None:
+                out.append(rev)
+    return out
+
+
+@pytest.mark.parametrize('chunk,packet_time,start', [(16, 'auto', 0), (5, 'auto', 750), (16, 'snapshot', 0),
+                                                     (16, 'nominal', 0), (16, 'device', 750), (1, 'auto', 0)])
+def test_incremental_decoding_of_bursts_is_bit_identical_to_one_batch(chunk, packet_time, start):
+    revs = burst_revolutions(5, start)
+    dec, cfg = incremental('VLP16', chunk, packet_time)
+    asm = vel.RevolutionAssembler(dec)
+    dec.snapshot_hint = asm.snapshot_now
+    if chunk in (5, 1):            # as the node does: no pieces while bursty, one piece at the end
+        dec.burst_hint = lambda: asm.bursty
+    got = burst_feed(asm, revs)
+    want = burst_feed(vel.RevolutionAssembler(lidar_ros.decoder_from(cfg)), revs)
+    assert len(got) == len(want) >= 4
+    for g, w in zip(got, want):
+        assert g[1:] == w[1:]
+        assert vel.pack_cloud(g.points).data == vel.pack_cloud(w.points).data
+    complete = [r for r in got if r.complete]
+    assert len(complete) == 4 and all(r.predicted and r.packets == 75 for r in complete)
+    snap = packet_time in ('auto', 'snapshot')
+    assert all(r.snapshot == snap for r in complete)
+    if snap:
+        assert not any(r.points.time.any() for r in complete)
+    # the last revolutions were decoded piece by piece while the burst arrived, in the mode of the cloud
+    assert dec.points is got[-1].points and dec.cloud == vel.pack_cloud(got[-1].points)
+    assert dec.incremental >= 4
+
+
+def test_incremental_decoding_when_burst_detection_changes_mid_revolution():
+    revs = burst_revolutions(3)
+    dec, cfg = incremental('VLP16', 8)
+    asm = vel.RevolutionAssembler(dec)
+    dec.snapshot_hint = asm.snapshot_now
+    got = burst_feed(asm, revs)
+    assert asm.bursty and dec.fallbacks == 1      # the first burst: judged bursty only at its last packet
+    # the same revolutions now paced: the first is decoded in pieces as a snapshot, then the sender is
+    # judged paced at its last packet: that revolution is decoded at once with nominal times
+    period = vel.get_model('VLP16').packet_period_us() * 1e-6
+    ref = vel.RevolutionAssembler(lidar_ros.decoder_from(cfg))
+    burst_feed(ref, revs)
+    t = 60.0
+    for pkt in revs[0] + revs[1] + revs[0][:1]:
+        t += period
+        a, b = asm.add(pkt, t, t), ref.add(pkt, t, t)
+        assert (a is None) == (b is None)
+        if a is not None:
+            got.append(a)
+            assert a[1:] == b[1:] and vel.pack_cloud(a.points).data == vel.pack_cloud(b.points).data
+    assert not asm.bursty and dec.fallbacks == 2 and not got[-1].snapshot
+
+
 @pytest.mark.parametrize('step_us,device', [(1, True), (lidar_ros.AUTO_STEP_MAX_US, True),
                                             (lidar_ros.AUTO_STEP_MAX_US + 1, False), (0, False)])
 def test_auto_step_rule_agrees_with_the_codec(step_us, device):

@@ -1,9 +1,15 @@
 """3D LiDAR of the MORAI SIM (Velodyne-format packets over UDP) -> sensor_msgs/PointCloud2.
 
 :class:`LidarBridge` receives one port in a supervised worker and feeds every
-datagram to :class:`morai_bridge.wire.velodyne.RevolutionAssembler`, which cuts
-revolutions (azimuth wrap, or ``~cut_angle``) and decodes each one in a single
-vectorised batch.  Each complete revolution becomes ONE PointCloud2 with exactly
+datagram, with its receive time, to
+:class:`morai_bridge.wire.velodyne.RevolutionAssembler`, which cuts revolutions
+and decodes each one in a single vectorised batch: for a paced sender at the
+azimuth wrap or ``~cut_angle`` (at the revolution's own last packet when that
+one predicts the crossing), for a sender of bursts (MORAI 25.S4, detected from
+the receive times, ``~burst``) at the last packet of a burst covering 360 deg.
+Point times (``~packet_time``): ``auto`` gives a bursty sender's revolutions
+snapshot times (every point 0: MORAI captures the whole revolution at one
+instant, the cloud's stamp).  Each complete revolution becomes ONE PointCloud2 with exactly
 the codec's :func:`~morai_bridge.wire.velodyne.pack_cloud` layout (x, y, z,
 intensity float32, ring uint16, time float32; point_step 22), the layout of
 ros-drivers/velodyne's XYZIRT cloud, in ``~frame_id``.
@@ -12,7 +18,8 @@ Latency: decoding a whole revolution when the packet that closes it arrives
 takes milliseconds (HDL-32E: 181 packets, 62,000 points), during which the
 receive loop waits.  :class:`IncrementalDecoder` therefore decodes the pending
 revolution ``~decode_chunk`` packets at a time as they arrive and packs each
-piece, so that at the cut only the last piece is left; the result is
+piece, so that at the cut only the last piece is left (not while the sender is
+bursty: its packets come back to back, and one piece at the end is less work); the result is
 byte-identical to decoding the revolution in one batch (the assembler stays the
 authority on where revolutions end; any doubt falls back to the one-batch decode).
 
@@ -47,7 +54,8 @@ PARAMS = network_params(vel.DEFAULT_PORT, 'Velodyne data packets (UDP port; 0: t
                         'sensor_bridge.launch leaves it out)', 4 << 20) + [
     Param('model', 'VLP16', 'sensor model of the simulator\'s LiDAR (elevation table, distance unit, timing)',
           choices=tuple(vel.MODELS)),
-    Param('cut_angle', -1.0, 'azimuth where a revolution ends [deg]; negative: where the azimuth wraps',
+    Param('cut_angle', -1.0, 'azimuth where a revolution of a paced sender ends [deg]; negative: where the azimuth '
+          'wraps (a burst is not split)',
           maximum=360.0),
     Param('return_mode', 'auto', 'single, dual, or auto (byte 1204 of the first packet: 0x39 = dual)',
           choices=('auto', 'single', 'dual')),
@@ -59,9 +67,15 @@ PARAMS = network_params(vel.DEFAULT_PORT, 'Velodyne data packets (UDP port; 0: t
     Param('keep_zero', False, 'keep no-return points (distance 0) as NaN x, y, z'),
     Param('min_range', 0.0, 'drop points nearer than this [m] (0: off)', minimum=0.0),
     Param('max_range', 0.0, 'drop points farther than this [m] (0: off)', minimum=0.0),
-    Param('packet_time', 'auto', 'point times: device (packet timestamps), nominal (packet index x the '
-          'model\'s packet period), host (receive times), auto (device when they advance plausibly)',
-          choices=('auto', 'device', 'nominal', 'host')),
+    Param('packet_time', 'auto', 'point times: snapshot (every point 0: a whole revolution captured at once, as '
+          'MORAI does), device (packet timestamps), nominal (packet index x the model\'s packet period), host '
+          '(receive times), auto (snapshot when the sender is bursty, else device when they advance plausibly, '
+          'else nominal)', choices=vel.PACKET_TIMES),
+    Param('burst', 'auto', 'revolutions sent as bursts (MORAI): auto (detected from arrival times), on, off; '
+          'a burst that covers 360 deg is one revolution, published at its last packet',
+          choices=('auto', 'on', 'off')),
+    Param('burst_gap', 0.02, 'a pause of more than this between packets separates bursts [s]', minimum=0.0001,
+          maximum=1.0),
     Param('aux_header', True, 'accept longer datagrams whose Velodyne payload starts at FF EE within the '
           'first 64 bytes (an unverified third-party claim)'),
     Param('max_packets', 4000, 'emit a revolution after this many packets without a cut', minimum=1,
@@ -226,7 +240,15 @@ class IncrementalDecoder(object):
         self.model = self.inner.model
         self.packet_time = packet_time
         self.chunk = int(chunk)
-        self._decoders = {'device': make_decoder('device'), 'nominal': make_decoder('host')}
+        self._decoders = {'device': make_decoder('device'), 'nominal': make_decoder('host'),
+                          'snapshot': make_decoder('snapshot')}
+        #: callable -> True when the revolution being received will be decoded with snapshot point times
+        #: (the node sets it to its assembler's ``snapshot_now``); None: never
+        self.snapshot_hint = None
+        #: callable -> True while the sender sends whole revolutions in bursts: packets then arrive back to back
+        #: and nothing is gained by decoding pieces between them, so the revolution is decoded in one piece at
+        #: its end (fewer numpy calls); None: never
+        self.burst_hint = None
         self.incremental = 0        # revolutions decoded piece by piece
         self.fallbacks = 0          # revolutions decoded at once although chunk > 0
         self.pieces = None          # packed pieces of the last decode (None after a one-batch decode)
@@ -265,28 +287,31 @@ class IncrementalDecoder(object):
         seen.append(packet)
         if len(seen) > 1:
             self._step(len(seen) - 1)
-        if self._ok and len(seen) - 1 - self._done >= self.chunk:
+        if self._ok and len(seen) - 1 - self._done >= self.chunk and not (
+                self.burst_hint is not None and self.burst_hint()):
             self._piece(self._done + self.chunk)
         return packet
 
-    def decode(self, packets, stamps=None):
+    def decode(self, packets, stamps=None, packet_time=None):
         rec = packets if isinstance(packets, np.ndarray) else None
         n = len(packets)
         seen = self._seen
+        want = 'snapshot' if (packet_time or self.packet_time) == 'snapshot' else None
+        mode = want or self._mode_for(n, False)
         exact = (self._ok and rec is not None and n >= 1 and n in (len(seen) - 1, len(seen))
                  and rec[0].tobytes() == seen[0] and rec[n - 1].tobytes() == seen[n - 1]
-                 and self._mode in (None, self._mode_for(n)))
+                 and packet_time in (None, 'snapshot', self.packet_time) and self._compatible(mode))
         if exact:
             if self._done < n:
-                self._piece(n)
-            exact = self._ok          # _piece may have found the pieces unusable
+                self._piece(n, mode, rec)
+            exact = self._ok and self._compatible(mode)
         if exact:
             points = JoinedPoints([p for p, _, _ in self._parts])
             self.pieces = [d for _, d, _ in self._parts]
             self.dense = all(dense for _, _, dense in self._parts)
             self.incremental += 1
         else:
-            points = self.inner.decode(packets, stamps)
+            points = self.inner.decode(packets, stamps, packet_time)
             self.pieces = None
             if self.chunk > 0:
                 self.fallbacks += 1
@@ -301,35 +326,44 @@ class IncrementalDecoder(object):
         step = (_STAMP.unpack_from(seen[i], 1200)[0] - _STAMP.unpack_from(seen[i - 1], 1200)[0]) % vel.HOUR_US
         self._steps.append(step)
 
-    def _mode_for(self, n):
-        """Point-time mode of a one-batch decode of the first n seen packets."""
+    def _mode_for(self, n, hint=True):
+        """Point-time mode of a one-batch decode of the first n seen packets (with ``hint``: snapshot
+        when :attr:`snapshot_hint` says the revolution will be decoded so)."""
+        if self.packet_time == 'snapshot' or (hint and self.snapshot_hint is not None and self.snapshot_hint()):
+            return 'snapshot'
         if self.packet_time == 'device':
             return 'device'
         if self.packet_time == 'nominal' or n < 2:
             return 'nominal'
         return 'device' if all(0 < s <= AUTO_STEP_MAX_US for s in self._steps[:n - 1]) else 'nominal'
 
-    def _piece(self, end):
-        """Decode seen[_done:end] with the mode the first ``end`` packets call for."""
-        mode = self._mode_for(end)
-        if end > 1:                   # (a lone first packet has time 0 in every mode)
-            if self._mode is None:
-                self._mode = mode
-            elif mode != self._mode:
-                self._ok = False      # device times stopped being plausible: pieces are unusable
-                return
+    def _compatible(self, mode):
+        """Whether the pieces decoded so far are those of a one-batch decode in ``mode``: the same mode,
+        or only the first packet, whose times are the same in device and nominal mode."""
+        if self._mode is None or self._mode == mode:
+            return True
+        return self._done <= 1 and {mode, self._mode} <= {'device', 'nominal'}
+
+    def _piece(self, end, mode=None, rec=None):
+        """Decode seen[_done:end] with the mode the first ``end`` packets call for (or ``mode``); ``rec``:
+        those ``end`` packets already stacked (PACKET_DTYPE records), when at hand."""
+        mode = mode or self._mode_for(end)
+        if not self._compatible(mode):
+            self._ok = False          # device times stopped being plausible, or burst detection changed
+            return
+        self._mode = mode
         seen = self._seen
         dec = self._decoders[mode]
         first = np.frombuffer(seen[0], dtype=vel.PACKET_DTYPE)
         period = self.model.packet_period_us(self.inner.is_dual(first)) * 1e-6
         start = self._done
         if start == 0:
-            batch = seen[:end]
+            batch = rec if rec is not None and len(rec) == end else seen[:end]
             stamps = [i * period for i in range(end)] if mode == 'nominal' else None
             points = dec.decode(batch, stamps)
+        else:
             if self._n0 is None:
                 self._n0 = len(dec.decode(seen[:1], [0.0] if mode == 'nominal' else None))
-        else:
             if mode == 'device' and sum(self._steps[:start]) != (
                     _STAMP.unpack_from(seen[start], 1200)[0] - _STAMP.unpack_from(seen[0], 1200)[0]) % vel.HOUR_US:
                 self._ok = False      # device times wrapped oddly: the one-batch sum differs
@@ -357,7 +391,11 @@ class LidarBridge(object):
         self.model = vel.get_model(cfg.model)
         self.decoder = IncrementalDecoder(lambda packet_time: decoder_from(cfg, packet_time), cfg.packet_time,
                                           cfg.decode_chunk)
-        self.assembler = vel.RevolutionAssembler(self.decoder, cfg.cut_angle, cfg.max_packets)
+        self.assembler = vel.RevolutionAssembler(self.decoder, cfg.cut_angle, cfg.max_packets, burst=cfg.burst,
+                                                 burst_gap=cfg.burst_gap)
+        self.decoder.snapshot_hint = self.assembler.snapshot_now
+        self.decoder.burst_hint = lambda: self.assembler.bursty
+        self.snapshot_clouds = 0       # clouds with snapshot point times
         self.pub = rospy.Publisher(cfg.topic, PointCloud2, queue_size=2)
         self.published = 0
         self.partial_dropped = 0
@@ -397,11 +435,11 @@ class LidarBridge(object):
     def on_datagram(self, name, data, addr, t):
         a = self.assembler
         before = a.packets
-        rev = a.add(data, rospy.get_time())
+        rev = a.add(data, rospy.get_time(), t)
         if a.last_error is not self._asm_error:
             self._asm_error = self.last_error = a.last_error
         if rev is not None:
-            self._on_revolution(rev, t, self._last_packet_t)
+            self._on_revolution(rev, t, t if rev.predicted else self._last_packet_t)
         if a.packets != before:
             self._last_packet_t = t
 
@@ -428,6 +466,8 @@ class LidarBridge(object):
         self.last_points = len(rev.points)
         self.last_packets = rev.packets
         self.last_dual = rev.dual
+        if rev.snapshot:
+            self.snapshot_clouds += 1
         if self.pub.get_num_connections():
             header = Header(stamp=stamp, frame_id=self.cfg.frame_id)
             d = self.decoder
@@ -484,6 +524,12 @@ class LidarBridge(object):
         add_counts(stat, 'bad ', bad)
         stat.add('datagrams with auxiliary header', a.aux_header)
         stat.add('forced cuts (max_packets)', a.forced_cuts)
+        stat.add('sender bursty (whole revolutions at once)', str(a.bursty))
+        stat.add('revolutions cut at their last packet (predicted or burst)', a.predicted_cuts)
+        stat.add('revolutions cut at the next packet', a.late_cuts)
+        stat.add('predictive cuts not confirmed by the next packet', a.mispredicted)
+        stat.add('bursts that did not cover 360 deg', a.burst_restarts)
+        stat.add('clouds with snapshot point times', self.snapshot_clouds)
         stat.add('revolutions decoded piece by piece', self.decoder.incremental)
         stat.add('revolutions decoded at once', self.decoder.fallbacks)
         stat.add('product id seen', '' if product is None else '0x%02x%s' % (

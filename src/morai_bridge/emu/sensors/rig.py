@@ -4,8 +4,8 @@ The emulator hands the rig one :class:`~.scene.Scene` per physics step
 (:meth:`SensorRig.feed`, a few tuples built under the emulator's lock).  What is
 due at that scene's simulated time is produced from it:
 
-* 3D LiDAR: every packet whose firings are in the past (a batch per step, at
-  the model's packet rate; :mod:`.lidar`);
+* 3D LiDAR: each revolution captured from one scene every ``60 / lidar_rpm`` s
+  and sent as one burst of packets, as MORAI does (:mod:`.lidar`);
 * 2D LiDAR: one scan every ``1 / lidar2d_hz`` s of simulated time;
 * camera: one frame every ``1 / camera_hz`` s, then its boxes.
 
