@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from morai_bridge.wire import udp
+from morai_bridge.wire import udp, udp_reference
 
 VECTORS = json.loads((Path(__file__).resolve().parents[1] / "data" / "udp_vectors.json")
                      .read_text())["vectors"]
@@ -154,8 +154,15 @@ def test_random_bytes_after_a_known_prefix(prefix, rest):
 def test_valid_header_and_length_random_payload(header, data_length, noise):
     info = udp.HEADERS[header]
     noise = noise or b"\0"       # an empty pattern would make an empty payload, not data_length bytes
-    data = header + struct.pack("<I", data_length) + bytes(info.aux_length)
-    data += (noise * (data_length // len(noise) + 1))[:data_length] + b"\r\n"
+    head = header + struct.pack("<I", data_length) + bytes(info.aux_length)
+    # the payload is data_length bytes and a CR LF follows, except in a variant that says otherwise
+    # (the legacy 961-byte Multi Ego Setting: data_length leaves out an 8-byte prefix, no CR LF)
+    size, tail = data_length, b"\r\n"
+    for v in udp.VARIANTS:
+        if v.header == header and v.data_length == data_length:
+            size = udp_reference.payload_size(v)
+            tail = b"\r\n" if v.total_lengths[0] == len(head) + size + 2 else b""
+    data = head + (noise * (size // len(noise) + 1))[:size] + tail
     result = decode_or_error(data)
     if data_length in info.types:
         assert not isinstance(result, udp.DecodeError)  # any payload bytes are valid
