@@ -369,8 +369,8 @@ FIELD_DOCS = {
     "lidar_port": "destination port of the 3D LiDAR stream, Velodyne 1206-byte packets "
                   "(0 disabled; MORAI's examples and Velodyne use 2368)",
     "lidar_model": "3D LiDAR model: VLP16, PUCK_HIRES, HDL32E, VLP32C or MORAI_64",
-    "lidar_rpm": "3D LiDAR rotation rate, rpm (60..1200; rounded to whole firings per "
-                 "revolution)",
+    "lidar_rpm": "3D LiDAR rotation rate, rpm (60..1200): one burst of whole packets per "
+                 "revolution every 60/rpm s, as MORAI sends it",
     "lidar_max_range": "3D LiDAR range, m: farther targets give no return",
     "lidar_x": "3D LiDAR mount on the ego: x forward, m",
     "lidar_y": "3D LiDAR mount: y left, m",
