@@ -3,8 +3,10 @@
 
     fuzz/run.sh                 every target, 1,000,000 inputs each
     fuzz/run.sh udp 5000000     one target, more inputs
+    fuzz/run.sh "camera boxes velodyne lidar2d"    the sensor codecs
 
-Seeds: every test vector of test/data (UDP datagrams, ERP-42 frames and streams).
+Seeds: every test vector of test/data (UDP datagrams, ERP-42 frames and streams);
+for the sensor targets, inputs made with the codecs' encoders (targets.SEEDS).
 A finding is written to fuzz/out/crash-* by libFuzzer and the run fails.
 """
 import json
@@ -21,6 +23,8 @@ with atheris.instrument_imports():
 
 
 def seeds(name):
+    if name in targets.SEEDS:
+        return targets.SEEDS[name]()
     data = os.path.join(HERE, '..', 'test', 'data')
     out = []
     if name in ('udp', 'emu_sync'):
@@ -45,7 +49,8 @@ def main():
             f.write(s)
     out = os.path.join(HERE, 'out')
     os.makedirs(out, exist_ok=True)
-    atheris.Setup([sys.argv[0], '-runs=%d' % runs, '-max_len=4096', '-print_final_stats=1',
+    max_len = targets.MAX_LEN.get(name, 4096)
+    atheris.Setup([sys.argv[0], '-runs=%d' % runs, '-max_len=%d' % max_len, '-print_final_stats=1',
                    '-artifact_prefix=%s/crash-%s-' % (out, name), corpus], lambda data: target(bytes(data)))
     atheris.Fuzz()
 

@@ -2,6 +2,7 @@
 # Long fuzzing run (not part of the test suite): atheris from PyPI in a venv of
 # its own (.ws/fuzzenv, on top of Debian's python3 packages).
 #   bash fuzz/run.sh [target] [inputs]     targets: udp emu_sync erp42_feedback erp42_command
+#                                          camera boxes velodyne lidar2d
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
@@ -15,7 +16,7 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import atheris' 2>/de
   /usr/bin/python3 -m venv --system-site-packages "$VENV"
   "$VENV/bin/pip" install -q atheris
 fi
-targets="${1:-udp emu_sync erp42_feedback erp42_command}"
+targets="${1:-udp emu_sync erp42_feedback erp42_command camera boxes velodyne lidar2d}"
 runs="${2:-1000000}"
 for t in $targets; do
   echo "=== fuzzing $t: $runs inputs ==="
