@@ -99,16 +99,18 @@ def _untyped(what, e, data):
 
 
 def camera_datagrams(data):
-    """Datagrams of a camera input: records of uint16 LE n, then n & 0x7fff bytes; bit 15 set
-    pads the datagram to 65,000 bytes keeping its last two bytes as the tail."""
-    out, i = [], 0
-    while i + 2 <= len(data):
+    """Datagrams of a camera input, at most 64: records of uint16 LE n, then n & 0x7fff bytes; bit 15
+    set pads the datagram to 65,000 bytes keeping its last two bytes as the tail (at most 8 padded
+    datagrams per input, so that an input stays cheap)."""
+    out, i, padded = [], 0, 0
+    while i + 2 <= len(data) and len(out) < 64:
         n, = struct.unpack_from('<H', data, i)
         i += 2
         d = data[i:i + (n & 0x7fff)]
         i += n & 0x7fff
-        if n & 0x8000 and 2 <= len(d) <= camera.DATAGRAM_SIZE:
+        if n & 0x8000 and 2 <= len(d) <= camera.DATAGRAM_SIZE and padded < 8:
             d = d[:-2] + bytes(camera.DATAGRAM_SIZE - len(d)) + d[-2:]
+            padded += 1
         out.append(d)
     return out
 
