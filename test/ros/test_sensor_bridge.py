@@ -65,13 +65,13 @@ def box_datagram(objects, sec, nsec):
     return d + bytes(MOR_DATAGRAM - 2 - len(d)) + b'EO'
 
 
-def box_count_datagram(objects, sec, nsec):
+def box_count_datagram(objects, sec, nsec, seq=0):
     """The count form of eriverOoO/heven-ad-2026 @4d26e0e ad_morai_bridge_dev/.../codecs/camera.py:
     'BOX', sec, nsec, sequence, COUNT of objects, the 115-byte objects, CR LF; not padded.  sec and
     nsec written unsigned (Onlyti/MORAI_CPP_Networks reads uint32)."""
     body = b''.join(struct.pack('<24f4f3B', *([v for c in o['corners'] for v in c] + list(o['box2d']) +
                                                list(o['codes']))) for o in objects)
-    return b'BOX' + struct.pack('<IIii', sec, nsec, 0, len(objects)) + body + b'\r\n'
+    return b'BOX' + struct.pack('<IIii', sec, nsec, seq, len(objects)) + body + b'\r\n'
 
 
 VLP16_ELEV = [-15, 1, -13, 3, -11, 5, -9, 7, -7, 9, -5, 11, -3, 13, -1, 15]      # spec 3.3
@@ -350,9 +350,12 @@ class SensorBridgeTest(unittest.TestCase):
         name = 'camera_bridge: Camera'
         n = self.boxes.count()
         sec = 2 ** 31 + 5              # top bit set: negative as int32, a time as uint32
-        self.send(self.cam_port, [box_count_datagram(objects, sec, 7)])
+        self.send(self.cam_port, [box_count_datagram(objects, sec, 7, seq=9)])
         self.assertTrue(wait_for(lambda: self.boxes.count() > n), 'no /camera/boxes for a count-form datagram')
         arr = self.boxes.since(n)[0]
+        # the sequence field (9) is not a datagram index: the set replaces the previous one
+        self.assertEqual(arr.markers[0].action, Marker.DELETEALL)
+        self.assertEqual(sorted(m.id for m in arr.markers if m.type == Marker.LINE_LIST), [0, 1, 2])
         self.assertEqual(sorted(m.text for m in arr.markers if m.type == Marker.TEXT_VIEW_FACING),
                          ['3/1/0', '3/2/0', '3/3/0'])
         self.assertEqual((arr.markers[1].header.stamp.secs, arr.markers[1].header.stamp.nsecs), (sec, 7))

@@ -402,7 +402,10 @@ class CameraBridge(object):
             return
         self.box_units[pkt.size_unit] += 1
         stamp = self._stamp(pkt.sec, pkt.nsec, None)
-        index = max(0, pkt.index)
+        # bytes form: the field at offset 11 numbers the datagrams of one packet (> 565 objects);
+        # count form: heven-ad-2026's codec calls it a sequence and reads every datagram as the
+        # whole set, so each one replaces the previous boxes
+        index = max(0, pkt.index) if pkt.size_unit == 'bytes' else 0
         v24 = self.box_form.has_stamp
         frame_id = cfg.optical_frame_id if v24 else cfg.world_frame
         self.box_pub.publish(box_markers(pkt.objects, stamp, frame_id, index * self.box_form.max_objects,
