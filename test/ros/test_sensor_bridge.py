@@ -274,8 +274,9 @@ class SensorBridgeTest(unittest.TestCase):
             f = w / (2 * math.tan(math.radians(90.0) / 2))            # default ~fov_deg 90
             self.assertAlmostEqual(info.K[0], f)
             self.assertAlmostEqual(info.K[4], f)
-            self.assertAlmostEqual(info.K[2], (w - 1) / 2.0)
-            self.assertAlmostEqual(info.K[5], (h - 1) / 2.0)
+            # principal point as in MORAI's saved settings: 320 / 240 for its 640 x 480 camera
+            self.assertAlmostEqual(info.K[2], w / 2.0)
+            self.assertAlmostEqual(info.K[5], h / 2.0)
             self.assertEqual(list(info.D), [0.0] * 5)
             # publish_raw: rgb8 of the same frame, decoded in the node's second worker
             self.assertTrue(wait_for(lambda: any(m.header.stamp == img.header.stamp for m in self.raw.since(nr))),
