@@ -21,8 +21,12 @@ runs="${2:-1000000}"
 for t in $targets; do
   echo "=== fuzzing $t: $runs inputs ==="
   start=$(date +%s)
-  "$VENV/bin/python" "$ROOT/fuzz/run.py" "$t" "$runs" 2>&1 | grep -E 'stat::|Done|ERROR|crash|Traceback|AssertionError' || true
-  rc=${PIPESTATUS[0]}
+  log="$ROOT/.ws/fuzz-$t.log"
+  set +e
+  "$VENV/bin/python" "$ROOT/fuzz/run.py" "$t" "$runs" "${@:3}" > "$log" 2>&1
+  rc=$?
+  set -e
+  grep -E 'stat::|Done|ERROR|crash|Traceback|AssertionError' "$log" || true
   echo "=== $t: exit $rc after $(( $(date +%s) - start )) s ==="
   [ "$rc" -eq 0 ] || exit "$rc"
 done
