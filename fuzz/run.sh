@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Long fuzzing run (not part of the test suite): atheris from PyPI in a venv of
 # its own (.ws/fuzzenv, on top of Debian's python3 packages).
-#   bash fuzz/run.sh [target] [inputs]     targets: udp emu_sync erp42_feedback erp42_command
+#   bash fuzz/run.sh [target] [inputs]     targets: udp lockstep erp42_feedback erp42_command
+#                                          camera boxes velodyne lidar2d
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
@@ -15,13 +16,17 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import atheris' 2>/de
   /usr/bin/python3 -m venv --system-site-packages "$VENV"
   "$VENV/bin/pip" install -q atheris
 fi
-targets="${1:-udp emu_sync erp42_feedback erp42_command}"
+targets="${1:-udp lockstep erp42_feedback erp42_command camera boxes velodyne lidar2d}"
 runs="${2:-1000000}"
 for t in $targets; do
   echo "=== fuzzing $t: $runs inputs ==="
   start=$(date +%s)
-  "$VENV/bin/python" "$ROOT/fuzz/run.py" "$t" "$runs" 2>&1 | grep -E 'stat::|Done|ERROR|crash|Traceback|AssertionError' || true
-  rc=${PIPESTATUS[0]}
+  log="$ROOT/.ws/fuzz-$t.log"
+  set +e
+  "$VENV/bin/python" "$ROOT/fuzz/run.py" "$t" "$runs" "${@:3}" > "$log" 2>&1
+  rc=$?
+  set -e
+  grep -E 'stat::|Done|ERROR|crash|Traceback|AssertionError' "$log" || true
   echo "=== $t: exit $rc after $(( $(date +%s) - start )) s ==="
   [ "$rc" -eq 0 ] || exit "$rc"
 done

@@ -102,11 +102,13 @@ def to_rgb8(rgba):
     return tuple(int(round(c * 255)) for c in rgba[:3])
 
 
-def analyse(img, expected, minimum):
+def analyse(img, expected, minimum, outside=None, outside_minimum=None):
     """Counts of each expected colour in the 3D view and the list of what is wrong.
 
     ``expected``: name -> (r, g, b) 0..255; ``minimum``: name -> pixels needed (a name mapped
-    to a tuple of names needs the sum of those)."""
+    to a tuple of names needs the sum of those).  ``outside`` / ``outside_minimum``: the same for
+    colours counted everywhere on the screen except in the 3D view (the docked panels, e.g. the
+    camera image); their names must differ from those of ``expected``."""
     problems = []
     if img.std() < 5.0:
         problems.append('the screen is blank (pixel standard deviation %.1f)' % img.std())
@@ -119,10 +121,13 @@ def analyse(img, expected, minimum):
     counts = dict((name, count_color(view, rgb)) for name, rgb in expected.items())
     drawn = int((~np.all(view == np.array(BACKGROUND, dtype=np.uint8), axis=2)).sum())
     counts['not background'] = drawn
-    for name, need in minimum.items():
+    for name, rgb in (outside or {}).items():
+        counts[name] = count_color(img, rgb) - count_color(view, rgb)
+    for name, need in list(minimum.items()) + list((outside_minimum or {}).items()):
         names = name if isinstance(name, tuple) else (name,)
         have = sum(counts[n] for n in names)
         if have < need:
-            problems.append('%s: %d pixels of its colour in the 3D view, expected at least %d' % (
-                '+'.join(names), have, need))
+            where = 'outside the 3D view' if names[0] in (outside or {}) else 'in the 3D view'
+            problems.append('%s: %d pixels of its colour %s, expected at least %d' % (
+                '+'.join(names), have, where, need))
     return counts, area, problems

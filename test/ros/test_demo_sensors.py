@@ -52,7 +52,7 @@ class DemoSensorsTest(unittest.TestCase):
         img = Image.open(io.BytesIO(bytes(last['/image_jpeg/compressed'].data)))
         info = last['/image_jpeg/camera_info']
         self.assertEqual(img.size, (info.width, info.height))
-        self.assertEqual(img.size, (640, 360))
+        self.assertEqual(img.size, (640, 480))   # the emulator: MORAI's default camera
         cloud = last['/velodyne_points']
         self.assertGreater(cloud.width * cloud.height, 1000)
         names = [f.name for f in cloud.fields]

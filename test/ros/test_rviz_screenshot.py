@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """rostest: the real rviz, under Xvfb (Mesa software OpenGL), with rviz/morai.rviz on the live demo
-(emulator + bridge + driver + markers).  The screenshot must not be blank and must show the
-colours of the ego, the NPC vehicles, the pedestrian, the obstacles and lit traffic light heads.
+with its sensors (emulator + bridge + sensor bridge + driver + markers).  The screenshot must not be
+blank and must show the colours of the ego, the NPC vehicles, the pedestrian, the obstacles and lit
+traffic light heads, the LiDAR cloud's points in the 3D view, and the camera image (its sky) in the
+camera panel.
 
 The screenshot is saved (also on failure) to $MORAI_SCREENSHOT, default
 $ROS_HOME/morai_rviz_screenshot.png; tools/run_tests.py sets .ws/test_results/rviz_screenshot.png.
@@ -16,18 +18,40 @@ import unittest
 import rospkg
 import rospy
 import rostest
+import yaml
+from sensor_msgs.msg import CompressedImage, Image as ImageMsg, PointCloud2
 from visualization_msgs.msg import Marker, MarkerArray
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import screenshot  # noqa: E402  (test/ros/screenshot.py)
+from morai_bridge.emu.sensors.camera import SKY  # noqa: E402
 from morai_bridge.ros.marker_shapes import COLORS  # noqa: E402
+
+CONFIG = os.path.join(rospkg.RosPack().get_path('morai_msgs'), 'rviz', 'morai.rviz')
+
+
+def display_color(cls):
+    """The flat colour (r, g, b) of the config's display of that class."""
+    with open(CONFIG) as f:
+        displays = yaml.safe_load(f)['Visualization Manager']['Displays']
+    d = [d for d in displays if d['Class'] == cls][0]
+    assert d['Color Transformer'] == 'FlatColor', d
+    return tuple(int(v) for v in d['Color'].split(';'))
+
 
 EXPECTED = dict((name, screenshot.to_rgb8(COLORS[name]))
                 for name in ('ego', 'npc', 'pedestrian', 'obstacle', 'red', 'yellow', 'green'))
+EXPECTED['lidar points'] = display_color('rviz/PointCloud2')
 # Boxes seen from above at the view's 6.5 px/m: ego 4.6 x 1.9 m (~370 px), three NPCs
 # (~1100 px), the pedestrian 0.5 x 0.5 m (~10 px), obstacles 0.4 x 0.4 and 1.2 x 0.8 m (~45 px),
-# traffic light heads 1 m (~30 px each, at least one lit per light).
-MINIMUM = {'ego': 150, 'npc': 300, 'pedestrian': 3, 'obstacle': 12, ('red', 'yellow', 'green'): 20}
+# traffic light heads 1 m (~30 px each, at least one lit per light).  The VLP-16 cloud: 2-pixel
+# points of its rings on the ground and its hits on the objects around the ego.
+MINIMUM = {'ego': 150, 'npc': 300, 'pedestrian': 3, 'obstacle': 12, ('red', 'yellow', 'green'): 20,
+           'lidar points': 300}
+# The camera panel (left dock) shows /image_raw scaled into it: the emulator's sky is the upper part
+# of the picture (the camera looks level).  A panel with no image or in error has none of it.
+OUTSIDE = {'camera sky': SKY}
+OUTSIDE_MINIMUM = {'camera sky': 3000}
 BOXES = ('ego', 'npc', 'pedestrian', 'obstacle')
 
 
@@ -71,8 +95,11 @@ class RvizScreenshotTest(unittest.TestCase):
         for exe in ('rviz', 'Xvfb'):
             self.assertIsNotNone(shutil.which(exe), '%s is not installed (tools/deb-packages.txt)' % exe)
         self.wait_for_scene()
+        for topic, kind in (('/velodyne_points', PointCloud2), ('/image_jpeg/compressed', CompressedImage),
+                            ('/image_raw', ImageMsg)):
+            rospy.wait_for_message(topic, kind, timeout=30.0)
         self.x = screenshot.HeadlessX(1280, 800)
-        config = os.path.join(rospkg.RosPack().get_path('morai_msgs'), 'rviz', 'morai.rviz')
+        config = CONFIG
         env = dict(os.environ, DISPLAY=self.x.display, LIBGL_ALWAYS_SOFTWARE='1')
         log_path = output_path()[:-4] + '.rviz.log'
         log = open(log_path, 'w')
@@ -84,12 +111,12 @@ class RvizScreenshotTest(unittest.TestCase):
             if self.rviz.poll() is not None:
                 break
             img = self.x.screenshot()
-            counts, area, problems = screenshot.analyse(img, EXPECTED, MINIMUM)
+            counts, area, problems = screenshot.analyse(img, EXPECTED, MINIMUM, OUTSIDE, OUTSIDE_MINIMUM)
             if not problems:
                 # one more frame: the view is complete, keep a settled picture
                 time.sleep(2.0)
                 img = self.x.screenshot()
-                counts, area, problems = screenshot.analyse(img, EXPECTED, MINIMUM)
+                counts, area, problems = screenshot.analyse(img, EXPECTED, MINIMUM, OUTSIDE, OUTSIDE_MINIMUM)
                 if not problems:
                     break
         log.close()

@@ -65,6 +65,15 @@ def box_datagram(objects, sec, nsec):
     return d + bytes(MOR_DATAGRAM - 2 - len(d)) + b'EO'
 
 
+def box_count_datagram(objects, sec, nsec, seq=0):
+    """The count form of eriverOoO/heven-ad-2026 @4d26e0e ad_morai_bridge_dev/.../codecs/camera.py:
+    'BOX', sec, nsec, sequence, COUNT of objects, the 115-byte objects, CR LF; not padded.  sec and
+    nsec written unsigned (Onlyti/MORAI_CPP_Networks reads uint32)."""
+    body = b''.join(struct.pack('<24f4f3B', *([v for c in o['corners'] for v in c] + list(o['box2d']) +
+                                               list(o['codes']))) for o in objects)
+    return b'BOX' + struct.pack('<IIii', sec, nsec, seq, len(objects)) + body + b'\r\n'
+
+
 VLP16_ELEV = [-15, 1, -13, 3, -11, 5, -9, 7, -7, 9, -5, 11, -3, 13, -1, 15]      # spec 3.3
 PACKET_US = 1327                  # VLP-16 packet period: 24 firings x 55.296 us, rounded
 BLOCK_STEP = 40                   # 0.4 deg per block (two firings of 0.2 deg at 600 rpm)
@@ -264,8 +273,9 @@ class SensorBridgeTest(unittest.TestCase):
             f = w / (2 * math.tan(math.radians(90.0) / 2))            # default ~fov_deg 90
             self.assertAlmostEqual(info.K[0], f)
             self.assertAlmostEqual(info.K[4], f)
-            self.assertAlmostEqual(info.K[2], (w - 1) / 2.0)
-            self.assertAlmostEqual(info.K[5], (h - 1) / 2.0)
+            # principal point as in MORAI's saved settings: 320 / 240 for its 640 x 480 camera
+            self.assertAlmostEqual(info.K[2], w / 2.0)
+            self.assertAlmostEqual(info.K[5], h / 2.0)
             self.assertEqual(list(info.D), [0.0] * 5)
             # publish_raw: rgb8 of the same frame, decoded in the node's second worker
             self.assertTrue(wait_for(lambda: any(m.header.stamp == img.header.stamp for m in self.raw.since(nr))),
@@ -331,6 +341,26 @@ class SensorBridgeTest(unittest.TestCase):
         self.assertTrue(wait_for(lambda: int(self.value(name, 'box errors size') or 0) >= 1), 'bad BOX not counted')
         self.assertTrue(wait_for(lambda: self.boxes.count() > n))
         self.assertEqual(self.boxes.since(n)[0].markers[1].header.stamp.secs, 1700000202)
+
+    def test_camera_boxes_count_form_and_unsigned_stamp(self):
+        corners = [(-1.0 + 2.0 * (i & 1), -0.8 + 1.6 * ((i >> 1) & 1), 12.0 + 4.5 * ((i >> 2) & 1)) for i in range(8)]
+        objects = [{'corners': corners, 'box2d': (1, 2, 3, 4), 'codes': (3, 1, 0)},
+                   {'corners': [(c[0] - 4, c[1], c[2]) for c in corners], 'box2d': (5, 6, 7, 8), 'codes': (3, 2, 0)},
+                   {'corners': [(c[0] + 4, c[1], c[2]) for c in corners], 'box2d': (9, 9, 19, 19), 'codes': (3, 3, 0)}]
+        name = 'camera_bridge: Camera'
+        n = self.boxes.count()
+        sec = 2 ** 31 + 5              # top bit set: negative as int32, a time as uint32
+        self.send(self.cam_port, [box_count_datagram(objects, sec, 7, seq=9)])
+        self.assertTrue(wait_for(lambda: self.boxes.count() > n), 'no /camera/boxes for a count-form datagram')
+        arr = self.boxes.since(n)[0]
+        # the sequence field (9) is not a datagram index: the set replaces the previous one
+        self.assertEqual(arr.markers[0].action, Marker.DELETEALL)
+        self.assertEqual(sorted(m.id for m in arr.markers if m.type == Marker.LINE_LIST), [0, 1, 2])
+        self.assertEqual(sorted(m.text for m in arr.markers if m.type == Marker.TEXT_VIEW_FACING),
+                         ['3/1/0', '3/2/0', '3/3/0'])
+        self.assertEqual((arr.markers[1].header.stamp.secs, arr.markers[1].header.stamp.nsecs), (sec, 7))
+        self.assertTrue(wait_for(lambda: (self.value(name, 'box size read as bytes / count') or '0 / 0')
+                                 .split(' / ')[1] != '0'), 'count reading not shown on /diagnostics')
 
     # ------------------------------------------------------------------ 3D LiDAR
 

@@ -340,9 +340,9 @@ def test_camera_frame_size_colours_and_box_projection(emulator, sinks):
     frames, boxes = frames_and_boxes(rx.drain())
     assert len(frames) == 1 and (frames[0].sec, frames[0].nsec) == (0, 100_000_000)
     img = Image.open(io.BytesIO(frames[0].jpeg))
-    assert img.format == "JPEG" and img.size == (640, 360)
+    assert img.format == "JPEG" and img.size == (640, 480)   # MORAI's default camera
     img = img.convert("RGB")
-    proj = pinhole(640, 360, 90.0)
+    proj = pinhole(640, 480, 90.0)
     cam = np.array([2.0, 1.0, 0.0]) + rz(30.0) @ np.array([1.5, 0.0, 1.4])
     veh = VEHICLE_SCENE["vehicles"][0]
     corners = box_world_corners(veh["position"], 0.0, veh["yaw_deg"], veh["size"])
@@ -364,7 +364,7 @@ def test_camera_frame_size_colours_and_box_projection(emulator, sinks):
     assert np.allclose(np.array(obj.corners), expected, atol=1e-3)
     uv = np.array([proj(p) for p in expected])
     rect = (max(0, uv[:, 0].min()), max(0, uv[:, 1].min()), min(640, uv[:, 0].max()),
-            min(360, uv[:, 1].max()))
+            min(480, uv[:, 1].max()))
     assert np.allclose((obj.xmin, obj.ymin, obj.xmax, obj.ymax), rect, atol=1e-2)
     assert (obj.group_id, obj.class_id, obj.subclass_id) == (1, 1, 0)
     # the box's rectangle is orange inside, not outside
@@ -434,7 +434,7 @@ def test_camera_legacy_header_and_boxes(emulator, sinks):
     obj = boxes[0].objects[0]
     assert np.allclose(np.array(obj.corners), corners, atol=1e-3)     # map frame in this form
     cam = np.array([2.0, 1.0, 0.0]) + rz(30.0) @ np.array([1.5, 0.0, 1.4])
-    proj = pinhole(640, 360, 90.0)
+    proj = pinhole(640, 480, 90.0)
     expected = np.array([proj(p) for p in optical(corners, cam, 30.0)])
     assert np.allclose(np.array(obj.image_corners), expected, atol=1e-2)
 

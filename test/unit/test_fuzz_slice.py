@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import random
+import struct
 
 import pytest
 
@@ -80,3 +81,39 @@ def test_targets_catch_misbehaviour():
             targets.check_udp(b'#MoraiInfo$')
     finally:
         targets.udp.decode = real
+
+
+# ----------------------------------------------------------------------------- sensor codecs
+
+SENSOR_SLICE = {'camera': 5000, 'boxes': 5000, 'velodyne': 2000, 'lidar2d': 5000}
+
+
+@pytest.mark.parametrize('target', sorted(SENSOR_SLICE))
+def test_sensor_codecs_only_raise_their_error(target):
+    """Seeded mutations of the sensor targets' seeds (fuzz/targets.py SEEDS) through their checks:
+    only SensorDecodeError leaves a decoder, the assemblers never raise and stay consistent."""
+    check = targets.TARGETS[target]
+    seeds = targets.SEEDS[target]()
+    outcomes = {}
+    for data in mutations(seeds, SENSOR_SLICE[target], seed=23):
+        r = check(data)
+        outcomes[r] = outcomes.get(r, 0) + 1
+    assert len(outcomes) > 1, outcomes           # the mutations reach more than one outcome
+
+
+def test_sensor_targets_catch_misbehaviour():
+    """A sensor decoder raising something else than its typed error is reported."""
+    real = targets.camera.decode_boxes
+    try:
+        targets.camera.decode_boxes = lambda *a, **k: (_ for _ in ()).throw(struct.error('boom'))
+        with pytest.raises(AssertionError, match='error: boom'):
+            targets.check_boxes(targets.SEEDS['boxes']()[0])
+    finally:
+        targets.camera.decode_boxes = real
+    real = targets.velodyne.RevolutionAssembler.add
+    try:
+        targets.velodyne.RevolutionAssembler.add = lambda self, d, stamp=None: None     # loses packets
+        with pytest.raises(AssertionError, match='valid packets'):
+            targets.check_velodyne(targets.SEEDS['velodyne']()[0])
+    finally:
+        targets.velodyne.RevolutionAssembler.add = real

@@ -367,8 +367,12 @@ def test_rviz_config_shows_the_topics():
     assert displays['rviz/MarkerArray']['Marker Topic'] == '/morai/markers'
     assert displays['rviz/Odometry']['Topic'] == '/odom'
     assert displays['rviz/PointCloud2']['Topic'] == '/velodyne_points'
-    assert displays['rviz/Image']['Image Topic'] == '/image_jpeg'
-    assert displays['rviz/Image']['Transport Hint'] == 'compressed'
+    # the LiDAR over TCPROS: rospy publishers offer no UDPROS, an Unreliable display would draw nothing
+    assert displays['rviz/PointCloud2'].get('Unreliable', False) is False
+    # the camera as a raw image (the bridge's ~publish_raw): no compressed_image_transport needed
+    # (Debian 12 does not package it)
+    assert displays['rviz/Image']['Image Topic'] == '/image_raw'
+    assert displays['rviz/Image']['Transport Hint'] == 'raw'
     assert 'rviz/TF' in displays
     assert cfg['Visualization Manager']['Global Options']['Fixed Frame'] == 'map'
 

@@ -76,6 +76,29 @@ def test_no_3d_view_fails():
 def test_a_missing_colour_fails():
     _, _, problems = shot.analyse(scene(ego=False), EXPECTED, MINIMUM)
     assert len(problems) == 1 and problems[0].startswith('ego: 0 pixels')
+    assert problems[0].endswith('in the 3D view, expected at least 20')
+
+
+SKY = (135, 190, 235)
+
+
+def with_camera_panel(img, rows=30):
+    img = img.copy()
+    img[200 - rows - 5:195, 5:75] = SKY                       # a docked image panel, left of the view
+    img[100:104, 100:104] = SKY                               # the same colour in the view is not counted
+    return img
+
+
+def test_colours_outside_the_view():
+    counts, _, problems = shot.analyse(with_camera_panel(scene()), EXPECTED, MINIMUM, {'camera': SKY},
+                                       {'camera': 1000})
+    assert problems == [] and counts['camera'] == 30 * 70
+    # a panel too small (e.g. an image display with no image, or in error) fails
+    _, _, problems = shot.analyse(with_camera_panel(scene(), rows=5), EXPECTED, MINIMUM, {'camera': SKY},
+                                  {'camera': 1000})
+    assert problems == ['camera: 350 pixels of its colour outside the 3D view, expected at least 1000']
+    _, _, problems = shot.analyse(scene(), EXPECTED, MINIMUM, {'camera': SKY}, {'camera': 1})
+    assert problems == ['camera: 0 pixels of its colour outside the 3D view, expected at least 1']
 
 
 def test_summed_minimum():

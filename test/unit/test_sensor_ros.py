@@ -60,15 +60,29 @@ def close(a, b, tol=1e-9):
 
 # ----------------------------------------------------------------------------- camera
 
+def test_intrinsics_of_morais_default_camera():
+    """MORAI's saved default camera (eriverOoO/heven-ad-2026 @4d26e0e, ad_data/morai/SaveFile/Sensor/
+    25.S4.MolitComp03/SensorInfo_2023_Hyundai_Ioniq5.json, cameras 2 and 3): cameraResWidth 640,
+    cameraResHeight 480, focalLengthpixel 320.0, principalPoint 320.0 / 240.0 (with cameraFOV 90,
+    the FOV that gives 320 px at 640 px)."""
+    assert camera_ros.intrinsics(640, 480, 90.0) == pytest.approx((320.0, 320.0, 320.0, 240.0))
+
+
 @pytest.mark.parametrize('width,height,fov,fx', [(640, 480, 90.0, 320.0), (1280, 720, 90.0, 640.0),
                                                  (800, 600, 60.0, 400.0 / math.tan(math.radians(30)))])
 def test_intrinsics_pinhole_from_horizontal_fov(width, height, fov, fx):
     got = camera_ros.intrinsics(width, height, fov)
-    assert got == pytest.approx((fx, fx, (width - 1) / 2.0, (height - 1) / 2.0))
-    # the image's left and right edges (pixel -0.5 and width-0.5) are at -/+ fov/2
+    assert got == pytest.approx((fx, fx, width / 2.0, height / 2.0))
     f, _, cx, _ = got
-    assert math.degrees(math.atan((width - 0.5 - cx) / f)) * 2 == pytest.approx(fov)
-    assert math.degrees(math.atan((-0.5 - cx) / f)) * 2 == pytest.approx(-fov)
+    # the principal point at width / 2: the image edges 0 and width are at -/+ fov/2
+    assert math.degrees(math.atan((width - cx) / f)) * 2 == pytest.approx(fov)
+    assert math.degrees(math.atan((0 - cx) / f)) * 2 == pytest.approx(-fov)
+
+
+def test_intrinsics_given_explicitly():
+    # as a SensorInfo JSON gives them (focalLengthpixel, principalPoint): they win over the FOV
+    assert camera_ros.intrinsics(1280, 720, 90.0, fx=320.0, cx=640.0, cy=360.0) == (320.0, 320.0, 640.0, 360.0)
+    assert camera_ros.intrinsics(640, 480, 90.0, cx=319.5, cy=0.0) == pytest.approx((320.0, 320.0, 319.5, 0.0))
 
 
 def test_camera_info_message():
@@ -77,13 +91,25 @@ def test_camera_info_message():
     assert (m.width, m.height) == (1280, 720)
     assert m.header.frame_id == 'camera_optical' and m.header.stamp == rospy.Time(12, 345)
     assert m.distortion_model == 'plumb_bob' and list(m.D) == [0.0] * 5
-    assert list(m.K) == pytest.approx([640.0, 0, 639.5, 0, 640.0, 359.5, 0, 0, 1])
+    assert list(m.K) == pytest.approx([640.0, 0, 640.0, 0, 640.0, 360.0, 0, 0, 1])
     assert list(m.R) == [1, 0, 0, 0, 1, 0, 0, 0, 1]
-    assert list(m.P) == pytest.approx([640.0, 0, 639.5, 0, 0, 640.0, 359.5, 0, 0, 0, 1, 0])
+    assert list(m.P) == pytest.approx([640.0, 0, 640.0, 0, 0, 640.0, 360.0, 0, 0, 0, 1, 0])
     # vertical field of view follows from square pixels: 2 atan(360 / 640) = 58.7 deg
     assert math.degrees(2 * math.atan((720 / 2.0) / m.K[4])) == pytest.approx(58.7155, abs=1e-3)
     buf = BytesIO()
     m.serialize(buf)         # a valid message of its type
+    m = camera_ros.camera_info(640, 480, 130.0, h, fx=320.0, cx=320.0, cy=240.0)
+    assert list(m.K) == [320.0, 0, 320.0, 0, 320.0, 240.0, 0, 0, 1]
+
+
+def test_unsigned_camera_stamps_are_times():
+    """The codec reads camera/BOX sec as uint32: every value is a ROS time (uint32 sec)."""
+    from morai_bridge.ros.sensor_common import sim_stamp
+    assert sim_stamp(2 ** 32 - 1, 999999999) == rospy.Time(2 ** 32 - 1, 999999999)
+    assert sim_stamp(2 ** 31, 0) == rospy.Time(2 ** 31, 0)
+    assert sim_stamp(5, 10 ** 9) is None
+    buf = BytesIO()
+    Header(stamp=sim_stamp(2 ** 32 - 1, 999999999)).serialize(buf)
 
 
 @pytest.mark.parametrize('size', [(640, 480), (1280, 720), (17, 9), (1, 1)])

@@ -57,8 +57,8 @@ def parse_independently(datagram, form):
     """(sec, nsec, index, size, payload, tail) read at the spec's offsets."""
     if form == "v24":
         assert datagram[0:3] == b"MOR"
-        sec = struct.unpack("<i", datagram[3:7])[0]
-        nsec = struct.unpack("<i", datagram[7:11])[0]
+        sec = struct.unpack("<I", datagram[3:7])[0]      # uint32 as Onlyti/MORAI_CPP_Networks
+        nsec = struct.unpack("<I", datagram[7:11])[0]
         index = struct.unpack("<i", datagram[11:15])[0]
         size = struct.unpack("<i", datagram[15:19])[0]
         payload = datagram[19:19 + size]
@@ -330,8 +330,11 @@ def test_fuzz_headers_raise_only_their_error(index, payload, tail, size, extra):
 def test_encoder_errors():
     with pytest.raises(EncodeError):
         camera.encode_frame("text")
+    for sec in (2 ** 32, -1, 1.5):
+        with pytest.raises(EncodeError):
+            camera.encode_frame(b"x", sec=sec)
     with pytest.raises(EncodeError):
-        camera.encode_frame(b"x", sec=2 ** 31)
+        camera.encode_frame(b"x", nsec=2 ** 32)
     with pytest.raises(EncodeError):
         camera.encode_frame(b"x", max_chunk=V24_MAX + 1)
     with pytest.raises(EncodeError):
@@ -450,3 +453,168 @@ def test_classify():
 
 def test_port_constant():
     assert camera.DEFAULT_PORT == 1232      # spec 7: WeGo / SensorExample destination port
+
+
+
+# ----------------------------------------------------------------------------- BOX size: bytes or count
+#
+# Expected bytes are built here from the public decoders' layouts, not with encode_boxes:
+# * bytes form, Onlyti/MORAI_CPP_Networks @46e10f1c83929a78d03f88bfed744d6353015af0
+#   include/sensors/camera.hpp + src/sensors/camera.cpp: packed header uint8[3] "BOX", uint32 sec,
+#   uint32 nsec, int32 index, int32 size; ObjectData {float bbox3d[24]; float bbox2d[4];
+#   uint8 classTag[3]} x 565; tail[2]; the datagram must be at least the 65,000-byte struct;
+#   number of objects = size / 115.
+# * count form, eriverOoO/heven-ad-2026 @4d26e0e9a5bb1fb17255e2c9f656039577347700
+#   ad_morai_bridge_dev/ad_morai_bridge_dev/codecs/camera.py: starts b"BOX", ends b"\r\n",
+#   struct "<iiii" = sec, nsec, sequence, count at offset 3, records "<28fBBB" (115 bytes),
+#   len(packet) == 3 + 16 + count * 115 + 2 exactly.
+# * MORAI-DriveExample_UDP @9e0e45962f02e0f5c3d0d551bc8fb13427b7edb4 (branch a2z)
+#   gen_udp/scripts/lib/cam_util.py: tail b"EO", range(size / 179) objects (size in bytes).
+
+def record(i):
+    """One 115-byte object record: 24 corner floats, 4 box floats, group, class, subclass."""
+    corners = [float(i + 1 + k) * 0.25 for k in range(24)]
+    box2d = [10.0 + i, 20.0 + i, 30.0 + i, 40.0 + i]
+    return struct.pack("<28fBBB", *(corners + box2d + [1 + i % 3, i % 256, 9])), corners, box2d
+
+
+def expected_object(i):
+    _, corners, box2d = record(i)
+    return BoxObject(tuple(tuple(corners[k:k + 3]) for k in range(0, 24, 3)), *box2d,
+                     1 + i % 3, i % 256, 9)
+
+
+def heven_count_datagram(sec, nsec, seq, n, tail=b"\r\n"):
+    return (b"BOX" + struct.pack("<iiii", sec, nsec, seq, n)
+            + b"".join(record(i)[0] for i in range(n)) + tail)
+
+
+def cpp_bytes_datagram(sec, nsec, index, n, tail=b"EO", padded=True):
+    body = b"".join(record(i)[0] for i in range(n))
+    head = b"BOX" + struct.pack("<IIii", sec, nsec, index, len(body))
+    if not padded:
+        return head + body + tail
+    return head + body + bytes(65000 - 2 - len(head) - len(body)) + tail
+
+
+def count_padded(sec, nsec, seq, n, tail=b"\r\n"):
+    d = heven_count_datagram(sec, nsec, seq, n, tail)
+    return d[:-2] + bytes(65000 - len(d)) + tail
+
+
+def heven_accepts(packet):
+    """heven-ad-2026's checks of a count-form datagram (layout facts restated)."""
+    if not packet.startswith(b"BOX") or packet[-2:] != b"\r\n" or len(packet) < 21:
+        return False
+    count = struct.unpack_from("<iiii", packet, 3)[3]
+    return 0 <= count <= 575 and len(packet) == 3 + 16 + count * 115 + 2
+
+
+def test_count_form_from_heven_layout():
+    for n in (0, 1, 2, 7, 114, 115, 116, 230, 565):
+        d = heven_count_datagram(1700000000, 5, 3, n)
+        assert heven_accepts(d) and len(d) == 21 + 115 * n
+        p = camera.decode_boxes(d)
+        assert p.objects == tuple(expected_object(i) for i in range(n)), n
+        assert (p.sec, p.nsec, p.index, p.tail) == (1700000000, 5, 3, b"\r\n")
+        assert p.size_unit == ("bytes" if n == 0 else "count")
+        assert camera.decode_boxes(d, size_unit="count").objects == p.objects
+        if n % 115:
+            with pytest.raises(SensorDecodeError) as info:
+                camera.decode_boxes(d, size_unit="bytes")
+            assert info.value.reason == "size"
+        else:       # forced, the wrong reading fits too: the first n / 115 records
+            assert camera.decode_boxes(d, size_unit="bytes").objects == p.objects[:n // 115]
+
+
+def test_count_form_encoder_matches_heven_layout():
+    objects = [expected_object(i) for i in range(4)]
+    g = camera.encode_boxes(objects, sec=1700000000, nsec=5, padded=False, tail=b"\r\n",
+                            index=3, size_unit="count")
+    assert g == [heven_count_datagram(1700000000, 5, 3, 4)]
+    assert heven_accepts(g[0])
+    with pytest.raises(EncodeError):
+        camera.encode_boxes(objects, size_unit="auto")
+
+
+def test_bytes_form_from_cpp_layout():
+    for n in (0, 1, 4, 115, 565):
+        for padded in (True, False):
+            d = cpp_bytes_datagram(7, 8, 0, n, padded=padded)
+            assert len(d) == (65000 if padded else 21 + 115 * n)
+            p = camera.decode_boxes(d)
+            assert p.objects == tuple(expected_object(i) for i in range(n))
+            assert p.size_unit == "bytes" and p.tail == b"EO"
+            assert camera.decode_boxes(d, size_unit="bytes").objects == p.objects
+
+
+@pytest.mark.parametrize("tail", [b"EO", b"\r\n"], ids=["EO", "CRLF"])
+@pytest.mark.parametrize("padded", [True, False], ids=["padded", "unpadded"])
+@pytest.mark.parametrize("unit", ["bytes", "count"])
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 115, 116, 231, 460, 565])
+def test_every_combination_auto_and_forced(n, unit, padded, tail):
+    if unit == "count":
+        d = count_padded(1, 2, 0, n, tail) if padded else heven_count_datagram(1, 2, 0, n, tail)
+    else:
+        d = cpp_bytes_datagram(1, 2, 0, n, tail, padded)
+    want = tuple(expected_object(i) for i in range(n))
+    auto = camera.decode_boxes(d)
+    assert auto.objects == want and auto.tail == tail
+    assert auto.size_unit == unit
+    assert camera.decode_boxes(d, size_unit=unit).objects == want
+    assert camera.decode_boxes(d, expected_tail=tail).objects == want
+    # the encoder writes the same bytes
+    assert camera.encode_boxes(want, 1, 2, padded=padded, tail=tail, size_unit=unit) == [d]
+
+
+def test_ambiguous_size_decided_by_the_bytes_between():
+    # size 115 in a padded datagram: 1 object (bytes) or 115 objects (count)
+    one = cpp_bytes_datagram(1, 2, 0, 1)
+    assert struct.unpack_from("<i", one, 15)[0] == 115
+    p = camera.decode_boxes(one)
+    assert p.size_unit == "bytes" and len(p.objects) == 1
+    # with skip='none' the all-zero region is not read as 114 empty objects either
+    assert len(camera.decode_boxes(one, skip="none").objects) == 1
+    # forced count: 115 slots, 114 of them zero padding (skipped by default, kept with 'none')
+    assert len(camera.decode_boxes(one, size_unit="count").objects) == 1
+    assert len(camera.decode_boxes(one, size_unit="count", skip="none").objects) == 115
+    many = count_padded(1, 2, 0, 115)
+    assert struct.unpack_from("<i", many, 15)[0] == 115
+    p = camera.decode_boxes(many)
+    assert p.size_unit == "count" and len(p.objects) == 115
+    assert len(camera.decode_boxes(many, size_unit="bytes").objects) == 1
+    # one non-zero byte in the region decides 'count'
+    flip = bytearray(one)
+    flip[19 + 115 * 100] = 1
+    assert camera.decode_boxes(bytes(flip)).size_unit == "count"
+
+
+def test_size_errors_name_both_readings():
+    good = heven_count_datagram(1, 2, 0, 2)
+    for size in (3, -1, 2 ** 31 - 1, 231):
+        bad = good[:15] + struct.pack("<i", size) + good[19:]
+        with pytest.raises(SensorDecodeError) as info:
+            camera.decode_boxes(bad)
+        assert info.value.reason == "size" and "bytes" in str(info.value) and "count" in str(info.value)
+    with pytest.raises(ValueError):
+        camera.decode_boxes(good, size_unit="objects")
+
+
+# ----------------------------------------------------------------------------- unsigned stamps
+
+@pytest.mark.parametrize("sec,nsec", [(0, 0), (2 ** 31 - 1, 999999999), (2 ** 31, 0),
+                                      (2 ** 32 - 1, 999999999)])
+def test_stamps_are_unsigned(sec, nsec):
+    """sec/nsec are read as uint32 (Onlyti/MORAI_CPP_Networks camera.hpp ``uint32_t sec, nsec``):
+    a sec with the top bit set is a time after 2038, not a negative number."""
+    raw = struct.pack("<II", sec, nsec)
+    chunk = b"MOR" + raw + struct.pack("<ii", 0, 2) + b"ok" + b"EI"
+    c = camera.decode_chunk(chunk)
+    assert (c.sec, c.nsec) == (sec, nsec)
+    frame = FrameAssembler().push(chunk)
+    assert (frame.sec, frame.nsec, frame.jpeg) == (sec, nsec, b"ok")
+    box = b"BOX" + raw + struct.pack("<ii", 0, 0) + b"EO"
+    p = camera.decode_boxes(box)
+    assert (p.sec, p.nsec) == (sec, nsec)
+    assert camera.encode_frame(b"ok", sec, nsec, padded=False) == [chunk]
+    assert camera.encode_boxes([], sec, nsec, padded=False) == [box]

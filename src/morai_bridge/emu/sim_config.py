@@ -134,7 +134,7 @@ class SimConfig(NamedTuple):
     camera_port: int = 0
     camera_hz: float = 10.0
     camera_width: int = 640
-    camera_height: int = 360
+    camera_height: int = 480
     camera_fov_deg: float = 90.0
     camera_header: str = "v24"
     camera_jpeg_quality: int = 80
@@ -355,8 +355,8 @@ FIELD_DOCS = {
     "camera_port": "destination port of the camera stream: JPEG chunks (MOR) and boxes (BOX) "
                    "(0 disabled; MORAI's examples use 1232)",
     "camera_hz": "camera frame rate, Hz of simulated time",
-    "camera_width": "camera image width, pixels",
-    "camera_height": "camera image height, pixels",
+    "camera_width": "camera image width, pixels (640: MORAI's default camera)",
+    "camera_height": "camera image height, pixels (480: MORAI's default camera)",
     "camera_fov_deg": "camera horizontal field of view, deg",
     "camera_header": "camera datagram form: v24 (19-byte header with stamp) or legacy (11 bytes)",
     "camera_jpeg_quality": "JPEG quality of the camera frames, 1..100",

@@ -61,10 +61,19 @@ PARAMS = network_params(camera.DEFAULT_PORT, 'camera image (MOR) and box (BOX) d
     Param('height', 0, 'CameraInfo height [px]; 0: the height in the JPEG header', minimum=0, maximum=65535),
     Param('fov_deg', 90.0, 'horizontal field of view of the simulator\'s camera [deg] (CameraInfo K, P)',
           minimum=1.0, maximum=179.0),
+    Param('fx', 0.0, 'CameraInfo focal length [px] (fx = fy; MORAI\'s focalLengthpixel); 0: from fov_deg and '
+          'the width', minimum=0.0),
+    Param('cx', -1.0, 'CameraInfo principal point x [px] (MORAI\'s principalPoint.x); negative: width / 2, as '
+          'MORAI\'s settings show (320 at 640 px)'),
+    Param('cy', -1.0, 'CameraInfo principal point y [px] (MORAI\'s principalPoint.y); negative: height / 2 (240 '
+          'at 480 px)'),
     Param('publish_raw', False, 'also publish the decoded image (sensor_msgs/Image rgb8) while subscribed; '
           'needs python3-pil'),
     Param('raw_topic', 'image_raw', 'published sensor_msgs/Image (publish_raw)'),
     Param('boxes_topic', 'camera/boxes', 'published visualization_msgs/MarkerArray of the BOX datagrams'),
+    Param('box_size_unit', 'auto', 'meaning of the BOX size field: auto (decided per datagram where only one '
+          'reading fits), bytes (MORAI_CPP_Networks, DriveExample a2z) or count (heven-ad-2026 25.S4 codec)',
+          choices=camera.BOX_SIZE_UNITS),
     Param('box_skip', 'all_zero', 'which box entries are padding: all_zero, box2d (2D box all zero), class '
           '(group, class, subclass all zero) or none', choices=('all_zero', 'box2d', 'class', 'none')),
     Param('box_lifetime', 0.3, 'lifetime of box markers [s] (the next BOX datagram replaces them; 0: '
@@ -111,17 +120,18 @@ def jpeg_size(data):
     return None
 
 
-def intrinsics(width, height, fov_deg):
-    """(fx, fy, cx, cy) of an ideal pinhole camera whose ``width`` pixels span ``fov_deg``
-    horizontally; square pixels; principal point at the image centre, in the convention of
-    CameraInfo (pixel centres at integer coordinates: the centre is ((w - 1) / 2, (h - 1) / 2))."""
-    fx = width / (2.0 * math.tan(math.radians(fov_deg) / 2.0))
-    return fx, fx, (width - 1) / 2.0, (height - 1) / 2.0
+def intrinsics(width, height, fov_deg, fx=0.0, cx=-1.0, cy=-1.0):
+    """(fx, fy, cx, cy) of an ideal pinhole camera with square pixels, as MORAI's saved camera
+    settings give them: focal length ``(width / 2) / tan(fov_deg / 2)`` (``fov_deg`` horizontal)
+    unless ``fx`` > 0 is given; principal point ``(width / 2, height / 2)`` unless ``cx`` / ``cy``
+    >= 0 are given (MORAI's 640 x 480, 90 deg camera: 320, 320, 320, 240; docs/sensors_ros.md)."""
+    f = fx if fx > 0 else width / (2.0 * math.tan(math.radians(fov_deg) / 2.0))
+    return (f, f, cx if cx >= 0 else width / 2.0, cy if cy >= 0 else height / 2.0)
 
 
-def camera_info(width, height, fov_deg, header):
+def camera_info(width, height, fov_deg, header, fx=0.0, cx=-1.0, cy=-1.0):
     """sensor_msgs/CameraInfo: plumb_bob, zero distortion, R identity, P = [K | 0]."""
-    fx, fy, cx, cy = intrinsics(width, height, fov_deg)
+    fx, fy, cx, cy = intrinsics(width, height, fov_deg, fx, cx, cy)
     m = CameraInfo()
     m.header = header
     m.width = width
@@ -292,6 +302,7 @@ class CameraBridge(object):
         self.box_packets = 0
         self.box_objects = 0
         self.box_errors = Counter()
+        self.box_units = Counter()     # how the BOX size field was read: bytes / count
         self.traffic_light = 0         # legacy 'T' datagrams: classified, not decoded
         self.unknown = 0               # datagrams that are neither MOR nor BOX
         self.bad_stamps = 0            # stamp_source sim but the packet's sec/nsec is not a time
@@ -372,7 +383,8 @@ class CameraBridge(object):
                 self.size_mismatch += 1
             w, h = w or size[0], h or size[1]
         if w and h:
-            self.info_pub.publish(camera_info(w, h, cfg.fov_deg, Header(stamp=stamp, frame_id=cfg.optical_frame_id)))
+            self.info_pub.publish(camera_info(w, h, cfg.fov_deg, Header(stamp=stamp, frame_id=cfg.optical_frame_id),
+                                              cfg.fx, cfg.cx, cfg.cy))
         self.frames_published += 1
         if self.slot is not None and ((self.raw_pub is not None and self.raw_pub.get_num_connections())
                                       or (self.annotated_pub is not None
@@ -383,13 +395,17 @@ class CameraBridge(object):
     def _on_boxes(self, data):
         cfg = self.cfg
         try:
-            pkt = camera.decode_boxes(data, cfg.header, cfg.box_skip)
+            pkt = camera.decode_boxes(data, cfg.header, cfg.box_skip, size_unit=cfg.box_size_unit)
         except SensorDecodeError as e:
             self.box_errors[e.reason] += 1
             self.last_error = 'box datagram: %s' % e
             return
+        self.box_units[pkt.size_unit] += 1
         stamp = self._stamp(pkt.sec, pkt.nsec, None)
-        index = max(0, pkt.index)
+        # bytes form: the field at offset 11 numbers the datagrams of one packet (> 565 objects);
+        # count form: heven-ad-2026's codec calls it a sequence and reads every datagram as the
+        # whole set, so each one replaces the previous boxes
+        index = max(0, pkt.index) if pkt.size_unit == 'bytes' else 0
         v24 = self.box_form.has_stamp
         frame_id = cfg.optical_frame_id if v24 else cfg.world_frame
         self.box_pub.publish(box_markers(pkt.objects, stamp, frame_id, index * self.box_form.max_objects,
@@ -467,6 +483,9 @@ class CameraBridge(object):
         stat.add('box rate [Hz]', '%.1f' % box_rate)
         stat.add('box datagrams published', self.box_packets)
         stat.add('box objects', self.box_objects)
+        stat.add('box size unit', cfg.box_size_unit)
+        units = snapshot(self.box_units)
+        stat.add('box size read as bytes / count', '%d / %d' % (units.get('bytes', 0), units.get('count', 0)))
         stat.add('box decode errors', sum(box_errors.values()))
         add_counts(stat, 'box errors ', box_errors)
         stat.add('legacy traffic-light datagrams ignored', self.traffic_light)

@@ -14,7 +14,7 @@ they cannot be told apart from the bytes (spec 1.2 [I], open question 2).
 =========  =====================================================  ============
 form       layout (little-endian, packed)                          max chunk
 =========  =====================================================  ============
-``v24``    ``MOR`` int32 sec, int32 nsec, int32 index, int32 size  64,979 B [C]
+``v24``    ``MOR`` uint32 sec, nsec, int32 index, int32 size        64,979 B [C]
            (19 bytes), ``size`` JPEG bytes, tail                   (24.R1+)
 ``legacy`` ``MOR`` int32 index, int32 size (11 bytes), chunk, tail   64,987 B [C]
 =========  =====================================================  ============
@@ -35,16 +35,42 @@ form       layout (little-endian, packed)                          max chunk
 
 Box datagram ("BOX")
 --------------------
-``v24`` [C] (UDPNM, CPP): ``BOX`` int32 sec, nsec, index, size, then
-``size`` bytes = N objects of 115 bytes (8 corners xyz float32, 2D box xmin,
-ymin, xmax, ymax float32 px, group, class, subclass uint8), then a 2-byte tail
-whose value is not documented [?] (any tail accepted by default).
+``v24`` [C] (UDPNM, CPP): ``BOX`` uint32 sec, uint32 nsec, int32 index, int32
+size, then N objects of 115 bytes (8 corners xyz float32, 2D box xmin, ymin,
+xmax, ymax float32 px, group, class, subclass uint8), then a 2-byte tail whose
+value is not documented [?] (any tail accepted by default; ``EO`` in A2Z's
+older form, CR LF in heven-ad-2026's 25.S4 codec).
 ``legacy`` [S] (A2Z, Feb 2023): first byte ``B``, int32 index @3, int32 size
 @7, objects of 179 bytes from offset 11 (8 world corners xyz, 8 projected image
 corners xy, min_x, min_y, max_x, max_y float32, group, class, subclass uint8),
 tail ``EO``.
 
-Object count [I]: ``size`` // object size, then empty entries are skipped
+The ``size`` field has two meanings in public decoders [S, disputed]:
+
+* ``'bytes'``: bytes of object data, N x object size.  Onlyti/MORAI_CPP_Networks
+  @46e10f1 ``src/sensors/camera.cpp`` (N = size / 115, datagram padded to
+  65,000 bytes) and MORAI-DriveExample_UDP @9e0e459 (branch a2z)
+  ``gen_udp/scripts/lib/cam_util.py`` (N = size / 179, tail ``EO``).
+* ``'count'``: the number of objects.  eriverOoO/heven-ad-2026 @4d26e0e
+  ``ad_morai_bridge_dev/ad_morai_bridge_dev/codecs/camera.py`` (a 25.S4
+  development codec, never checked against a capture): header ``<iiii`` =
+  sec, nsec, sequence, count; datagram exactly 19 + 115 x count + 2 bytes
+  (unpadded), tail CR LF.
+
+``size_unit='auto'`` (default) decides per datagram (``BoxPacket.size_unit``
+says how): a reading fits when its objects end within the datagram with room
+for the 2-byte tail (``bytes`` also needs ``size`` to be a multiple of the
+object size).  If only one fits, it is used; if neither, the datagram is refused
+(reason ``size``).  Both fit only when ``size`` = k x object size and the
+datagram holds ``size`` objects, i.e. a padded datagram or a count-form one of
+exactly k x object size objects: then the bytes between the two ends decide --
+any non-zero byte there is object data (``count``); all zero, it is padding
+(``bytes``), and the two readings give the same objects anyway, because all-zero
+entries are padding (``skip='all_zero'``).  ``size`` 0 is no object either way.
+``size_unit='bytes'`` or ``'count'`` forces one reading.  Datagrams may be padded
+(any length, tail in the last two bytes) or not (tail right after the objects).
+
+Object count [I]: empty entries are skipped
 (``skip='all_zero'`` by default: an entry of only zero bytes is padding;
 ``'box2d'`` skips entries whose 2D box is all zero, as the C++ library does;
 ``'class'`` skips entries whose group, class and subclass are all zero, like
@@ -53,6 +79,13 @@ MORAI's Python example).  A datagram holds at most 565 (legacy: 363) objects
 encoder [I] (MORAI's behaviour for > 565 objects is unknown [?]).  The group /
 class / subclass code tables are not published [?]: the bytes are passed on.
 Corner frame [I]: camera optical frame (x right, y down, z forward, m).
+
+Stamps (``MOR`` and ``BOX``): read as **unsigned** 32-bit sec and nsec, as
+Onlyti/MORAI_CPP_Networks does (``uint32_t``); MORAI's UDPNM declares them
+``c_int``.  The two readings agree on every sec below 2^31 (until 2038-01-19 as
+wall-clock time) and on every valid nsec (< 10^9 < 2^31); a sec with the top bit
+set is negative, hence not a time, as int32, and a time after 2038 as uint32, so
+the unsigned reading loses nothing.  The encoders take 0 <= sec, nsec < 2^32.
 
 Both kinds arrive on the same port; :func:`classify` tells them apart by the
 first bytes.  Legacy traffic-light boxes (first byte ``T``) are classified but
@@ -69,8 +102,9 @@ Public API
     ``.push(datagram) -> ImageFrame | None``, ``.add_chunk(chunk)``,
     ``.reset()``, ``.counters()``, ``.last_error``
 ``encode_frame(jpeg, sec=0, nsec=0, header='v24', padded=True, max_chunk=None) -> [bytes]``
-``decode_boxes(datagram, form='v24', skip='all_zero', expected_tail=...) -> BoxPacket``
-``encode_boxes(objects, sec=0, nsec=0, form='v24', padded=True, tail=b'EO', index=0) -> [bytes]``
+``decode_boxes(datagram, form='v24', skip='all_zero', expected_tail=..., size_unit='auto') -> BoxPacket``
+``encode_boxes(objects, sec=0, nsec=0, form='v24', padded=True, tail=b'EO', index=0,
+size_unit='bytes') -> [bytes]``
 
 Decoders raise only :class:`SensorDecodeError` (a ``ValueError``) for bytes
 input of any length and content; encoders raise :class:`EncodeError`.
@@ -87,7 +121,7 @@ __all__ = [
     "DEFAULT_PORT", "DATAGRAM_SIZE", "TAIL_MORE", "TAIL_LAST", "HEADER_FORMS", "ChunkForm",
     "BOX_FORMS", "BoxForm", "ImageChunk", "ImageFrame", "BoxObject", "BoxPacket",
     "FrameAssembler", "classify", "decode_chunk", "encode_frame", "decode_boxes",
-    "encode_boxes", "SensorDecodeError", "EncodeError", "DROP_REASONS",
+    "encode_boxes", "SensorDecodeError", "EncodeError", "DROP_REASONS", "BOX_SIZE_UNITS",
 ]
 
 #: Destination port of MORAI's example configurations (WeGo, SensorExample) [C].
@@ -99,6 +133,9 @@ TAIL_LAST = b"EI"
 _TAILS = (TAIL_MORE, TAIL_LAST)
 _MOR = b"MOR"
 _INT32_MIN, _INT32_MAX = -2 ** 31, 2 ** 31 - 1
+_UINT32_MAX = 2 ** 32 - 1
+#: meanings of the BOX ``size`` field (module docstring)
+BOX_SIZE_UNITS = ("auto", "bytes", "count")
 
 
 class ChunkForm(NamedTuple):
@@ -115,7 +152,7 @@ HEADER_FORMS = {
     "legacy": ChunkForm("legacy", 11, DATAGRAM_SIZE - 11 - 2, False),  # 64,987
 }
 
-_V24_HEAD = struct.Struct("<4i")      # sec, nsec, index, size at offset 3
+_V24_HEAD = struct.Struct("<2I2i")    # uint32 sec, nsec; int32 index, size at offset 3
 _LEGACY_HEAD = struct.Struct("<2i")   # index, size at offset 3
 
 #: Reasons for which :class:`FrameAssembler` drops a frame.
@@ -356,6 +393,14 @@ def _check_int32(name: str, value) -> int:
     return value
 
 
+def _check_uint32(name: str, value) -> int:
+    if (not isinstance(value, int) or isinstance(value, bool)
+            or not 0 <= value <= _UINT32_MAX):
+        raise EncodeError("%s must be a uint32 (0..%d), got %r" % (name, _UINT32_MAX, value),
+                          field=name)
+    return value
+
+
 def encode_frame(jpeg, sec: int = 0, nsec: int = 0, header: str = "v24", padded: bool = True,
                  max_chunk: Optional[int] = None) -> List[bytes]:
     """Cut ``jpeg`` into ``MOR`` datagrams (index 0, 1, ...; ``EI`` on the last).
@@ -364,7 +409,7 @@ def encode_frame(jpeg, sec: int = 0, nsec: int = 0, header: str = "v24", padded:
     tail at offset 64,998, which every known receiver accepts; ``padded=False``
     sends header + chunk + tail.  ``max_chunk`` defaults to the form's maximum
     (64,979 / 64,987).  An empty ``jpeg`` gives one datagram with size 0.
-    ``sec``/``nsec`` are written in the ``v24`` form and ignored in ``legacy``.
+    ``sec``/``nsec`` (uint32) are written in the ``v24`` form and ignored in ``legacy``.
     """
     form = _form(header)
     if not isinstance(jpeg, (bytes, bytearray, memoryview)):
@@ -376,8 +421,8 @@ def encode_frame(jpeg, sec: int = 0, nsec: int = 0, header: str = "v24", padded:
         raise EncodeError("max_chunk must be 1..%d for the %s form, got %r"
                           % (form.max_chunk, form.name, max_chunk), field="max_chunk")
     if form.has_stamp:
-        _check_int32("sec", sec)
-        _check_int32("nsec", nsec)
+        _check_uint32("sec", sec)
+        _check_uint32("nsec", nsec)
     count = max(1, -(-len(jpeg) // max_chunk))
     hs = form.header_size
     out = []
@@ -447,13 +492,15 @@ class BoxObject(NamedTuple):
 
 class BoxPacket(NamedTuple):
     """A decoded box datagram: stamp (None in the legacy form), datagram
-    ``index``, the non-empty ``objects`` in wire order, and the ``tail`` bytes."""
+    ``index``, the non-empty ``objects`` in wire order, the ``tail`` bytes, and
+    how ``size`` was read (``'bytes'`` or ``'count'``)."""
 
     sec: Optional[int]
     nsec: Optional[int]
     index: int
     objects: Tuple[BoxObject, ...]
     tail: bytes
+    size_unit: str = "bytes"
 
 
 def _triples(values: Sequence[float], size: int) -> tuple:
@@ -470,14 +517,51 @@ def _is_empty(raw: bytes, values: tuple, zero: bytes, skip: str, box_at: int) ->
     return False
 
 
+def _size_unit(data: bytes, size: int, hs: int, osz: int, unit: str) -> Tuple[str, int]:
+    """(unit, number of object slots) of a box datagram's ``size`` field, or raises."""
+    n = len(data)
+    room = n - hs - 2                       # bytes available for objects before the tail
+    as_bytes = size >= 0 and size % osz == 0 and size <= room
+    as_count = 0 <= size <= room // osz
+    if unit == "bytes":
+        if as_bytes:
+            return "bytes", size // osz
+        raise SensorDecodeError(
+            "box size field %d (read as bytes) is not a multiple of %d that fits a %d-byte datagram "
+            "(%d-byte header, 2-byte tail)" % (size, osz, n, hs), "size", length=n)
+    if unit == "count":
+        if as_count:
+            return "count", size
+        raise SensorDecodeError(
+            "box size field %d (read as a count of %d-byte objects) does not fit a %d-byte datagram "
+            "(%d-byte header, 2-byte tail)" % (size, osz, n, hs), "size", length=n)
+    if as_bytes and as_count:
+        if size == 0:
+            return "bytes", 0
+        # the bytes between the end of the 'bytes' reading and the end of the 'count' one:
+        # object data (count) or zero padding (bytes; both readings then give the same objects)
+        if data[hs + size:hs + size * osz].count(0) == size * (osz - 1):
+            return "bytes", size // osz
+        return "count", size
+    if as_bytes:
+        return "bytes", size // osz
+    if as_count:
+        return "count", size
+    raise SensorDecodeError(
+        "box size field %d fits a %d-byte datagram neither as bytes (a multiple of %d, at most %d) nor "
+        "as a count of %d-byte objects (at most %d)" % (size, n, osz, max(room, 0), osz,
+                                                          max(room, 0) // osz), "size", length=n)
+
+
 def decode_boxes(datagram, form: str = "v24", skip: str = "all_zero",
-                 expected_tail=_DEFAULT_TAIL) -> BoxPacket:
+                 expected_tail=_DEFAULT_TAIL, size_unit: str = "auto") -> BoxPacket:
     """Decode one box datagram.
 
     ``form``: ``'v24'`` or ``'legacy'``.  ``skip``: which entries are padding
     (``'all_zero'``, ``'box2d'``, ``'class'`` or ``'none'``; module docstring).
     ``expected_tail``: bytes the tail must equal, or None for any; default None
     for ``v24`` (value undocumented) and ``b'EO'`` for ``legacy``.
+    ``size_unit``: ``'auto'``, ``'bytes'`` or ``'count'`` (module docstring).
     """
     try:
         bf = BOX_FORMS[form]
@@ -485,6 +569,8 @@ def decode_boxes(datagram, form: str = "v24", skip: str = "all_zero",
         raise ValueError("form must be one of %s, got %r" % (sorted(BOX_FORMS), form)) from None
     if skip not in _SKIP_MODES:
         raise ValueError("skip must be one of %s, got %r" % (_SKIP_MODES, skip))
+    if size_unit not in BOX_SIZE_UNITS:
+        raise ValueError("size_unit must be one of %s, got %r" % (BOX_SIZE_UNITS, size_unit))
     if expected_tail is _DEFAULT_TAIL:
         expected_tail = None if bf.has_stamp else b"EO"
     data = check_bytes(datagram)
@@ -505,11 +591,8 @@ def decode_boxes(datagram, form: str = "v24", skip: str = "all_zero",
         index, size = _LEGACY_HEAD.unpack_from(data, 3)
         sec = nsec = None
     osz = bf.object_size
-    if size < 0 or size % osz or hs + size + 2 > n:
-        raise SensorDecodeError(
-            "box size field %d is not a multiple of %d that fits a %d-byte datagram "
-            "(%d-byte header, 2-byte tail)" % (size, osz, n, hs), "size", length=n)
-    end = hs + size
+    unit, slots = _size_unit(data, size, hs, osz, size_unit)
+    end = hs + slots * osz
     tail = data[-2:]
     if expected_tail is not None and tail != expected_tail:
         after = data[end:end + 2]
@@ -532,7 +615,7 @@ def decode_boxes(datagram, form: str = "v24", skip: str = "all_zero",
         objects.append(BoxObject(_triples(values[0:24], 3), values[box_at], values[box_at + 1],
                                  values[box_at + 2], values[box_at + 3], values[-3], values[-2],
                                  values[-1], image))
-    return BoxPacket(sec, nsec, index, tuple(objects), tail)
+    return BoxPacket(sec, nsec, index, tuple(objects), tail, unit)
 
 
 def _pack_object(bf: BoxForm, obj: BoxObject) -> bytes:
@@ -560,35 +643,42 @@ def _pack_object(bf: BoxForm, obj: BoxObject) -> bytes:
 
 
 def encode_boxes(objects: Iterable[BoxObject], sec: int = 0, nsec: int = 0, form: str = "v24",
-                 padded: bool = True, tail: bytes = b"EO", index: int = 0) -> List[bytes]:
+                 padded: bool = True, tail: bytes = b"EO", index: int = 0,
+                 size_unit: str = "bytes") -> List[bytes]:
     """Box datagram(s) for ``objects``.
 
     At most ``BOX_FORMS[form].max_objects`` objects per datagram; more objects
     give several datagrams with index ``index``, ``index + 1``, ... [I].  No
     objects give one datagram with size 0.  ``padded``: zero-fill to 65,000 bytes
     with the tail at 64,998 (default); otherwise the tail follows the objects.
-    ``tail``: 2 bytes; the v24 value is undocumented [?], ``EO`` is the legacy one.
+    ``tail``: 2 bytes; the v24 value is undocumented [?], ``EO`` is the legacy one,
+    CR LF heven-ad-2026's.  ``size_unit``: ``'bytes'`` (default; MORAI's C++ and
+    A2Z decoders) or ``'count'`` (heven-ad-2026's 25.S4 codec: unpadded, CR LF).
     """
     try:
         bf = BOX_FORMS[form]
     except KeyError:
         raise EncodeError("form must be one of %s, got %r" % (sorted(BOX_FORMS), form),
                           field="form") from None
+    if size_unit not in ("bytes", "count"):
+        raise EncodeError("size_unit must be 'bytes' or 'count', got %r" % (size_unit,),
+                          field="size_unit")
     if not isinstance(tail, bytes) or len(tail) != 2:
         raise EncodeError("tail must be 2 bytes, got %r" % (tail,), field="tail")
     if bf.has_stamp:
-        _check_int32("sec", sec)
-        _check_int32("nsec", nsec)
+        _check_uint32("sec", sec)
+        _check_uint32("nsec", nsec)
     packed = [_pack_object(bf, obj) for obj in objects]
     groups = [packed[i:i + bf.max_objects] for i in range(0, len(packed), bf.max_objects)] or [[]]
     out = []
     for number, group in enumerate(groups):
         body = b"".join(group)
         idx = _check_int32("index", index + number)
+        size = len(body) if size_unit == "bytes" else len(group)
         if bf.has_stamp:
-            head = b"BOX" + _V24_HEAD.pack(sec, nsec, idx, len(body))
+            head = b"BOX" + _V24_HEAD.pack(sec, nsec, idx, size)
         else:
-            head = b"BOX" + _LEGACY_HEAD.pack(idx, len(body))
+            head = b"BOX" + _LEGACY_HEAD.pack(idx, size)
         datagram = head + body
         if padded:
             datagram = datagram + bytes(DATAGRAM_SIZE - 2 - len(datagram)) + tail

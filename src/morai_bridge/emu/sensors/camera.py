@@ -4,10 +4,16 @@ Rendering (PIL ``ImageDraw``, numpy for the geometry)
 -----------------------------------------------------
 * Pinhole camera at the mount pose, looking along the sensor's x axis:
   ``fx = fy = (width / 2) / tan(fov / 2)`` (``camera_fov_deg`` is horizontal),
-  principal point at the image centre: a point (X, Y, Z) of the optical frame
-  (x right, y down, z forward) is at ``u = fx X / Z + width / 2``,
-  ``v = fy Y / Z + height / 2``, pixel coordinates in which the image spans
-  0..width and 0..height (pixel (i, j) is the square [i, i+1) x [j, j+1)).
+  principal point ``(width / 2, height / 2)``: a point (X, Y, Z) of the optical
+  frame (x right, y down, z forward) is at ``u = fx X / Z + width / 2``,
+  ``v = fy Y / Z + height / 2`` (PIL's drawing coordinates).  Default 640 x 480,
+  90 deg: fx = fy = 320, cx = 320, cy = 240, exactly MORAI's default camera
+  (``cameraResWidth/Height`` 640 x 480, ``cameraFOV`` 90, ``focalLengthpixel``
+  320, ``principalPoint`` 320 / 240 in the SensorInfo JSON MORAI saves, e.g.
+  eriverOoO/heven-ad-2026 @4d26e0e ``ad_data/morai/SaveFile/Sensor/
+  25.S4.MolitComp03/SensorInfo_2023_Hyundai_Ioniq5.json``, cameras 2 and 3), the
+  bridge's CameraInfo defaults (ros/camera_ros.intrinsics) and MORAI's UDP
+  example's projection (cx = w / 2, cy = h / 2).
 * Sky (:data:`SKY`) above the horizon, ground (:data:`GROUND_COLOUR`) below it,
   with a 5 m grid of lines on the ground (within 60 m) so that motion is visible.
 * Every object box (the ego's own excluded) is drawn as its visible faces
@@ -130,7 +136,7 @@ def _clip_halfplane(pts: List[Tuple[float, float]], coef) -> List[Tuple[float, f
 class CameraSensor:
     """One camera on the ego (see the module docstring).  Not thread-safe."""
 
-    def __init__(self, width: int = 640, height: int = 360, fov_deg: float = 90.0,
+    def __init__(self, width: int = 640, height: int = 480, fov_deg: float = 90.0,
                  quality: int = 80, header: str = "v24", mount: Mount = Mount()):
         if header not in wire_camera.HEADER_FORMS:
             raise ValueError("camera_header must be one of %s" % sorted(wire_camera.HEADER_FORMS))
