@@ -57,7 +57,8 @@ class ReceiverSenderTest(unittest.TestCase):
             self.assertIsNotNone(m, ns)
             self.assertEqual((m.header.stamp.nsecs, m.position.x, m.wheel_angle), (5, 1.0, -4.0))
             self.assertAlmostEqual(m.velocity.x, 10.0, places=5)
-            self.assertGreaterEqual(rx.stats['ego_status'].published, 1)
+            # counted by the receive thread after publish() returns: the message can arrive first
+            self.assertTrue(wait_for(lambda: rx.stats['ego_status'].published >= 1, 5), ns)
             got.append(m)
         a, b = got
         a.header.seq = b.header.seq = 0
