@@ -123,7 +123,12 @@ class MarkersNode(object):
     def tick(self, _event):
         arr = self.build()
         if arr.markers:
-            self.pub.publish(arr)
+            try:
+                self.pub.publish(arr)
+            except rospy.ROSException:
+                if rospy.is_shutdown():     # the node is stopping: its topic closed under the timer
+                    return
+                raise
             self.published += 1
             self.collision_events += self.last_counts.get('collisions', 0)
 
