@@ -1,8 +1,8 @@
 """Test harness shared by the udp_bridge rostests: a fake simulator made of plain
 sockets on 127.0.0.1, and a subscriber that waits for matching messages."""
 import os
-import random
 import socket
+import sys
 import threading
 import time
 
@@ -10,52 +10,14 @@ import rospy
 
 from morai_bridge.wire import streams, udp
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), '..', 'unit'))
+from helpers import free_port, free_ports  # noqa: E402,F401  (no ROS: shared with the unit tests)
+
 # every stream, the emulator's sync extension included (the bridge is started with emulator_sync:=true)
 RX = [s.name for s in streams.FROM_SIM]
 TX = [s.name for s in streams.TO_SIM]
 LAUNCH = os.path.join(os.path.dirname(os.path.realpath(__file__)), '..', '..', 'launch', 'udp_bridge.launch')
 TIMEOUT = 10.0
-
-
-def _ephemeral_low():
-    """The lowest port the kernel hands out for a bind to port 0 (ip_local_port_range)."""
-    try:
-        with open('/proc/sys/net/ipv4/ip_local_port_range') as f:
-            return int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 32768
-
-
-def free_ports(n):
-    """n distinct free UDP ports on 127.0.0.1, for a node to bind.
-
-    They are picked below the kernel's ephemeral range, so that no bind to port 0 (the
-    test's own senders, the nodes' command sockets, another suite running at the same
-    time) can be handed one of them between this pick and the node's bind; each is
-    checked free by binding it (all n held together, then released).  Falls back to
-    ports the kernel picks when the ephemeral range leaves no room below it."""
-    low = _ephemeral_low()
-    window = range(10000, low) if low - 10000 >= 4 * n + 1000 else ()
-    socks = []
-    try:
-        for port in random.sample(window, len(window)) if window else ():
-            if len(socks) == n:
-                break
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            try:
-                s.bind(('127.0.0.1', port))
-            except OSError:
-                s.close()
-                continue
-            socks.append(s)
-        while len(socks) < n:
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            s.bind(('127.0.0.1', 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def wait_for(pred, timeout, step=0.02):
@@ -66,11 +28,6 @@ def wait_for(pred, timeout, step=0.02):
             return True
         time.sleep(step)
     return pred()
-
-
-def free_port():
-    """One port as :func:`free_ports` picks them."""
-    return free_ports(1)[0]
 
 
 class FakeSim(object):

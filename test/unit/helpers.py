@@ -1,4 +1,6 @@
 """Small helpers shared by the unit tests (pytest puts test/unit on sys.path)."""
+import random
+import socket
 import threading
 import time
 
@@ -23,3 +25,49 @@ class Log(object):
     def __call__(self, text):
         with self.lock:
             self.lines.append(text)
+
+
+def _ephemeral_low():
+    """The lowest port the kernel hands out for a bind to port 0 (ip_local_port_range)."""
+    try:
+        with open('/proc/sys/net/ipv4/ip_local_port_range') as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def free_ports(n):
+    """n distinct free UDP ports on 127.0.0.1, for a node to bind.
+
+    They are picked below the kernel's ephemeral range, so that no bind to port 0 (the
+    test's own senders, the nodes' command sockets, another suite running at the same
+    time) can be handed one of them between this pick and the node's bind; each is
+    checked free by binding it (all n held together, then released).  Falls back to
+    ports the kernel picks when the ephemeral range leaves no room below it."""
+    low = _ephemeral_low()
+    window = range(10000, low) if low - 10000 >= 4 * n + 1000 else ()
+    socks = []
+    try:
+        for port in random.sample(window, len(window)) if window else ():
+            if len(socks) == n:
+                break
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            try:
+                s.bind(('127.0.0.1', port))
+            except OSError:
+                s.close()
+                continue
+            socks.append(s)
+        while len(socks) < n:
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(('127.0.0.1', 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def free_port():
+    """One port as :func:`free_ports` picks them."""
+    return free_ports(1)[0]

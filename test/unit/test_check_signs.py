@@ -19,6 +19,8 @@ import time
 import pytest
 import yaml
 
+from helpers import free_port  # below the ephemeral range: no bind to port 0 can take it meanwhile
+
 from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
 from morai_bridge.selftest import check_signs as cs
 from morai_bridge.selftest import cli
@@ -463,14 +465,6 @@ def test_a_real_25s4_status_passes_the_start_checks_and_is_read():
     assert "ctrl_mode 2 (automatic), gear D, speed -0.00 km/h, heading -177.0 deg, steer -1.31 deg" in out.text
     assert result.stopped is True
     assert all((m.gear, m.cmd_type, m.brake, m.steer) == (4, 1, 1.0, 0.0) for m in stops)
-
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def test_main_measures_and_writes_a_profile_the_launch_can_load(tmp_path):
