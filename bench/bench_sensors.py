@@ -263,7 +263,7 @@ def main():
     ap.add_argument('--camera-hz', type=float, default=30.0)
     ap.add_argument('--width', type=int, default=1280)
     ap.add_argument('--height', type=int, default=720)
-    ap.add_argument('--decode-chunk', type=int, default=16, help="lidar_bridge's ~decode_chunk (0: at once)")
+    ap.add_argument('--decode-chunk', type=int, default=32, help="lidar_bridge's ~decode_chunk (0: at once)")
     ap.add_argument('--raw', action='store_true', help='camera with publish_raw and an /image_raw subscriber')
     ap.add_argument('--burst', action='store_true', help='LiDAR: each revolution sent as one burst, rpm / 60 times '
                     'a second (MORAI 25.S4), instead of paced packet by packet')

@@ -122,3 +122,34 @@ def test_stop_ends_the_worker_and_closes_the_sockets(receiver):
     rx.stop()
     assert rx.worker.state == STOPPED and not rx.worker.is_alive()
     assert all(s.fileno() == -1 for s in rx.sockets.values())
+
+
+def test_idle_work_runs_once_the_sockets_are_drained(receiver, sender):
+    """on_idle: after a round that received datagrams, never between two queued datagrams; its
+    exceptions are counted like a handler's and reception goes on."""
+    h, log = Handler(), Log()
+    idle = []
+    fail = [False]
+
+    def on_idle():
+        idle.append(len(h.got))
+        if fail[0]:
+            raise RuntimeError('idle work failed')
+    rx, ports = receiver(h, log=log, on_idle=on_idle)
+    for i in range(5):                             # queued before the first poll: one round reads them all
+        sender.sendto(b'good %d' % i, ('127.0.0.1', ports['a']))
+    end = time.monotonic() + 2.0
+    while len(h.got) < 5 and time.monotonic() < end:
+        rx.poll(0.05)
+    assert len(h.got) == 5 and idle[0] == 5 and len(idle) <= 5 and all(n >= 1 for n in idle)
+    rounds = len(idle)
+    rx.poll(0.01)                                  # nothing arrived: no idle work
+    assert len(idle) == rounds
+    fail[0] = True
+    sender.sendto(b'good again', ('127.0.0.1', ports['b']))
+    end = time.monotonic() + 2.0
+    while len(h.got) < 6 and time.monotonic() < end:
+        rx.poll(0.05)
+    assert len(idle) == rounds + 1 and rx.stats['b'].handler_errors == 1
+    assert 'idle work raised RuntimeError' in rx.stats['b'].last_error
+    assert 'idle work of stream b' in log.lines[-1] and 'Traceback' in log.lines[-1]

@@ -97,6 +97,11 @@ class UdpReceiver(object):
     ``last_error``) and logged through ``log(text)`` with its traceback, at
     most once per 5 s per stream.
 
+    ``on_idle()``, when given, is called after each round that received datagrams, once every
+    socket is drained: the moment to do deferred work without delaying a datagram (the LiDAR
+    decodes pieces of its revolution then).  Its exceptions are counted and logged like a
+    handler's, on the stream read last.
+
     :meth:`start` runs :meth:`poll` in a :class:`~morai_bridge.link.workers.Worker`
     (``worker``, also listed by :attr:`workers`); ``on_dead(worker)`` is
     called if it fails beyond its restart budget.  :meth:`poll` may instead be
@@ -104,10 +109,11 @@ class UdpReceiver(object):
     """
 
     def __init__(self, streams, allowed_ip, handler, stats=None, log=None, on_dead=None,
-                 name='udp_receiver'):
+                 name='udp_receiver', on_idle=None):
         self.sockets = dict(streams)
         self.allowed_ip = allowed_ip
         self.handler = handler
+        self.on_idle = on_idle
         self.stats = stats if stats is not None else {name: StreamStats(name) for name in self.sockets}
         self._sel = selectors.DefaultSelector()
         for stream, s in self.sockets.items():
@@ -136,6 +142,7 @@ class UdpReceiver(object):
         allowed = self.allowed_ip
         any_ip = allowed in ('', '0.0.0.0')
         stats, handler = self.stats, self.handler
+        name = None
         for key, _ in self._sel.select(timeout):
             name = key.data
             recvfrom = key.fileobj.recvfrom
@@ -158,12 +165,18 @@ class UdpReceiver(object):
                 try:
                     handler(name, data, addr, now)
                 except Exception as e:      # noqa: BLE001 - a bug in a handler must not stop the stream
-                    st.handler_errors += 1
-                    st.last_error = 'handler raised %s: %s' % (type(e).__name__, e)
-                    self._handler_log[name]('UdpReceiver: handler of stream %s raised %s: %s '
-                                            '(%d on this stream so far)\n%s' % (
-                                                name, type(e).__name__, e, st.handler_errors,
-                                                traceback.format_exc().rstrip()))
+                    self._handler_failed(name, st, 'handler', e)
+        if name is not None and self.on_idle is not None:
+            try:
+                self.on_idle()
+            except Exception as e:          # noqa: BLE001 - as for the handler
+                self._handler_failed(name, stats[name], 'idle work', e)
+
+    def _handler_failed(self, name, st, what, e):
+        st.handler_errors += 1
+        st.last_error = '%s raised %s: %s' % (what, type(e).__name__, e)
+        self._handler_log[name]('UdpReceiver: %s of stream %s raised %s: %s (%d on this stream so far)\n%s' % (
+            what, name, type(e).__name__, e, st.handler_errors, traceback.format_exc().rstrip()))
 
     def _step(self):
         self.poll(0.2)

@@ -166,7 +166,7 @@ class SensorSocket(object):
     Linux), ``rcvbuf_asked`` what ``~socket_buffer`` asked for.
     """
 
-    def __init__(self, cfg, name, handler, log=None, on_dead=None):
+    def __init__(self, cfg, name, handler, log=None, on_dead=None, on_idle=None):
         sim_ip = transport.resolve_host(cfg.sim_ip, '~sim_ip')
         bind_ip = transport.resolve_host(cfg.bind_ip, '~bind_ip')
         self.name = name
@@ -176,7 +176,7 @@ class SensorSocket(object):
         self.rcvbuf = grow_receive_buffer(sock, self.rcvbuf_asked)
         self.stats = transport.StreamStats(name)
         self.receiver = transport.UdpReceiver({name: sock}, sim_ip, handler, {name: self.stats}, log=log,
-                                              on_dead=on_dead, name=name + '_receiver')
+                                              on_dead=on_dead, name=name + '_receiver', on_idle=on_idle)
 
     @property
     def workers(self):

@@ -1,15 +1,15 @@
 """Velodyne packet encoder: rays and ranges -> 1206-byte data packets (no ROS).
 
-Part of :mod:`morai_bridge.wire.velodyne`, which re-exports every public name here.  Used by the
+Part of :mod:`morai_bridge.wire.velodyne` (whose package exports the public names).  Used by the
 simulator emulator's ray-casting LiDAR and by the tests.
 """
 from typing import List, Optional, Tuple
 
 import numpy as np
 
-from .sensor_errors import EncodeError
-from .velodyne_models import (BLOCKS, HOUR_US, LOWER_BANK, PACKET_SIZE, RETURN_DUAL, RETURN_STRONGEST, SLOTS,
-                              UPPER_BANK, PACKET_DTYPE, _AZ_MAX, get_model)
+from ..sensor_errors import EncodeError
+from .models import (BLOCKS, HOUR_US, LOWER_BANK, PACKET_SIZE, RETURN_DUAL, RETURN_STRONGEST, SLOTS,
+                     UPPER_BANK, PACKET_DTYPE, _AZ_MAX, get_model)
 
 def _as_array(name: str, value, shape: Tuple[int, ...], dtype) -> np.ndarray:
     try:

@@ -1,4 +1,4 @@
-"""MORAI SIM 3D LiDAR over UDP: Velodyne-format 1206-byte data packets, with numpy.
+"""Velodyne data packets -> points, vectorised with numpy (part of :mod:`morai_bridge.wire.velodyne`).
 
 MORAI's 3D LiDAR sends the data packets of a real Velodyne sensor, one per UDP
 datagram, so that Velodyne tools can read them.  Facts and confidence tags
@@ -64,77 +64,33 @@ Open questions made parameters (spec 3.2, 8 q5)
 * Auxiliary header [S] (third-party claim, unverified): with
   ``aux_header=True`` (default) a datagram longer than 1206 bytes whose payload
   starts at a ``FF EE`` within its first 64 bytes is accepted and counted.
-* Revolutions: no packet marks them [I].  :class:`RevolutionAssembler` starts a
-  new revolution at the packet whose first-block azimuth wraps (drops by more
-  than 180 deg) or passes ``cut_angle``, and emits it already at its own last
-  packet when that one predicts the crossing (cut within half a block step
-  after its last block).  MORAI 25.S4 sends each revolution as one burst of
-  back-to-back packets [S] (eriverOoO/heven-ad-2026 reverse-engineering
-  report, section 7.2): bursts are detected from arrival times and a burst
-  that covers 360 deg is one revolution, emitted at its last packet and, with
-  ``packet_time='auto'``, given snapshot point times (every time 0).  The
-  rules: :class:`RevolutionAssembler`, docs/sensors.md.
-
 Coordinates: ROS frame as ROSVEL (x forward, y left, z up):
 x = R cos(w) cos(a), y = -R cos(w) sin(a), z = R sin(w), with w the elevation
 and a the azimuth (+ per-laser offset) [C].
 
-Output cloud: :func:`pack_cloud` gives the ``data`` bytes and field list of
-ROSVEL's XYZIRT cloud (x, y, z, intensity float32 at 0, 4, 8, 12; ring uint16
-at 16; time float32 at 18; point_step 22, little-endian, height 1).
-
 Ports [C] spec 7: user-set; MORAI's WeGo and SensorExample use destination 2368
 (:data:`DEFAULT_PORT`, also Velodyne's own default).
 
-Public API
-----------
-``MODELS``, ``get_model(name)``, ``model_from_product_id(byte)``
-``VelodyneDecoder(model='VLP16', return_mode='auto', interpolation='velodyne',
-second_firing_offset_deg=0.2, dual_dedupe=True, keep_zero=False,
-min_range=None, max_range=None, packet_time='auto', aux_header=True)``
-    ``.check(datagram) -> bytes`` (the 1206-byte packet), ``.decode(packets,
-    stamps=None, packet_time=None) -> Points``
-``decode_packets(packets, model='VLP16', stamps=None, **options) -> Points``
-``RevolutionAssembler(decoder, cut_angle=None, max_packets=4000, burst='auto',
-burst_gap=0.02, snapshot_bursts=True)``
-    ``.add(datagram, stamp=None, arrival=None) -> Revolution | None``,
-    ``.flush()``, ``.counters()``, ``.bursty``, ``.last_error``
-``pack_cloud(points) -> CloudData``; ``POINT_FIELDS``, ``POINT_STEP``
-``encode_packets(model, azimuths_deg, distances_m, intensities=None,
-timestamps_us=None, return_mode=RETURN_STRONGEST, product_id=None, flags=None) -> [bytes]``
-``packets_from_ranges(model, ranges_m, intensities=None, rpm=600.0,
-start_azimuth_deg=0.0, start_time_us=0, last_ranges_m=None, last_intensities=None,
-return_mode=RETURN_STRONGEST) -> [bytes]``
-``scan_pattern(model, rpm=600.0, start_azimuth_deg=0.0, columns=None)
--> (azimuth_deg, elevation_deg)``
-
-Decoders raise only :class:`SensorDecodeError` for bad packets; encoders
-:class:`EncodeError`.  No ROS imports.
+Public API: ``VelodyneDecoder(model='VLP16', return_mode='auto',
+interpolation='velodyne', second_firing_offset_deg=0.2, dual_dedupe=True,
+keep_zero=False, min_range=None, max_range=None, packet_time='auto',
+aux_header=True)`` with ``.check(datagram) -> bytes`` (the 1206-byte packet)
+and ``.decode(packets, stamps=None, packet_time=None) -> Points``;
+``decode_packets(packets, model='VLP16', stamps=None, **options) -> Points``.
+Bad packets raise only :class:`SensorDecodeError`.  No ROS imports.
 """
 
 import math
 import struct
 import threading
-from collections import Counter
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Optional, Sequence
 
 import numpy as np
 
-from .sensor_errors import EncodeError, SensorDecodeError, check_bytes
-from .velodyne_models import (AUX_HEADER_SEARCH, BLOCKS, DEFAULT_PORT, HOUR_US, LOWER_BANK, MODELS,  # noqa: F401
-                              PACKET_SIZE, RETURN_DUAL, RETURN_LAST, RETURN_STRONGEST, SLOTS, UPPER_BANK,
-                              PACKET_DTYPE, VelodyneModel, _AUTO_STEP_MAX_US, _AZ_MAX, get_model,
-                              model_from_product_id)
+from ..sensor_errors import SensorDecodeError, check_bytes
+from .models import (AUX_HEADER_SEARCH, BLOCKS, HOUR_US, LOWER_BANK, PACKET_DTYPE, PACKET_SIZE, RETURN_DUAL, SLOTS,
+                     UPPER_BANK, _AUTO_STEP_MAX_US, _AZ_MAX, get_model)
 
-__all__ = [
-    "DEFAULT_PORT", "PACKET_SIZE", "BLOCKS", "SLOTS", "UPPER_BANK", "LOWER_BANK",
-    "RETURN_STRONGEST", "RETURN_LAST", "RETURN_DUAL", "HOUR_US", "AUX_HEADER_SEARCH",
-    "VelodyneModel", "MODELS", "get_model", "model_from_product_id", "PACKET_DTYPE",
-    "Points", "Revolution", "VelodyneDecoder", "decode_packets", "RevolutionAssembler", "PACKET_TIMES",
-    "PointField", "POINT_FIELDS", "POINT_STEP", "CloudData", "pack_cloud",
-    "encode_packets", "packets_from_ranges", "scan_pattern", "firing_step_deg",
-    "SensorDecodeError", "EncodeError",
-]
 
 _AZIMUTHS = struct.Struct("<" + "2xH96x" * BLOCKS)
 #: point-time modes of :class:`VelodyneDecoder` (module docstring)
@@ -169,31 +125,6 @@ class Points:
         f = np.empty(0, np.float32)
         return cls(f, f.copy(), f.copy(), f.copy(), np.empty(0, np.uint16), f.copy())
 
-
-class Revolution(NamedTuple):
-    """One revolution from :class:`RevolutionAssembler`.
-
-    points: :class:`Points`.  packets: packets it was decoded from.
-    complete: False for a revolution that did not start at the cut (the first
-    one, one cut by ``max_packets``, or a flush).  stamp: the caller's stamp of its
-    first packet (None if not given).  device_time_us: timestamp field of its
-    first packet.  first_azimuth_deg: first block azimuth of its first packet.
-    dual: decoded as dual return.  predicted: closed at its own last packet
-    (predictive or burst cut), not when the next packet passed the cut.  burst:
-    the sender was taken to be bursty.  snapshot: decoded with snapshot point
-    times (every time 0).
-    """
-
-    points: Points
-    packets: int
-    complete: bool
-    stamp: Optional[float]
-    device_time_us: int
-    first_azimuth_deg: float
-    dual: bool
-    predicted: bool = False
-    burst: bool = False
-    snapshot: bool = False
 
 
 class VelodyneDecoder:
@@ -552,335 +483,3 @@ class _Workspace:
 def decode_packets(packets, model="VLP16", stamps=None, **options) -> Points:
     """One-shot :meth:`VelodyneDecoder.decode` (options as for the decoder)."""
     return VelodyneDecoder(model, **options).decode(packets, stamps)
-
-
-class RevolutionAssembler:
-    """Groups packets into revolutions and decodes each one in a single batch.
-
-    ``add`` validates the datagram (:meth:`VelodyneDecoder.check`: bad ones are
-    counted by reason, described in ``last_error`` and skipped, never raised) and
-    returns a revolution when one is complete, as soon as it can tell:
-
-    Paced sender (a real sensor: packets at the model's packet rate)
-        The cut is ``cut_angle`` (deg), or where the azimuth wraps when it is None
-        or negative (cut angle 0).  A revolution ends before the first packet whose
-        first-block azimuth passed the cut since the previous packet's (the *late*
-        cut: a wrap is a drop of more than 180 deg; a cut angle is passed when it
-        lies in (previous, this], going forward by at most 180 deg).  It ends
-        already AT a packet (the *predictive* cut, ``predicted=True``) when the
-        cut lies in (f, l + s/2]: f and l the packet's first- and last-block
-        azimuths, s the azimuth step between its last two firing groups (blocks
-        10 and 11, or 9 and 11 when those share an azimuth: dual return, HDL-64
-        banks), all in 0.01 deg, going forward.  The next packet's first block is
-        expected at l + s, so it passes the cut unless it comes more than half a
-        step early; a packet whose predicted next block only just reaches the cut
-        (cut in (l + s/2, l + s]) is left to the late cut, so that a real
-        sensor's azimuth jitter cannot close a revolution early.  If the next
-        packet does fall short of the cut anyway, it opens the next revolution and
-        the cut is not counted again (no one-packet revolution).
-    Bursty sender (MORAI: a whole revolution captured in one frame and sent as
-    one burst of back-to-back packets)
-        A revolution ends at the packet with which the packets since its start
-        cover 360 deg (sum of the forward first-block steps, + l - f + s of this
-        packet, >= 36000 - s/2): the burst's last packet; ``predicted=True``.  A
-        burst is one capture, so the cut angle does not split it.  A packet that
-        arrives more than ``burst_gap`` s after the previous one starts a new
-        revolution (a new burst); an open one, which did not cover 360 deg
-        (packets lost, or a receiver stalled longer than ``burst_gap`` within a
-        burst), is emitted as incomplete.  Azimuths cannot tell: MORAI's bursts
-        may each start where the previous one ended.
-    Which one: ``burst='auto'`` (default) needs arrival times (``add(...,
-    arrival=)`` or, failing that, ``stamp``).  A run is the packets between two
-    arrival gaps of more than ``burst_gap``; when a run has covered 360 deg, the
-    sender is judged bursty if the run arrived within a quarter of the time the
-    model needs to fire those packets, paced if it took at least half of it (in
-    between, or without arrival times, the judgement stands; it starts paced).
-    ``'on'`` / ``'off'`` force it.
-
-    A revolution is ``complete`` when it started at a cut (or, bursty, at a burst
-    start or right after the previous revolution).  One is also emitted
-    (``complete=False``) after ``max_packets`` packets without a cut.  With a
-    decoder whose ``packet_time`` is ``'auto'``, the revolutions of a bursty
-    sender are decoded with ``'snapshot'`` point times (every point at time 0)
-    when ``snapshot_bursts`` (default).  Not thread-safe.
-    """
-
-    def __init__(self, decoder: Optional[VelodyneDecoder] = None, cut_angle: Optional[float] = None,
-                 max_packets: int = 4000, burst: str = "auto", burst_gap: float = 0.02,
-                 snapshot_bursts: bool = True):
-        self.decoder = decoder if decoder is not None else VelodyneDecoder()
-        if cut_angle is None or cut_angle < 0:
-            self.cut = None
-        else:
-            self.cut = int(round(float(cut_angle) * 100.0)) % _AZ_MAX
-        if max_packets < 1:
-            raise ValueError("max_packets must be >= 1")
-        if burst not in ("auto", "on", "off"):
-            raise ValueError("burst must be 'auto', 'on' or 'off'")
-        if not burst_gap > 0:
-            raise ValueError("burst_gap must be > 0 s")
-        self.max_packets = int(max_packets)
-        self.burst = burst
-        self.burst_gap = float(burst_gap)
-        self.snapshot_bursts = bool(snapshot_bursts)
-        model = self.decoder.model
-        self._periods = (model.packet_period_us(False) * 1e-6, model.packet_period_us(True) * 1e-6)
-        self.packets = 0               # valid packets accepted
-        self.revolutions = 0
-        self.bad: Counter = Counter()  # reason -> datagrams rejected
-        self.aux_header = 0            # longer datagrams accepted (auxiliary header)
-        self.forced_cuts = 0           # revolutions cut by max_packets
-        self.predicted_cuts = 0        # revolutions closed at their own last packet
-        self.late_cuts = 0             # revolutions closed when the next packet passed the cut
-        self.mispredicted = 0          # predictive cuts the next packet did not confirm
-        self.burst_restarts = 0        # bursty: open revolutions ended by a new burst (emitted incomplete)
-        self.runs_bursty = 0           # runs of 360 deg judged bursty / paced
-        self.runs_paced = 0
-        self.last_error: Optional[str] = None
-        self.last_product_id: Optional[int] = None
-        self.last_return_mode: Optional[int] = None
-        self._bursty = burst == "on"
-        self._pending: List[bytes] = []
-        self._stamps: List[Optional[float]] = []
-        self._last_az: Optional[int] = None     # reference azimuth of the late cut
-        self._hold = False                      # after a predictive cut: _last_az is the cut
-        self._prev_first: Optional[int] = None  # previous packet: first-block azimuth
-        self._prev_arrival: Optional[float] = None
-        self._rev_cover = 0                     # forward first-block steps within the open revolution
-        self._run_start: Optional[float] = None
-        self._run_cover = 0
-        self._run_packets = 0
-        self._started_at_cut = False
-
-    @property
-    def bursty(self) -> bool:
-        """Whether the sender is taken to send revolutions in bursts (see the class docstring)."""
-        return self._bursty
-
-    def snapshot_now(self) -> bool:
-        """Whether a revolution emitted now is decoded with snapshot point times."""
-        pt = getattr(self.decoder, "packet_time", "auto")
-        return pt == "snapshot" or (pt == "auto" and self._bursty and self.snapshot_bursts)
-
-    def counters(self) -> Dict[str, int]:
-        out = {"packets": self.packets, "revolutions": self.revolutions,
-               "bad": sum(self.bad.values()), "aux_header": self.aux_header,
-               "forced_cuts": self.forced_cuts, "pending": len(self._pending),
-               "predicted_cuts": self.predicted_cuts, "late_cuts": self.late_cuts,
-               "mispredicted": self.mispredicted, "burst_restarts": self.burst_restarts,
-               "runs_bursty": self.runs_bursty, "runs_paced": self.runs_paced,
-               "bursty": int(self._bursty)}
-        for reason, count in self.bad.items():
-            out["bad_" + reason] = count
-        return out
-
-    def _crossed(self, last: int, az: int) -> bool:
-        forward = (az - last) % _AZ_MAX
-        if self.cut is None:
-            return az < last and last - az > _AZ_MAX // 2
-        if forward == 0 or forward > _AZ_MAX // 2:
-            return False
-        return 0 < (self.cut - last) % _AZ_MAX <= forward
-
-    def _cut_within(self, start: int, end: int) -> bool:
-        """Whether the cut (0 when wrapping) lies in (start, end], going forward <= 180 deg."""
-        span = (end - start) % _AZ_MAX
-        if span > _AZ_MAX // 2:
-            return False
-        return 0 < ((self.cut or 0) - start) % _AZ_MAX <= span
-
-    def add(self, datagram, stamp: Optional[float] = None,
-            arrival: Optional[float] = None) -> Optional[Revolution]:
-        """Add one datagram; ``stamp``: its arrival time (s) as the revolution's stamp,
-        ``arrival``: its arrival time (s, any clock; default ``stamp``) for burst detection."""
-        try:
-            packet = self.decoder.check(datagram)
-        except SensorDecodeError as exc:
-            self.bad[exc.reason] += 1
-            self.last_error = str(exc)
-            return None
-        if len(packet) != len(datagram):
-            self.aux_header += 1
-        self.packets += 1
-        self.last_return_mode = packet[1204]
-        self.last_product_id = packet[1205]
-        first = packet[2] | (packet[3] << 8)
-        last = packet[1102] | (packet[1103] << 8)
-        step = (last - (packet[1002] | (packet[1003] << 8))) % _AZ_MAX
-        if step == 0:
-            step = (last - (packet[902] | (packet[903] << 8))) % _AZ_MAX
-        if step > _AZ_MAX // 2:
-            step = 0
-        cover = (last - first) % _AZ_MAX + step     # this packet's own span, to its next block
-        if arrival is None:
-            arrival = stamp
-        gap = (arrival is not None and self._prev_arrival is not None
-               and arrival - self._prev_arrival > self.burst_gap)
-        forward = None if self._prev_first is None else (first - self._prev_first) % _AZ_MAX
-        if forward is not None and forward > _AZ_MAX // 2:
-            forward = 0                             # a backward step covers nothing
-
-        # runs (burst detection): judged once they cover 360 deg
-        if self._run_start is None or gap or arrival is None:
-            self._run_start, self._run_cover, self._run_packets = arrival, 0, 0
-        elif forward is not None:
-            self._run_cover += forward
-        self._run_packets += 1
-        if self._run_cover + cover >= _AZ_MAX - step // 2 and self._run_start is not None:
-            span = arrival - self._run_start
-            nominal = self._run_packets * self._periods[1 if self.decoder.is_dual(
-                np.frombuffer(packet, PACKET_DTYPE)) else 0]
-            if span <= 0.25 * nominal:
-                self.runs_bursty += 1
-                if self.burst == "auto":
-                    self._bursty = True
-            elif span >= 0.5 * nominal:
-                self.runs_paced += 1
-                if self.burst == "auto" and self._bursty:
-                    self._bursty = False
-                    self._started_at_cut = False    # the open revolution started at a burst
-            self._run_start = None                  # the next packet starts the next run
-
-        out = None
-        predicted = False
-        if self._bursty:
-            if self._pending and gap:
-                self.burst_restarts += 1
-                out = self._emit(complete=False)
-                self._started_at_cut = True
-            elif gap:
-                self._started_at_cut = True         # a new burst
-            if out is None and len(self._pending) >= self.max_packets:
-                self.forced_cuts += 1
-                out = self._emit(complete=False)
-                self._started_at_cut = False
-            if self._pending and forward is not None:
-                self._rev_cover += forward
-            self._pending.append(packet)
-            self._stamps.append(stamp)
-            if out is None and self._rev_cover + cover >= _AZ_MAX - step // 2:
-                predicted = True
-                out = self._emit(complete=self._started_at_cut)
-                self._started_at_cut = True
-            self._last_az, self._hold = first, False
-        else:
-            if self._last_az is not None and self._crossed(self._last_az, first):
-                if self._pending:
-                    self.late_cuts += 1
-                    out = self._emit(complete=self._started_at_cut)
-                self._started_at_cut = True
-            elif len(self._pending) >= self.max_packets:
-                self.forced_cuts += 1
-                out = self._emit(complete=False)
-                self._started_at_cut = False
-            if self._hold and self._last_az is not None and (first - self._last_az) % _AZ_MAX > _AZ_MAX // 2:
-                self.mispredicted += 1              # short of the cut after a predictive cut: keep the cut
-            else:
-                self._last_az, self._hold = first, False
-            if self._pending and forward is not None:
-                self._rev_cover += forward
-            self._pending.append(packet)
-            self._stamps.append(stamp)
-            if out is None and not self._hold and self._cut_within(first, (last + step // 2) % _AZ_MAX):
-                predicted = True
-                out = self._emit(complete=self._started_at_cut)
-                self._started_at_cut = True
-                self._last_az, self._hold = self.cut or 0, True
-        if predicted:
-            self.predicted_cuts += 1
-            out = out._replace(predicted=True)
-        self._prev_first = first
-        self._prev_arrival = arrival
-        return out
-
-    def flush(self) -> Optional[Revolution]:
-        """Emit what is pending (``complete=False``), e.g. at shutdown."""
-        out = self._emit(complete=False)
-        self._started_at_cut = False
-        self._last_az = None
-        self._hold = False
-        return out
-
-    def _emit(self, complete: bool) -> Optional[Revolution]:
-        packets, stamps = self._pending, self._stamps
-        self._rev_cover = 0
-        if not packets:
-            return None
-        self._pending, self._stamps = [], []
-        have = all(s is not None for s in stamps)
-        rec = np.frombuffer(b"".join(packets), dtype=PACKET_DTYPE)
-        snapshot = self.snapshot_now()
-        points = self.decoder.decode(rec, stamps if have else None,
-                                     packet_time="snapshot" if snapshot else None)
-        self.revolutions += 1
-        first = packets[0]
-        return Revolution(points, len(packets), complete, stamps[0],
-                          struct.unpack_from("<I", first, 1200)[0],
-                          (first[2] | (first[3] << 8)) / 100.0, self.decoder.is_dual(rec),
-                          False, self._bursty, snapshot)
-
-
-# ----------------------------------------------------------------------------- PointCloud2
-
-class PointField(NamedTuple):
-    """sensor_msgs/PointField as plain data (datatype: 7 = FLOAT32, 4 = UINT16)."""
-
-    name: str
-    offset: int
-    datatype: int
-    count: int
-
-
-FLOAT32 = 7
-UINT16 = 4
-#: Fields of ROSVEL's XYZIRT cloud (velodyne_pointcloud pointcloudXYZIRT.cc, fields
-#: added back to back by PointCloud2Modifier: no padding).
-POINT_FIELDS = (PointField("x", 0, FLOAT32, 1), PointField("y", 4, FLOAT32, 1),
-                PointField("z", 8, FLOAT32, 1), PointField("intensity", 12, FLOAT32, 1),
-                PointField("ring", 16, UINT16, 1), PointField("time", 18, FLOAT32, 1))
-POINT_STEP = 22
-_CLOUD_DTYPE = np.dtype({"names": [f.name for f in POINT_FIELDS],
-                         "formats": ["<f4", "<f4", "<f4", "<f4", "<u2", "<f4"],
-                         "offsets": [f.offset for f in POINT_FIELDS], "itemsize": POINT_STEP})
-
-
-class CloudData(NamedTuple):
-    """Everything of a sensor_msgs/PointCloud2 but its header, as plain data."""
-
-    height: int
-    width: int
-    fields: Tuple[PointField, ...]
-    is_bigendian: bool
-    point_step: int
-    row_step: int
-    data: bytes
-    is_dense: bool
-
-
-_PACK_LOCAL = threading.local()
-_PACK_SCRATCH_MAX = 1 << 20      # points; larger clouds use a throw-away buffer
-
-
-def pack_cloud(points: Points) -> CloudData:
-    """Pack points into the ``data`` of an unorganised XYZIRT PointCloud2
-    (height 1, little-endian).  ``is_dense`` is False only if x holds NaN
-    (``keep_zero=True``)."""
-    n = len(points.x)
-    scratch = getattr(_PACK_LOCAL, "rec", None)       # reused: fresh memory costs page faults
-    if scratch is None or len(scratch) < n:
-        scratch = np.empty(n, _CLOUD_DTYPE)
-        if n <= _PACK_SCRATCH_MAX:
-            _PACK_LOCAL.rec = scratch
-    rec = scratch[:n]
-    rec["x"] = points.x
-    rec["y"] = points.y
-    rec["z"] = points.z
-    rec["intensity"] = points.intensity
-    rec["ring"] = points.ring
-    rec["time"] = points.time
-    dense = not bool(np.isnan(points.x).any()) if n else True
-    return CloudData(1, n, POINT_FIELDS, False, POINT_STEP, POINT_STEP * n, rec.tobytes(), dense)
-
-
-# The encoder lives in its own module; its names are part of this module's API.
-from .velodyne_encode import encode_packets, firing_step_deg, packets_from_ranges, scan_pattern  # noqa: E402,F401

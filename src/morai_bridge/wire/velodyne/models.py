@@ -1,7 +1,7 @@
 """Velodyne sensor models as data, and the packet constants (no ROS).
 
-Part of :mod:`morai_bridge.wire.velodyne`, which re-exports every public name here; the facts and
-their confidence tags are in that module's docstring.
+Part of :mod:`morai_bridge.wire.velodyne` (whose package exports the public names); the facts and
+their confidence tags are in :mod:`morai_bridge.wire.velodyne.decode`'s docstring.
 """
 from typing import Dict, NamedTuple, Optional, Tuple
 
