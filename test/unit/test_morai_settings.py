@@ -103,9 +103,9 @@ def test_mount_quaternion_and_view_direction():
     (-sin35 sin5, cos35 sin5, sin35 cos5, cos35 cos5); its x axis (where the camera looks) is
     (cos70 cos10, sin70 cos10, -sin10): forward-left (the left side camera looks out of the car) and
     down (MORAI's + pitch is nose down, as REP-103's)."""
-    sensor_common = pytest.importorskip('morai_bridge.ros.sensor_common')
+    sensor_bridge = pytest.importorskip('morai_bridge.ros.sensor_bridge')
     s = [s for s in ms.load_sensors(HEVEN).sensors if s.key == 'cameraList[1]'][0]
-    t = sensor_common.mount_transform('base_link', 'Camera-2', *s.pose).transform
+    t = sensor_bridge.mount_transform('base_link', 'Camera-2', *s.pose).transform
     r = math.radians
     q = (t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w)
     assert q == pytest.approx((-math.sin(r(35)) * math.sin(r(5)), math.cos(r(35)) * math.sin(r(5)),
@@ -323,21 +323,21 @@ def test_generated_launch_passes_roslaunch_check(tmp_path):
 # ----------------------------------------------------------------------------- ~settings in the nodes
 
 def test_node_settings_overlay_camera_and_lidar():
-    sensor_common = pytest.importorskip('morai_bridge.ros.sensor_common')
+    sensor_params = pytest.importorskip('morai_bridge.ros.sensor_params')
     from morai_bridge.nodes import camera_bridge, lidar_bridge
     from morai_bridge.ros.params import load
     get = {'settings': HEVEN, 'settings_sensor': 3}
     cfg = load(camera_bridge.PARAMS, lambda n, d: get.get(n, d))
-    assert sensor_common.apply_settings(cfg, camera_bridge.PARAMS, 'camera')
+    assert sensor_params.apply_settings(cfg, camera_bridge.PARAMS, 'camera')
     assert (cfg.port, cfg.mount_yaw, cfg.width, cfg.fov_deg, cfg.frame_id) == (9295, -70.0, 640, 130.0, 'Camera-3')
     cfg = load(lidar_bridge.PARAMS, lambda n, d: {'settings': BAQU4}.get(n, d))
-    assert sensor_common.apply_settings(cfg, lidar_bridge.PARAMS, 'lidar')
+    assert sensor_params.apply_settings(cfg, lidar_bridge.PARAMS, 'lidar')
     assert (cfg.port, cfg.model, cfg.topic) == (2368, 'HDL32E', '/lidar3D')
     cfg = load(camera_bridge.PARAMS, lambda n, d: {'settings': BAQU4}.get(n, d))
-    assert not sensor_common.apply_settings(cfg, camera_bridge.PARAMS, 'camera')     # its camera is ROS
+    assert not sensor_params.apply_settings(cfg, camera_bridge.PARAMS, 'camera')     # its camera is ROS
     cfg = load(camera_bridge.PARAMS, lambda n, d: {'settings': BAQU4, 'settings_sensor': 4}.get(n, d))
     with pytest.raises(ms.SettingsError, match='cameraList\\[0\\] .* is sent over ROS'):
-        sensor_common.apply_settings(cfg, camera_bridge.PARAMS, 'camera')
+        sensor_params.apply_settings(cfg, camera_bridge.PARAMS, 'camera')
 
 
 def test_udp_bridge_settings_overlay():

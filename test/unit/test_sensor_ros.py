@@ -24,7 +24,7 @@ from std_msgs.msg import Header
 from visualization_msgs.msg import Marker
 
 from morai_bridge.nodes import camera_bridge, lidar2d_bridge, lidar_bridge
-from morai_bridge.ros import camera_ros, lidar2d_ros, lidar_ros, sensor_common
+from morai_bridge.ros import camera_ros, lidar2d_ros, lidar_ros, sensor_bridge
 from morai_bridge.ros.params import ParamError, load
 from morai_bridge.wire import camera, lidar2d
 from morai_bridge.wire import velodyne as vel
@@ -105,7 +105,7 @@ def test_camera_info_message():
 
 def test_unsigned_camera_stamps_are_times():
     """The codec reads camera/BOX sec as uint32: every value is a ROS time (uint32 sec)."""
-    from morai_bridge.ros.sensor_common import sim_stamp
+    from morai_bridge.ros.sensor_bridge import sim_stamp
     assert sim_stamp(2 ** 32 - 1, 999999999) == rospy.Time(2 ** 32 - 1, 999999999)
     assert sim_stamp(2 ** 31, 0) == rospy.Time(2 ** 31, 0)
     assert sim_stamp(5, 10 ** 9) is None
@@ -358,24 +358,24 @@ def test_header_and_tail_literals():
 # ----------------------------------------------------------------------------- TF
 
 def test_mount_transform_rep103():
-    t = sensor_common.mount_transform('base_link', 'velodyne', 1.0, 2.0, 3.0, 0.0, 0.0, 90.0)
+    t = sensor_bridge.mount_transform('base_link', 'velodyne', 1.0, 2.0, 3.0, 0.0, 0.0, 90.0)
     assert (t.header.frame_id, t.child_frame_id) == ('base_link', 'velodyne')
     v = t.transform.translation
     assert (v.x, v.y, v.z) == (1.0, 2.0, 3.0)
     assert close(rotate(q_of(t), (1, 0, 0)), (0, 1, 0))                  # yaw +90: forward turns left
-    pitch = sensor_common.mount_transform('a', 'b', 0, 0, 0, 0.0, 30.0, 0.0)
+    pitch = sensor_bridge.mount_transform('a', 'b', 0, 0, 0, 0.0, 30.0, 0.0)
     fwd = rotate(q_of(pitch), (1, 0, 0))
     assert fwd[2] == pytest.approx(-0.5)                                 # pitch +: nose down
-    roll = sensor_common.mount_transform('a', 'b', 0, 0, 0, 90.0, 0.0, 0.0)
+    roll = sensor_bridge.mount_transform('a', 'b', 0, 0, 0, 90.0, 0.0, 0.0)
     assert close(rotate(q_of(roll), (0, 1, 0)), (0, 0, 1))               # roll +90: left turns up
-    both = sensor_common.mount_transform('a', 'b', 0, 0, 0, 90.0, 0.0, 90.0)
+    both = sensor_bridge.mount_transform('a', 'b', 0, 0, 0, 90.0, 0.0, 90.0)
     # fixed axes: roll first, then yaw: y -> z (roll), z stays under yaw
     assert close(rotate(q_of(both), (0, 1, 0)), (0, 0, 1))
     assert close(rotate(q_of(both), (1, 0, 0)), (0, 1, 0))
 
 
 def test_optical_frame_axes():
-    t = sensor_common.optical_transform('camera', 'camera_optical')
+    t = sensor_bridge.optical_transform('camera', 'camera_optical')
     assert (t.header.frame_id, t.child_frame_id) == ('camera', 'camera_optical')
     q = q_of(t)
     assert close(rotate(q, (0, 0, 1)), (1, 0, 0))        # optical z (forward) = body x
@@ -384,61 +384,6 @@ def test_optical_frame_axes():
 
 
 # ----------------------------------------------------------------------------- helpers
-
-def test_timing_percentiles():
-    t = sensor_common.Timing(size=100)
-    assert t.summary_ms() == '' and t.percentile(50) is None
-    for i in range(1, 201):                 # the window keeps the last 100: 101..200 ms
-        t.add(i / 1000.0)
-    assert t.percentile(50) == pytest.approx(0.150)
-    assert t.percentile(99) == pytest.approx(0.199)
-    assert t.max == pytest.approx(0.200)
-    assert t.summary_ms() == '150.00 / 199.00 / 200.00'
-
-
-def test_latest_slot_keeps_the_newest():
-    s = sensor_common.LatestSlot()
-    assert s.take(0.0) is None
-    s.put(1)
-    s.put(2)
-    s.put(3)
-    assert s.take(0.0) == 3 and s.skipped == 2 and s.taken == 1
-    assert s.take(0.01) is None
-
-
-def test_recent_and_rate():
-    now = [0.0]
-    r = sensor_common.Recent(10.0, clock=lambda: now[0])
-    assert not r.check(0)
-    now[0] = 1.0
-    assert r.check(1)
-    now[0] = 10.9
-    assert r.check(1)
-    now[0] = 11.1
-    assert not r.check(1)
-    rate = sensor_common.RateMeter(clock=lambda: now[0])
-    assert rate(0) == 0.0
-    now[0] += 2.0
-    assert rate(30) == pytest.approx(15.0)
-
-
-def test_snapshot_copies():
-    from collections import Counter
-    c = Counter(a=1)
-    s = sensor_common.snapshot(c)
-    c['b'] += 1
-    assert s == {'a': 1}
-
-
-def test_receive_buffer_is_at_least_what_linux_allows(tmp_path):
-    import socket
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        got = sensor_common.grow_receive_buffer(s, 1 << 20)
-        assert got >= min(1 << 20, int(open('/proc/sys/net/core/rmem_max').read()) // 2) > 0
-    finally:
-        s.close()
-
 
 # ----------------------------------------------------------------------------- parameter tables
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from morai_bridge.link.workers import (
-    DEAD, ERROR, OK, RESTARTING, RUNNING, STOPPED, WARN, ThrottledLog, Worker, worker_diagnostics)
+    DEAD, ERROR, OK, RESTARTING, RUNNING, STOPPED, WARN, LatestSlot, ThrottledLog, Worker, worker_diagnostics)
 
 from helpers import Log, wait_for
 
@@ -242,3 +242,13 @@ def test_diagnostics_helper(workers):
     level, text, values = worker_diagnostics([a, b, c], now=time.monotonic() + 100.0)
     assert level == ERROR and 'w2 dead' in text
     assert ('w2 state', 'dead') in values
+
+
+def test_latest_slot_keeps_the_newest():
+    s = LatestSlot()
+    assert s.take(0.0) is None
+    s.put(1)
+    s.put(2)
+    s.put(3)
+    assert s.take(0.0) == 3 and s.skipped == 2 and s.taken == 1
+    assert s.take(0.01) is None

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from morai_bridge.link.workers import RUNNING, STOPPED
-from morai_bridge.link.transport import UdpReceiver, bind_udp
+from morai_bridge.link.transport import UdpReceiver, bind_udp, grow_receive_buffer
 
 from helpers import Log, wait_for
 
@@ -153,3 +153,12 @@ def test_idle_work_runs_once_the_sockets_are_drained(receiver, sender):
     assert len(idle) == rounds + 1 and rx.stats['b'].handler_errors == 1
     assert 'idle work raised RuntimeError' in rx.stats['b'].last_error
     assert 'idle work of stream b' in log.lines[-1] and 'Traceback' in log.lines[-1]
+
+
+def test_receive_buffer_is_at_least_what_linux_allows(tmp_path):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        got = grow_receive_buffer(s, 1 << 20)
+        assert got >= min(1 << 20, int(open('/proc/sys/net/core/rmem_max').read()) // 2) > 0
+    finally:
+        s.close()

@@ -10,6 +10,9 @@
   callback, after dropping datagrams from unexpected senders.  An exception
   raised by the callback is counted per stream (``handler_errors``) and
   logged, throttled, with its traceback; the receiver keeps going.
+* :class:`ReceivePort`: one such port configured from a node's parameters
+  (``~sim_ip``, ``~bind_ip``, ``~port``, ``~socket_buffer``), its receive buffer
+  grown as far as the kernel allows (:func:`grow_receive_buffer`).
 """
 import errno
 import selectors
@@ -180,6 +183,58 @@ class UdpReceiver(object):
 
     def _step(self):
         self.poll(0.2)
+
+
+class ReceivePort(object):
+    """One UDP receive port in a supervised worker (a sensor bridge's socket).
+
+    ``handler(name, data, addr, t)`` runs on the worker's thread for each datagram
+    from ``sim_ip`` (``t``: ``time.monotonic()`` when it was read), ``on_idle()``
+    whenever the socket is drained (:class:`UdpReceiver`).  ``stats``
+    (:class:`StreamStats`) counts received datagrams,
+    foreign senders and handler exceptions; ``rcvbuf`` is the receive buffer the
+    kernel granted (bytes of payload, i.e. half of what ``SO_RCVBUF`` reports on
+    Linux), ``rcvbuf_asked`` what ``~socket_buffer`` asked for.
+    """
+
+    def __init__(self, cfg, name, handler, log=None, on_dead=None, on_idle=None):
+        sim_ip = resolve_host(cfg.sim_ip, '~sim_ip')
+        bind_ip = resolve_host(cfg.bind_ip, '~bind_ip')
+        self.name = name
+        self.port = cfg.port
+        self.rcvbuf_asked = int(cfg.socket_buffer)
+        sock = bind_udp(bind_ip, cfg.port, '~port', rcvbuf=self.rcvbuf_asked)
+        self.rcvbuf = grow_receive_buffer(sock, self.rcvbuf_asked)
+        self.stats = StreamStats(name)
+        self.receiver = UdpReceiver({name: sock}, sim_ip, handler, {name: self.stats}, log=log,
+                                    on_dead=on_dead, name=name + '_receiver', on_idle=on_idle)
+
+    @property
+    def workers(self):
+        return self.receiver.workers
+
+    def start(self):
+        self.receiver.start()
+
+    def stop(self):
+        self.receiver.stop()
+
+
+def granted_buffer(sock):
+    # Linux doubles the value set (bookkeeping overhead) and reports the doubled value
+    return sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) // 2
+
+
+def grow_receive_buffer(sock, size):
+    """Make the receive buffer at least ``size`` bytes if the kernel lets us: SO_RCVBUF is capped
+    by net.core.rmem_max, SO_RCVBUFFORCE (CAP_NET_ADMIN) is not.  Returns the size granted."""
+    if granted_buffer(sock) < size:
+        force = getattr(socket, 'SO_RCVBUFFORCE', 33)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, force, size)
+        except OSError:
+            pass
+    return granted_buffer(sock)
 
 
 class UdpSender(object):

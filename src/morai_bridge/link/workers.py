@@ -29,6 +29,8 @@ A node uses it to shut down with a non-zero exit status so that roslaunch's
 An exception raised after :meth:`Worker.stop` was requested ends the worker
 quietly (``'stopped'``): shutting down often makes blocking calls fail.
 
+:class:`LatestSlot` hands the newest item of a fast producer to a slower worker.
+
 :func:`worker_diagnostics` turns a list of workers into a diagnostics entry
 (level, summary, key/values) so the ROS side stays a one-liner.
 
@@ -40,7 +42,7 @@ import threading
 import time
 import traceback
 
-__all__ = ['Worker', 'ThrottledLog', 'worker_diagnostics',
+__all__ = ['Worker', 'ThrottledLog', 'LatestSlot', 'worker_diagnostics',
            'RUNNING', 'RESTARTING', 'DEAD', 'STOPPED', 'OK', 'WARN', 'ERROR']
 
 RUNNING = 'running'
@@ -282,6 +284,33 @@ class Worker(object):
                         pass
         finally:
             self.state = DEAD
+
+
+class LatestSlot(object):
+    """A one-item mailbox between a fast producer and a slower consumer: ``put`` replaces
+    an item not yet taken (counted in ``skipped``), ``take`` waits for one."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._item = None
+        self.skipped = 0
+        self.taken = 0
+
+    def put(self, item):
+        with self._cond:
+            if self._item is not None:
+                self.skipped += 1
+            self._item = item
+            self._cond.notify()
+
+    def take(self, timeout):
+        with self._cond:
+            if self._item is None:
+                self._cond.wait(timeout)
+            item, self._item = self._item, None
+            if item is not None:
+                self.taken += 1
+            return item
 
 
 def worker_diagnostics(workers, recent_s=10.0, now=None):

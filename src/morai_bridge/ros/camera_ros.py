@@ -37,15 +37,14 @@ from sensor_msgs.msg import CameraInfo, CompressedImage, Image, RegionOfInterest
 from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
+from morai_bridge.link.measure import RateMeter, snapshot
+from morai_bridge.link.workers import LatestSlot, Worker
 from morai_bridge.ros.params import Param, ParamError
-from morai_bridge.ros.sensor_common import (STAMP_PARAM, LatestSlot, RateMeter, Recent, SensorSocket, Timing,
-                                            add_counts, cfg_mount_transform, mount_params, network_params,
-                                            optical_transform, sim_stamp, snapshot, stream_level, tail_params)
-from morai_bridge.link.workers import Worker
+from morai_bridge.ros.sensor_bridge import WARN, SensorBridge, counted, optical_transform
+from morai_bridge.ros.sensor_params import STAMP_PARAM, mount_params, network_params, tail_params
 from morai_bridge.wire import camera
 from morai_bridge.wire.sensor_errors import SensorDecodeError
 
-OK, WARN, ERROR = 0, 1, 2
 
 PARAMS = network_params(camera.DEFAULT_PORT, 'camera image (MOR) and box (BOX) datagrams (UDP port; 0: the '
                         'node refuses to start, sensor_bridge.launch leaves it out)', 8 << 20) + [
@@ -275,14 +274,16 @@ def annotate(rgb, objects):
 
 # ----------------------------------------------------------------------------- the node's parts
 
-class CameraBridge(object):
+class CameraBridge(SensorBridge):
     """Receive one camera port, publish images, camera info and boxes (module docstring)."""
 
-    def __init__(self, cfg, log=None, on_dead=None):
-        self.cfg = cfg
-        if cfg.port == 0:
-            raise ParamError('~port is 0: the camera stream is off, nothing to do (set ~port to the camera\'s '
-                             'destination port in the simulator, e.g. 1232)')
+    kind = 'camera'
+    title = 'Camera'
+    port_off = ('~port is 0: the camera stream is off, nothing to do (set ~port to the camera\'s destination port '
+                'in the simulator, e.g. 1232)')
+    problem_words = 'malformed or dropped datagrams'
+
+    def setup(self, cfg, log, on_dead):
         if cfg.publish_raw or cfg.publish_annotated:
             try:
                 _pil()
@@ -308,48 +309,23 @@ class CameraBridge(object):
         self.bad_stamps = 0            # stamp_source sim but the packet's sec/nsec is not a time
         self.size_mismatch = 0         # frames whose JPEG size differs from ~width/~height
         self.decode_errors = 0         # publisher: JPEGs PIL could not decode
-        self.last_error = ''
         self.image_size = None         # (w, h) from the last JPEG header
-        self.timing = Timing()         # last datagram of a frame read -> image and info published
+        # self.timing: the last datagram of a frame read -> image and info published
         self._asm_error = None         # the assembler's last_error last copied to last_error
         self._chunk0_rx = None         # ROS time at which the current frame's chunk 0 arrived
         self._index_at = 11 if self.form.has_stamp else 3
         self._boxes = (None, [])       # (stamp, objects) of the newest box packet, for annotation
         self._rate = RateMeter()
         self._box_rate = RateMeter()
-        self._recent = Recent()
         self.slot = LatestSlot() if (self.raw_pub or self.annotated_pub) else None
-        self.socket = SensorSocket(cfg, 'camera', self.on_datagram, log=log, on_dead=on_dead)
-        self.publisher = Worker('camera_publisher', self._publish_step, log=log, on_dead=on_dead) \
-            if self.slot is not None else None
-
-    @property
-    def workers(self):
-        return list(self.socket.workers) + ([self.publisher] if self.publisher is not None else [])
+        if self.slot is not None:
+            self.extra_workers.append(Worker('camera_publisher', self._publish_step, log=log, on_dead=on_dead))
 
     def transforms(self):
         cfg = self.cfg
-        return [cfg_mount_transform(cfg), optical_transform(cfg.frame_id, cfg.optical_frame_id)]
-
-    def start(self):
-        self.socket.start()
-        if self.publisher is not None:
-            self.publisher.start()
-
-    def stop(self):
-        self.socket.stop()
-        if self.publisher is not None:
-            self.publisher.stop()
+        return SensorBridge.transforms(self) + [optical_transform(cfg.frame_id, cfg.optical_frame_id)]
 
     # -------------------------------------------------------------- receive thread
-
-    def _stamp(self, sec, nsec, fallback):
-        if self.cfg.stamp_source == 'sim' and sec is not None:
-            s = sim_stamp(sec, nsec)
-            if s is not None:
-                return s
-            self.bad_stamps += 1
-        return fallback if fallback is not None else rospy.get_rostime()
 
     def on_datagram(self, name, data, addr, t):
         kind = camera.classify(data)
@@ -372,7 +348,7 @@ class CameraBridge(object):
 
     def _on_frame(self, frame, t):
         cfg = self.cfg
-        stamp = self._stamp(frame.sec, frame.nsec, self._chunk0_rx)
+        stamp = self.packet_stamp(frame.sec, frame.nsec, self._chunk0_rx)
         self._chunk0_rx = None
         size = jpeg_size(frame.jpeg)
         self.image_size = size
@@ -401,7 +377,7 @@ class CameraBridge(object):
             self.last_error = 'box datagram: %s' % e
             return
         self.box_units[pkt.size_unit] += 1
-        stamp = self._stamp(pkt.sec, pkt.nsec, None)
+        stamp = self.packet_stamp(pkt.sec, pkt.nsec)
         # bytes form: the field at offset 11 numbers the datagrams of one packet (> 565 objects);
         # count form: heven-ad-2026's codec calls it a sequence and reads every datagram as the
         # whole set, so each one replaces the previous boxes
@@ -441,69 +417,53 @@ class CameraBridge(object):
 
     # -------------------------------------------------------------- diagnostics
 
-    def diagnostics(self, stat):
+    def report(self):
         cfg = self.cfg
-        st = self.socket.stats
         a = self.assembler
         dropped = snapshot(a.dropped)
         malformed = snapshot(a.malformed_reasons)
         box_errors = snapshot(self.box_errors)
+        units = snapshot(self.box_units)
         rate = self._rate(a.frames)
         box_rate = self._box_rate(self.box_packets)
-        level, text = stream_level(st, cfg.stale_timeout, cfg.port)
-        if not text:
-            text = '%.1f Hz images' % rate
-            if self.box_packets:
-                text += ', %.1f Hz boxes' % box_rate
-        problems = (a.malformed + sum(dropped.values()) + sum(box_errors.values()) + self.unknown + st.foreign
-                    + self.bad_stamps + self.decode_errors + st.handler_errors)
-        if self._recent.check(problems):
-            level = max(level, WARN)
-            text += '; malformed or dropped datagrams in the last 10 s (see values)'
+        text = '%.1f Hz images' % rate
+        if self.box_packets:
+            text += ', %.1f Hz boxes' % box_rate
+        problems = (a.malformed + sum(dropped.values()) + sum(box_errors.values()) + self.unknown
+                    + self.bad_stamps + self.decode_errors)
+        more = []
         if self.size_mismatch and self.image_size:
-            level = max(level, WARN)
-            text += '; images are %dx%d but CameraInfo says %dx%d (~width, ~height)' % (
+            more.append((WARN, 'images are %dx%d but CameraInfo says %dx%d (~width, ~height)' % (
                 self.image_size[0], self.image_size[1], cfg.width or self.image_size[0],
-                cfg.height or self.image_size[1])
-        if st.handler_errors:
-            level = ERROR
-            text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
-        stat.summary(level, text)
-        stat.add('port', cfg.port)
-        stat.add('header form', cfg.header)
-        stat.add('rate [Hz]', '%.1f' % rate)
-        stat.add('frames published', self.frames_published)
-        stat.add('datagrams received', st.received)
-        stat.add('chunks', a.chunks)
-        stat.add('malformed', a.malformed)
-        add_counts(stat, 'malformed ', malformed)
-        stat.add('frames dropped', sum(dropped.values()))
-        add_counts(stat, 'dropped ', dropped)
-        stat.add('duplicate chunks ignored', a.duplicates)
-        stat.add('box rate [Hz]', '%.1f' % box_rate)
-        stat.add('box datagrams published', self.box_packets)
-        stat.add('box objects', self.box_objects)
-        stat.add('box size unit', cfg.box_size_unit)
-        units = snapshot(self.box_units)
-        stat.add('box size read as bytes / count', '%d / %d' % (units.get('bytes', 0), units.get('count', 0)))
-        stat.add('box decode errors', sum(box_errors.values()))
-        add_counts(stat, 'box errors ', box_errors)
-        stat.add('legacy traffic-light datagrams ignored', self.traffic_light)
-        stat.add('unknown datagrams', self.unknown)
-        stat.add('from unexpected hosts', st.foreign)
-        stat.add('last unexpected sender', st.last_foreign)
-        stat.add('bridge errors', st.handler_errors)
-        stat.add('stamp source', cfg.stamp_source)
-        stat.add('invalid packet stamps', self.bad_stamps)
-        stat.add('image size', '%dx%d' % self.image_size if self.image_size else '')
-        stat.add('camera info size mismatches', self.size_mismatch)
-        stat.add('publish time p50 / p99 / max [ms]', self.timing.summary_ms())
+                cfg.height or self.image_size[1])))
+        values = [
+            ('header form', cfg.header),
+            ('rate [Hz]', '%.1f' % rate),
+            ('frames published', self.frames_published),
+            ('datagrams received', self.socket.stats.received),
+            ('chunks', a.chunks),
+            ('malformed', a.malformed),
+        ] + counted('malformed ', malformed) + [
+            ('frames dropped', sum(dropped.values())),
+        ] + counted('dropped ', dropped) + [
+            ('duplicate chunks ignored', a.duplicates),
+            ('box rate [Hz]', '%.1f' % box_rate),
+            ('box datagrams published', self.box_packets),
+            ('box objects', self.box_objects),
+            ('box size unit', cfg.box_size_unit),
+            ('box size read as bytes / count', '%d / %d' % (units.get('bytes', 0), units.get('count', 0))),
+            ('box decode errors', sum(box_errors.values())),
+        ] + counted('box errors ', box_errors) + [
+            ('legacy traffic-light datagrams ignored', self.traffic_light),
+            ('unknown datagrams', self.unknown),
+            ('stamp source', cfg.stamp_source),
+            ('invalid packet stamps', self.bad_stamps),
+            ('image size', '%dx%d' % self.image_size if self.image_size else ''),
+            ('camera info size mismatches', self.size_mismatch),
+            ('publish time p50 / p99 / max [ms]', self.timing.summary_ms()),
+        ]
         if self.slot is not None:
-            stat.add('raw frames decoded', self.slot.taken)
-            stat.add('raw frames skipped (decoder busy)', self.slot.skipped)
-            stat.add('JPEG decode errors', self.decode_errors)
-        stat.add('receive buffer [bytes]', '%d (asked %d)' % (self.socket.rcvbuf, self.socket.rcvbuf_asked))
-        age = st.age()
-        stat.add('age of last datagram [s]', '' if age is None else '%.3f' % age)
-        stat.add('last error', self.last_error or st.last_error)
-        return stat
+            values += [('raw frames decoded', self.slot.taken),
+                       ('raw frames skipped (decoder busy)', self.slot.skipped),
+                       ('JPEG decode errors', self.decode_errors)]
+        return text, problems, more, values

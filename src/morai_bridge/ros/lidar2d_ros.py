@@ -16,13 +16,13 @@ import rospy
 from sensor_msgs.msg import LaserScan
 from std_msgs.msg import Header
 
+from morai_bridge.link.measure import RateMeter, snapshot
 from morai_bridge.ros.params import Param, ParamError
-from morai_bridge.ros.sensor_common import (RateMeter, Recent, SensorSocket, Timing, add_counts, cfg_mount_transform,
-                                            mount_params, network_params, snapshot, stream_level, tail_params)
+from morai_bridge.ros.sensor_bridge import SensorBridge, counted
+from morai_bridge.ros.sensor_params import mount_params, network_params, tail_params
 from morai_bridge.wire import lidar2d
 from morai_bridge.wire.sensor_errors import SensorDecodeError
 
-OK, WARN, ERROR = 0, 1, 2
 
 PARAMS = network_params(lidar2d.DEFAULT_PORT, '2D LiDAR datagrams (UDP port; MORAI has no default, so 0 = off: '
                         'the node refuses to start, sensor_bridge.launch leaves it out)', 1 << 20) + [
@@ -72,14 +72,16 @@ def scan_msg(scan, header, range_min, scan_time=0.0):
     return m
 
 
-class Lidar2dBridge(object):
+class Lidar2dBridge(SensorBridge):
     """Receive one 2D LiDAR port, publish one LaserScan per datagram."""
 
-    def __init__(self, cfg, log=None, on_dead=None):
-        self.cfg = cfg
-        if cfg.port == 0:
-            raise ParamError('~port is 0: MORAI has no default port for the 2D LiDAR, so the stream is off '
-                             'until you set ~port (the destination port in the simulator\'s sensor settings)')
+    kind = 'lidar2d'
+    title = 'LiDAR 2D'
+    port_off = ('~port is 0: MORAI has no default port for the 2D LiDAR, so the stream is off until you set ~port '
+                '(the destination port in the simulator\'s sensor settings)')
+    problem_words = 'malformed datagrams'
+
+    def setup(self, cfg, log, on_dead):
         self.expected_header = literal(cfg.expected_header, lidar2d.HEADER_SIZE, 'expected_header')
         self.expected_tail = literal(cfg.expected_tail, 2, 'expected_tail')
         self.options = dict(angle_origin_deg=cfg.angle_origin_deg, direction=cfg.direction,
@@ -93,25 +95,8 @@ class Lidar2dBridge(object):
         self.pub = rospy.Publisher(cfg.topic, LaserScan, queue_size=2)
         self.scans = 0
         self.malformed = Counter()
-        self.last_error = ''
         self.last_raw = None           # RawScan of the last good datagram (header, tail, ... seen)
-        self.timing = Timing()
         self._rate = RateMeter()
-        self._recent = Recent()
-        self.socket = SensorSocket(cfg, 'lidar2d', self.on_datagram, log=log, on_dead=on_dead)
-
-    @property
-    def workers(self):
-        return list(self.socket.workers)
-
-    def transforms(self):
-        return [cfg_mount_transform(self.cfg)]
-
-    def start(self):
-        self.socket.start()
-
-    def stop(self):
-        self.socket.stop()
 
     def on_datagram(self, name, data, addr, t):
         stamp = rospy.get_rostime()
@@ -127,38 +112,20 @@ class Lidar2dBridge(object):
         self.scans += 1
         self.timing.add(time.monotonic() - t)
 
-    def diagnostics(self, stat):
-        cfg = self.cfg
-        st = self.socket.stats
+    def report(self):
         malformed = snapshot(self.malformed)
         rate = self._rate(self.scans)
-        level, text = stream_level(st, cfg.stale_timeout, cfg.port)
-        if not text:
-            text = '%.1f Hz scans' % rate
-        if self._recent.check(sum(malformed.values()) + st.foreign + st.handler_errors):
-            level = max(level, WARN)
-            text += '; malformed datagrams in the last 10 s (see values)'
-        if st.handler_errors:
-            level = ERROR
-            text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
-        stat.summary(level, text)
         raw = self.last_raw
-        stat.add('port', cfg.port)
-        stat.add('rate [Hz]', '%.1f' % rate)
-        stat.add('scans published', self.scans)
-        stat.add('datagrams received', st.received)
-        stat.add('malformed', sum(malformed.values()))
-        add_counts(stat, 'malformed ', malformed)
-        stat.add('header seen', '' if raw is None else repr(raw.header))
-        stat.add('tail seen', '' if raw is None else repr(raw.tail))
-        stat.add('data_length seen', '' if raw is None else raw.data_length)
-        stat.add('aux seen', '' if raw is None else ' '.join('%g' % v for v in raw.aux))
-        stat.add('from unexpected hosts', st.foreign)
-        stat.add('last unexpected sender', st.last_foreign)
-        stat.add('bridge errors', st.handler_errors)
-        stat.add('publish time p50 / p99 / max [ms]', self.timing.summary_ms())
-        stat.add('receive buffer [bytes]', '%d (asked %d)' % (self.socket.rcvbuf, self.socket.rcvbuf_asked))
-        age = st.age()
-        stat.add('age of last datagram [s]', '' if age is None else '%.3f' % age)
-        stat.add('last error', self.last_error or st.last_error)
-        return stat
+        values = [
+            ('rate [Hz]', '%.1f' % rate),
+            ('scans published', self.scans),
+            ('datagrams received', self.socket.stats.received),
+            ('malformed', sum(malformed.values())),
+        ] + counted('malformed ', malformed) + [
+            ('header seen', '' if raw is None else repr(raw.header)),
+            ('tail seen', '' if raw is None else repr(raw.tail)),
+            ('data_length seen', '' if raw is None else raw.data_length),
+            ('aux seen', '' if raw is None else ' '.join('%g' % v for v in raw.aux)),
+            ('publish time p50 / p99 / max [ms]', self.timing.summary_ms()),
+        ]
+        return '%.1f Hz scans' % rate, sum(malformed.values()), [], values

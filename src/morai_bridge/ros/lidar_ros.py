@@ -34,13 +34,12 @@ import rospy
 from sensor_msgs.msg import PointCloud2, PointField
 from std_msgs.msg import Header
 
+from morai_bridge.link.measure import RateMeter, Timing, snapshot
 from morai_bridge.ros.params import Param, ParamError
-from morai_bridge.ros.sensor_common import (STAMP_PARAM, RateMeter, Recent, SensorSocket, Timing, add_counts,
-                                            cfg_mount_transform, mount_params, network_params, snapshot,
-                                            stream_level, tail_params)
+from morai_bridge.ros.sensor_bridge import WARN, SensorBridge, counted
+from morai_bridge.ros.sensor_params import STAMP_PARAM, mount_params, network_params, tail_params
 from morai_bridge.wire import velodyne as vel
 
-OK, WARN, ERROR = 0, 1, 2
 
 PARAMS = network_params(vel.DEFAULT_PORT, 'Velodyne data packets (UDP port; 0: the node refuses to start, '
                         'sensor_bridge.launch leaves it out)', 4 << 20) + [
@@ -170,14 +169,19 @@ def decoder_options(cfg):
 
 # ----------------------------------------------------------------------------- the node's parts
 
-class LidarBridge(object):
+class LidarBridge(SensorBridge):
     """Receive one Velodyne port, publish one PointCloud2 per revolution (module docstring)."""
 
-    def __init__(self, cfg, log=None, on_dead=None):
-        self.cfg = cfg
-        if cfg.port == 0:
-            raise ParamError('~port is 0: the LiDAR stream is off, nothing to do (set ~port to the LiDAR\'s '
-                             'destination port in the simulator, e.g. 2368)')
+    kind = 'lidar'
+    port_off = ('~port is 0: the LiDAR stream is off, nothing to do (set ~port to the LiDAR\'s destination port in '
+                'the simulator, e.g. 2368)')
+    problem_words = 'bad datagrams or forced cuts'
+
+    @property
+    def title(self):
+        return 'LiDAR %s' % self.cfg.model
+
+    def setup(self, cfg, log, on_dead):
         if cfg.max_range and cfg.min_range and cfg.max_range < cfg.min_range:
             raise ParamError('~max_range=%r is below ~min_range=%r' % (cfg.max_range, cfg.min_range))
         self.model = vel.get_model(cfg.model)
@@ -185,8 +189,9 @@ class LidarBridge(object):
                                       burst_gap=cfg.burst_gap, decode_chunk=cfg.decode_chunk)
         self.assembler = self.stream.assembler
         self.decoder = self.stream.decoder
-        self.snapshot_clouds = 0       # clouds with snapshot point times
+        self.on_idle = self.stream.idle
         self.pub = rospy.Publisher(cfg.topic, PointCloud2, queue_size=2)
+        self.snapshot_clouds = 0       # clouds with snapshot point times
         self.published = 0
         self.partial_dropped = 0
         self.partial_published = 0
@@ -198,27 +203,11 @@ class LidarBridge(object):
         self.last_points = 0
         self.last_packets = 0
         self.last_dual = False
-        self.last_error = ''
         self._asm_error = None
-        self.timing = Timing()         # datagram that closes a revolution read -> its cloud published
+        # self.timing: the datagram that closes a revolution read -> its cloud published
         self.latency = Timing()        # last datagram of the revolution read -> its cloud published
         self._last_packet_t = None
         self._rate = RateMeter()
-        self._recent = Recent()
-        self.socket = SensorSocket(cfg, 'lidar', self.on_datagram, log=log, on_dead=on_dead, on_idle=self.stream.idle)
-
-    @property
-    def workers(self):
-        return list(self.socket.workers)
-
-    def transforms(self):
-        return [cfg_mount_transform(self.cfg)]
-
-    def start(self):
-        self.socket.start()
-
-    def stop(self):
-        self.socket.stop()
 
     # -------------------------------------------------------------- receive thread
 
@@ -270,74 +259,57 @@ class LidarBridge(object):
 
     # -------------------------------------------------------------- diagnostics
 
-    def diagnostics(self, stat):
+    def report(self):
         cfg = self.cfg
-        st = self.socket.stats
         a = self.assembler
+        d = self.decoder
         bad = snapshot(a.bad)
         rate = self._rate(a.revolutions)
-        level, text = stream_level(st, cfg.stale_timeout, cfg.port)
-        if not text:
-            text = '%.1f Hz revolutions, %d points' % (rate, self.last_points)
-        problems = sum(bad.values()) + st.foreign + a.forced_cuts + st.handler_errors
-        if self._recent.check(problems):
-            level = max(level, WARN)
-            text += '; bad datagrams or forced cuts in the last 10 s (see values)'
+        more = []
         product = a.last_product_id
         said = vel.model_from_product_id(product) if product is not None else None
         if said is not None and said.name != self.model.name:
-            level = max(level, WARN)
-            text += '; packets say %s (product id 0x%02x) but ~model is %s' % (said.name, product, self.model.name)
+            more.append((WARN, 'packets say %s (product id 0x%02x) but ~model is %s' % (said.name, product,
+                                                                                        self.model.name)))
         if cfg.stamp_source == 'sim' and self.fell_back:
-            level = max(level, WARN)
-            text += '; device time %.3f s from the receive time (more than ~device_time_max_offset): receive ' \
-                    'time used' % (self.device_offset or 0.0)
-        if st.handler_errors:
-            level = ERROR
-            text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
-        stat.summary(level, text)
-        stat.add('port', cfg.port)
-        stat.add('model', self.model.name)
-        stat.add('rate [Hz]', '%.2f' % rate)
-        stat.add('revolutions', a.revolutions)
-        stat.add('clouds published', self.published)
-        stat.add('partial revolutions dropped', self.partial_dropped)
-        stat.add('partial revolutions published', self.partial_published)
-        stat.add('packets', a.packets)
-        stat.add('packets in last revolution', self.last_packets)
-        stat.add('points in last revolution', self.last_points)
-        stat.add('bad datagrams', sum(bad.values()))
-        add_counts(stat, 'bad ', bad)
-        stat.add('datagrams with auxiliary header', a.aux_header)
-        stat.add('forced cuts (max_packets)', a.forced_cuts)
-        stat.add('sender bursty (whole revolutions at once)', str(a.bursty))
-        stat.add('revolutions cut at their last packet (predicted or burst)', a.predicted_cuts)
-        stat.add('revolutions cut at the next packet', a.late_cuts)
-        stat.add('predictive cuts not confirmed by the next packet', a.mispredicted)
-        stat.add('bursts that did not cover 360 deg', a.burst_restarts)
-        stat.add('clouds with snapshot point times', self.snapshot_clouds)
-        stat.add('revolutions decoded piece by piece', self.decoder.incremental)
-        stat.add('revolutions decoded at once', self.decoder.at_end + self.decoder.fallbacks)
-        stat.add('revolutions decoded at once because pieces could not be used', self.decoder.fallbacks)
-        stat.add('product id seen', '' if product is None else '0x%02x%s' % (
-            product, ' (%s)' % said.name if said is not None else ''))
+            more.append((WARN, 'device time %.3f s from the receive time (more than ~device_time_max_offset): '
+                               'receive time used' % (self.device_offset or 0.0)))
         mode = a.last_return_mode
-        stat.add('return mode byte seen', '' if mode is None else '0x%02x' % mode)
-        stat.add('dual return', str(self.last_dual))
-        stat.add('from unexpected hosts', st.foreign)
-        stat.add('last unexpected sender', st.last_foreign)
-        stat.add('bridge errors', st.handler_errors)
-        stat.add('stamp source', cfg.stamp_source)
-        stat.add('clouds stamped with device time', self.device_stamps)
-        stat.add('clouds stamped with receive time', self.receive_stamps)
-        stat.add('device time too far from receive time', self.implausible)
-        stat.add('device time - receive time [s]', '' if self.device_offset is None else '%.6f' % self.device_offset)
-        stat.add('latency, last packet of a revolution read -> cloud published, p50 / p99 / max [ms]',
-                 self.latency.summary_ms())
-        stat.add('publish time, closing packet read -> cloud published, p50 / p99 / max [ms]',
-                 self.timing.summary_ms())
-        stat.add('receive buffer [bytes]', '%d (asked %d)' % (self.socket.rcvbuf, self.socket.rcvbuf_asked))
-        age = st.age()
-        stat.add('age of last datagram [s]', '' if age is None else '%.3f' % age)
-        stat.add('last error', self.last_error or st.last_error)
-        return stat
+        values = [
+            ('model', self.model.name),
+            ('rate [Hz]', '%.2f' % rate),
+            ('revolutions', a.revolutions),
+            ('clouds published', self.published),
+            ('partial revolutions dropped', self.partial_dropped),
+            ('partial revolutions published', self.partial_published),
+            ('packets', a.packets),
+            ('packets in last revolution', self.last_packets),
+            ('points in last revolution', self.last_points),
+            ('bad datagrams', sum(bad.values())),
+        ] + counted('bad ', bad) + [
+            ('datagrams with auxiliary header', a.aux_header),
+            ('forced cuts (max_packets)', a.forced_cuts),
+            ('sender bursty (whole revolutions at once)', str(a.bursty)),
+            ('revolutions cut at their last packet (predicted or burst)', a.predicted_cuts),
+            ('revolutions cut at the next packet', a.late_cuts),
+            ('predictive cuts not confirmed by the next packet', a.mispredicted),
+            ('bursts that did not cover 360 deg', a.burst_restarts),
+            ('clouds with snapshot point times', self.snapshot_clouds),
+            ('revolutions decoded piece by piece', d.incremental),
+            ('revolutions decoded at once', d.at_end + d.fallbacks),
+            ('revolutions decoded at once because pieces could not be used', d.fallbacks),
+            ('product id seen', '' if product is None else '0x%02x%s' % (
+                product, ' (%s)' % said.name if said is not None else '')),
+            ('return mode byte seen', '' if mode is None else '0x%02x' % mode),
+            ('dual return', str(self.last_dual)),
+            ('stamp source', cfg.stamp_source),
+            ('clouds stamped with device time', self.device_stamps),
+            ('clouds stamped with receive time', self.receive_stamps),
+            ('device time too far from receive time', self.implausible),
+            ('device time - receive time [s]', '' if self.device_offset is None else '%.6f' % self.device_offset),
+            ('latency, last packet of a revolution read -> cloud published, p50 / p99 / max [ms]',
+             self.latency.summary_ms()),
+            ('publish time, closing packet read -> cloud published, p50 / p99 / max [ms]', self.timing.summary_ms()),
+        ]
+        return ('%.1f Hz revolutions, %d points' % (rate, self.last_points), sum(bad.values()) + a.forced_cuts,
+                more, values)

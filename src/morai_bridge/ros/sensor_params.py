@@ -1,0 +1,80 @@
+"""The parameters every sensor bridge node declares, in groups, and MORAI SIM's saved settings.
+
+* :func:`network_params`: ``~sim_ip``, ``~bind_ip``, ``~port``, ``~socket_buffer``;
+* :func:`mount_params`: ``~frame_id``, ``~parent_frame``, ``~publish_tf`` and the mount pose
+  ``~mount_x`` ... ``~mount_yaw`` (the static TF parent -> frame);
+* :func:`tail_params`: ``~stale_timeout``, ``~fault_injection``;
+* :data:`STAMP_PARAM`: ``~stamp_source``;
+* :data:`SETTINGS_PARAMS` and :func:`apply_settings`: ``~settings``, a SensorInfo file of MORAI
+  SIM, overriding the port, mount, frames, topics and sensor options (docs/settings.md).
+"""
+from morai_bridge.ros.params import Param
+from morai_bridge.ros.supervision import FAULT_INJECTION
+from morai_bridge.wire import morai_settings
+
+
+def network_params(port, port_doc, buffer_bytes):
+    """``~sim_ip``, ``~bind_ip``, ``~port`` and ``~socket_buffer`` of one sensor stream."""
+    return [
+        Param('sim_ip', '127.0.0.1', 'simulator host; datagrams from other hosts are dropped and counted '
+              '(0.0.0.0 accepts any sender)'),
+        Param('bind_ip', '127.0.0.1', 'local address the receive port is bound to (0.0.0.0: all)'),
+        Param('port', port, port_doc, minimum=0, maximum=65535),
+        Param('socket_buffer', buffer_bytes, 'receive buffer asked of the kernel [bytes]; Linux caps it at '
+              'net.core.rmem_max unless the node may use SO_RCVBUFFORCE (diagnostics show what was granted)',
+              minimum=65536),
+    ]
+
+
+def mount_params(frame_id, what):
+    """The sensor's frame and its mount pose on the vehicle (static TF parent -> frame)."""
+    return [
+        Param('frame_id', frame_id, 'frame of the %s (TF child of parent_frame)' % what),
+        Param('parent_frame', 'base_link', 'vehicle frame the sensor is mounted on (TF parent)'),
+        Param('publish_tf', True, 'broadcast the mount pose as a static transform parent_frame -> frame_id '
+              '(false when a URDF / robot_state_publisher already does)'),
+        Param('mount_x', 0.0, 'mount position, forward of parent_frame [m]'),
+        Param('mount_y', 0.0, 'mount position, left of parent_frame [m]'),
+        Param('mount_z', 0.0, 'mount position, above parent_frame [m]'),
+        Param('mount_roll', 0.0, 'mount roll about x [deg]', minimum=-360.0, maximum=360.0),
+        Param('mount_pitch', 0.0, 'mount pitch about y [deg] (+ = nose down, REP-103)', minimum=-360.0,
+              maximum=360.0),
+        Param('mount_yaw', 0.0, 'mount yaw about z [deg] (+ = turned left)', minimum=-360.0, maximum=360.0),
+    ]
+
+
+def tail_params(stale_default=1.0):
+    return [
+        Param('stale_timeout', stale_default, 'no datagram for this long: diagnostics WARN [s]', minimum=0.05),
+        FAULT_INJECTION,
+    ]
+
+
+#: ``~settings``: the node reads its port, mount pose, frames, topics (and LiDAR model, camera size
+#: and FOV) from MORAI SIM's saved sensor settings (docs/settings.md)
+SETTINGS_PARAMS = [
+    Param('settings', '', 'MORAI SIM sensor settings file (SensorInfo_<vehicle>.json); when set, the sensor\'s '
+          'port, addresses, mount pose, frame, topics, LiDAR model and camera size / FOV come from it and '
+          'override those parameters ("": off; docs/settings.md)'),
+    Param('settings_sensor', -1, 'with settings: m_SensorUniqueID of the sensor to bridge; -1: the first one '
+          'of this kind the settings send over UDP (none: the node exits 0)', minimum=-1),
+]
+
+
+def apply_settings(cfg, params, kind):
+    """Overwrite ``cfg`` with what ``cfg.settings`` (a SensorInfo file) gives the ``kind`` sensor
+    (camera, lidar, lidar2d).  False when the file sends no such sensor over UDP.  Raises
+    :class:`~morai_bridge.wire.morai_settings.SettingsError` / :class:`ParamError` naming the key."""
+    sensors = morai_settings.load_sensors(cfg.settings)
+    values = morai_settings.node_params(kind, sensors, cfg.settings_sensor, cfg.parent_frame)
+    if values is None:
+        return False
+    declared = {p.name: p for p in params}
+    for name, value in values.items():
+        if name in declared:        # cx / cy: only where the camera node declares them
+            cfg[name] = declared[name].coerce(value)
+    return True
+
+
+STAMP_PARAM = Param('stamp_source', 'sim', 'header stamps: sim (the time the simulator put in the packets) or '
+                    'ros (receive time)', choices=('sim', 'ros'))
