@@ -7,6 +7,7 @@ setup(**generate_distutils_setup(
         'morai_bridge',
         'morai_bridge.wire',
         'morai_bridge.wire.velodyne',
+        'morai_bridge.wire.camera',
         'morai_bridge.link',
         'morai_bridge.ros',
         'morai_bridge.nodes',

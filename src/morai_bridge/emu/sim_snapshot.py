@@ -1,14 +1,17 @@
 """What :meth:`SimEmulator.snapshot` returns: immutable views of the emulated world.
 
 Plain ``NamedTuple`` types (units in the comments); :class:`PortTally` is the
-mutable counter behind one :class:`PortCounters`.  No ROS.
+mutable counter behind one :class:`PortCounters`; :func:`snapshot_diagnostics`
+sums a snapshot up for /diagnostics.  No ROS.
 """
 
 from typing import Dict, NamedTuple, Optional, Tuple
 
+from morai_bridge.link.workers import OK, WARN
+
 __all__ = ["EgoSnapshot", "ObjectSnapshot", "LightSnapshot", "IntersectionSnapshot",
            "PortCounters", "SyncSnapshot", "SimStatusSnapshot", "SensorsSnapshot", "SimSnapshot",
-           "PortTally"]
+           "PortTally", "snapshot_diagnostics"]
 
 
 class EgoSnapshot(NamedTuple):
@@ -148,3 +151,58 @@ class PortTally:
         self.malformed = self.wrong_type = self.errors = 0
         self.last_error = ""
         self.logged = set()
+
+
+def snapshot_diagnostics(s: SimSnapshot, pcu_state=None):
+    """The emulator's /diagnostics entry: ``(level, summary, [(key, value), ...])``.
+
+    Level (as ``diagnostic_msgs/DiagnosticStatus``): WARN (1) when a listening
+    port saw malformed, wrong-type or foreign datagrams, else OK (0).  Values:
+    the ego, objects, collisions, per-port counters, datagrams sent, the loop's
+    timing, the sensor streams' counters when any is enabled, and with
+    ``pcu_state`` (a :class:`~morai_bridge.emu.pcu_protocol.PcuState`, Serial+UDP
+    mode) the PCU's mode and frame counts.
+    """
+    bad = sum(c.malformed + c.wrong_type + c.foreign for c in s.counters.values())
+    level = OK if not bad else WARN
+    summary = '%s, sim time %d.%03d s%s' % ('paused' if s.paused else 'running', s.sec, s.nsec // 1000000,
+                                             ', %d bad datagrams' % bad if bad else '')
+    values = []
+
+    def add(key, value):
+        values.append((key, value))
+
+    add('ego x, y [m]', '%.2f, %.2f' % (s.ego.x, s.ego.y))
+    add('ego speed [km/h]', '%.1f' % s.ego.speed_kmh)
+    add('ego gear / ctrl_mode', '%d / %d' % (s.ego.gear, s.ego.ctrl_mode))
+    add('objects', len(s.objects))
+    add('collisions', ' '.join(map(str, s.collisions)))
+    for name, c in sorted(s.counters.items()):
+        add('%s (port %d)' % (name, c.port), 'received %d, accepted %d, ignored %d, malformed %d, '
+            'wrong type %d, foreign %d' % (c.received, c.accepted, c.ignored, c.malformed,
+                                           c.wrong_type, c.foreign))
+    add('sent', ', '.join('%s %d' % kv for kv in sorted(s.sent.items())))
+    add('loop overruns', s.overruns)
+    add('steps sent late (caught up)', s.late_steps)
+    add('step periods given up (clock lag)', s.lost_periods)
+    r = s.sensor_streams
+    if r is not None:
+        add('sensor ports', ', '.join('%s %d' % kv for kv in sorted(r.ports.items())))
+        if 'camera' in r.ports:
+            add('camera frames / datagrams / box datagrams',
+                '%d / %d / %d' % (r.camera_frames, r.camera_datagrams, r.camera_box_datagrams))
+            add('camera ms per frame (mean / max), skipped frames',
+                '%.1f / %.1f, %d' % (r.camera_ms, r.camera_ms_max, r.camera_skipped))
+        if 'lidar' in r.ports:
+            add('lidar packets / revolutions / skipped packets',
+                '%d / %d / %d' % (r.lidar_packets, r.lidar_revolutions, r.lidar_skipped))
+            add('lidar ms per revolution, rpm', '%.1f, %.2f' % (r.lidar_ms_per_rev, r.lidar_rpm))
+        if 'lidar2d' in r.ports:
+            add('lidar2d scans / skipped', '%d / %d' % (r.lidar2d_scans, r.lidar2d_skipped))
+        add('sensor scenes replaced (renderer behind)', '%d of %d' % (r.scenes_replaced, r.scenes))
+        if r.send_errors:
+            add('sensor send errors', '%d (%s)' % (r.send_errors, r.last_error))
+    if pcu_state is not None:
+        add('PCU mode', str(pcu_state.mode))
+        add('PCU frames ok / rejected', '%d / %d' % (pcu_state.frames_ok, pcu_state.frames_rejected))
+    return level, summary, values
