@@ -1,7 +1,7 @@
 """capture_replay: a pcap/pcapng of MORAI traffic becomes the bridge's ROS topics.
 
 Each UDP datagram of the file goes through the same decoding path as live
-traffic (``UdpBridge.feed``), routed by its destination port with the bridge's
+traffic (``SimReceiver.feed``), routed by its destination port with the bridge's
 ``~<stream>_port`` parameters (their defaults are the ports MORAI's example and
 the shared captures use).  Timing follows the capture at ``~rate`` (1 =
 recorded speed, 0 = as fast as possible); with ``~publish_clock`` the node
@@ -22,6 +22,7 @@ import rospy
 from morai_bridge.link import transport
 from morai_bridge.ros.capture_player import CapturePlayer
 from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.ros.supervision import NodeSupervisor
 from morai_bridge.ros.sim_receive import RECEIVE_PARAMS, VERSION_PARAMS
 from morai_bridge.wire.sim_versions import VersionError
 from morai_bridge.wire import capture
@@ -44,7 +45,8 @@ def main(argv=None):
         cfg = load(PARAMS)
         if not cfg.file:
             raise ParamError('~file is required: the pcap/pcapng file to replay')
-        replay = CapturePlayer(cfg)
+        supervisor = NodeSupervisor('capture_replay', cfg)
+        replay = CapturePlayer(cfg, supervisor)
         # open once now so a bad path fails fast with a clear message
         next(iter(capture.read_capture(cfg.file)), None)
     except (ParamError, VersionError, transport.TransportError, capture.CaptureError, OSError) as e:
@@ -59,7 +61,7 @@ def main(argv=None):
         if not cfg.loop:
             break
     rospy.loginfo('capture_replay: finished; staying up so latched state can be inspected (Ctrl-C to quit)')
-    rospy.spin()
+    raise SystemExit(supervisor.spin())
 
 
 if __name__ == '__main__':

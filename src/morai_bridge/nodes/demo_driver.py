@@ -11,6 +11,7 @@ import rospy
 from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, GetTrafficLightStatus
 
 from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.ros.supervision import NodeSupervisor, RosTimer
 
 RED, YELLOW = 1, 4
 
@@ -53,7 +54,8 @@ class DemoDriver(object):
         rospy.Subscriber(cfg.ego_topic, EgoVehicleStatus, self.on_ego, queue_size=1)
         rospy.Subscriber(cfg.traffic_light_topic, GetTrafficLightStatus, self.on_light, queue_size=10)
         self.stopped_for_light = False
-        rospy.Timer(rospy.Duration(1.0 / cfg.rate_hz), self.tick)
+        self.supervisor = NodeSupervisor('demo_driver')
+        self.timer = RosTimer('driver', 1.0 / cfg.rate_hz, self.tick, self.supervisor)
 
     def on_ego(self, m):
         self.ego = m
@@ -62,7 +64,7 @@ class DemoDriver(object):
         if m.trafficLightIndex == self.cfg.light_id:
             self.light = m.trafficLightStatus
 
-    def tick(self, _event):
+    def tick(self, _event=None):
         e = self.ego
         if e is None:
             return
@@ -87,11 +89,11 @@ class DemoDriver(object):
 def main(argv=None):
     rospy.init_node('demo_driver')
     try:
-        DemoDriver(load(PARAMS))
+        node = DemoDriver(load(PARAMS))
     except ParamError as e:
         rospy.logfatal('demo_driver: %s', e)
         raise SystemExit(2)
-    rospy.spin()
+    raise SystemExit(node.supervisor.spin())
 
 
 if __name__ == '__main__':

@@ -87,7 +87,7 @@ class Erp42Node(object):
                               throttle_mode=cfg.throttle_mode, log=self.supervisor.log,
                               on_dead=self.supervisor.on_dead)
         self.supervisor.watch(lambda: self.link.workers)
-        self.updater, self.timer = make_updater('erp42:%s' % cfg.port)
+        self.updater, self.timer = make_updater('erp42:%s' % cfg.port, self.supervisor)
         self.ros.attach(self.link, self.updater)
         self.supervisor.add_to(self.updater)
 

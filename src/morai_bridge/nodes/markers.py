@@ -14,6 +14,7 @@ import rospy
 
 from morai_bridge.ros.marker_publisher import MarkersNode
 from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.ros.supervision import NodeSupervisor
 
 PARAMS = [
     Param('frame_id', 'map', 'frame of every marker (the bridge\'s frame_id)'),
@@ -42,11 +43,12 @@ PARAMS = [
 def main(argv=None):
     rospy.init_node('markers')
     try:
-        MarkersNode(load(PARAMS))
+        supervisor = NodeSupervisor('markers')
+        MarkersNode(load(PARAMS), supervisor)
     except ParamError as e:
         rospy.logfatal('markers: %s', e)
         raise SystemExit(2)
-    rospy.spin()
+    raise SystemExit(supervisor.spin())
 
 
 if __name__ == '__main__':

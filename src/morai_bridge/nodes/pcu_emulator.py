@@ -52,7 +52,7 @@ class PcuNode(object):
         self.supervisor = NodeSupervisor('pcu_emulator', cfg)
         self.pcu.supervise(self.supervisor.log, self.supervisor.on_dead)
         self.supervisor.watch(lambda: self.pcu.workers)
-        self.updater, self.timer = make_updater('erp42_pcu_emulator')
+        self.updater, self.timer = make_updater('erp42_pcu_emulator', self.supervisor)
         self.updater.add('ERP-42 PCU emulator', self._diag)
         self.supervisor.add_to(self.updater)
 

@@ -66,7 +66,7 @@ class SimEmulatorNode(object):
                                  self.supervisor.log, self.supervisor.on_dead)
             rospy.loginfo('sim_emulator: ERP-42 PCU emulator on %s -> %s', cfg.erp42_link, self.pcu.device_path)
         self.supervisor.watch(lambda: self.sim.workers + (self.pcu.workers if self.pcu is not None else []))
-        self.updater, self.timer = make_updater('morai_sim_emulator')
+        self.updater, self.timer = make_updater('morai_sim_emulator', self.supervisor)
         self.updater.add('Simulator emulator', self._diag)
         self.supervisor.add_to(self.updater)
 

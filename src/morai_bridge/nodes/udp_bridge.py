@@ -81,7 +81,7 @@ class UdpBridge(object):
                               version=version)
         self.supervisor.watch(lambda: self.rx.workers)
         self.stats = self.rx.stats
-        self.updater, self.timer = make_updater('morai_sim@%s' % cfg.sim_ip)
+        self.updater, self.timer = make_updater('morai_sim@%s' % cfg.sim_ip, self.supervisor)
         self.supervisor.add_to(self.updater)
         self.profile = load_vehicle_profile(cfg.vehicle_profile)
         self.tx = CommandSender(cfg, bind_ip, sim_ip, self.profile)

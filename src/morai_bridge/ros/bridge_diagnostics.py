@@ -2,27 +2,29 @@
 one for the simulator's reported control state (why a command 'does nothing')."""
 import time
 
-import rospy
 from diagnostic_msgs.msg import DiagnosticStatus
 
 import diagnostic_updater
 
 from morai_bridge.ros.sim_receive import STAMPED
+from morai_bridge.ros.supervision import RosTimer
 from morai_bridge.wire import streams
 from morai_bridge.wire.enums import CtrlMode, Gear, name_of
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
 
-def make_updater(hardware_id, period=1.0):
-    """A diagnostic_updater.Updater published every ``period`` seconds; returns (updater, timer).
+def make_updater(hardware_id, supervisor, period=1.0):
+    """A diagnostic_updater.Updater published every ``period`` seconds by a supervised
+    :class:`~morai_bridge.ros.supervision.RosTimer` (worker ``diagnostics``, watched by ``supervisor``,
+    a NodeSupervisor); returns (updater, timer).
 
     The timer calls ``force_update()``: ``Updater.update()`` would ask the parameter server for
     ``~diagnostic_period`` on every call (rospy does not cache a parameter that is not set: one
     XML-RPC call per second per node) and skip a tick that comes a little early."""
     updater = diagnostic_updater.Updater()
     updater.setHardwareID(hardware_id)
-    timer = rospy.Timer(rospy.Duration(period), lambda ev: updater.force_update())
+    timer = RosTimer('diagnostics', period, updater.force_update, supervisor)
     return updater, timer
 
 

@@ -25,14 +25,15 @@ __all__ = ['CapturePlayer']
 class CapturePlayer(object):
     """Plays the capture ``cfg.file`` through a socketless :class:`SimReceiver` built from
     ``cfg`` (the node's parameters: the receive side's and the simulator version's, plus
-    ``rate``, ``start_offset``, ``publish_clock``, ``sim_ip``, ``progress_period``)."""
+    ``rate``, ``start_offset``, ``publish_clock``, ``sim_ip``, ``progress_period``); ``supervisor``: the
+    node's NodeSupervisor (its diagnostics timer)."""
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, supervisor):
         self.cfg = cfg
         # the bridge's receive side without sockets; /clock comes from the capture here, not the packets
         rx_cfg, version = apply_sim_version(load(VERSION_PARAMS + RECEIVE_PARAMS, getter=lambda n, d: cfg[n]))
         self.bridge = SimReceiver(rx_cfg, '0.0.0.0', '0.0.0.0', live=False, version=version)
-        self.updater, self.timer = make_updater('capture:%s' % cfg.file)
+        self.updater, self.timer = make_updater('capture:%s' % cfg.file, supervisor)
         BridgeDiagnostics(rx_cfg, self.updater, self.bridge)
         self.clock_pub = rospy.Publisher('/clock', Clock, queue_size=10) if cfg.publish_clock else None
         self.sent = 0

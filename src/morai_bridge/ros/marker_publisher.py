@@ -13,6 +13,7 @@ from visualization_msgs.msg import MarkerArray
 from morai_bridge.ros import marker_shapes as mk
 from morai_bridge.ros import package_config
 from morai_bridge.ros.bridge_diagnostics import make_updater
+from morai_bridge.ros.supervision import RosTimer
 from morai_bridge.ros.params import ParamError
 
 
@@ -42,7 +43,7 @@ def read_light_positions(value, package_dir=None):
 
 class MarkersNode(object):
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, supervisor):
         self.cfg = cfg
         self.style = mk.Style(cfg.frame_id, (cfg.ego_length, cfg.ego_width, cfg.ego_height), cfg.ego_velocity_frame,
                               cfg.velocity_arrow_s, cfg.text_height, cfg.labels, cfg.collision_lifetime_s,
@@ -64,9 +65,10 @@ class MarkersNode(object):
         rospy.Subscriber(cfg.object_topic, ObjectStatusList, self.on_objects, queue_size=1)
         rospy.Subscriber(cfg.traffic_light_topic, GetTrafficLightStatus, self.on_light, queue_size=50)
         rospy.Subscriber(cfg.collision_topic, CollisionData, self.on_collision, queue_size=100)
-        self.updater, self._diag_timer = make_updater('morai_markers')
+        self.updater, self._diag_timer = make_updater('morai_markers', supervisor)
         self.updater.add('RViz markers', self._diag)
-        rospy.Timer(rospy.Duration(1.0 / cfg.rate_hz), self.tick)
+        self.timer = RosTimer('markers', 1.0 / cfg.rate_hz, self.tick, supervisor)
+        supervisor.add_to(self.updater)
 
     # ------------------------------------------------------------------ inputs
     def on_ego(self, m):
@@ -120,7 +122,7 @@ class MarkersNode(object):
         self.last_counts = counts
         return self.tracker.update(markers, events)
 
-    def tick(self, _event):
+    def tick(self, _event=None):
         arr = self.build()
         if arr.markers:
             try:

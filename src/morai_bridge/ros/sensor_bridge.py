@@ -229,7 +229,7 @@ def run_node(node_name, params, bridge_class):
         rospy.logfatal('%s: %s', node_name, e)
         raise SystemExit(2)
     supervisor.watch(lambda: bridge.workers)
-    updater, _timer = make_updater('morai_sensor@%s:%d' % (cfg.sim_ip, cfg.port))
+    updater, _timer = make_updater('morai_sensor@%s:%d' % (cfg.sim_ip, cfg.port), supervisor)
     updater.add(bridge.entry_name(), bridge.diagnostics)
     supervisor.add_to(updater)
     bridge.tf_broadcaster = publish_static_tf(bridge.transforms()) if cfg.publish_tf else None    # kept alive

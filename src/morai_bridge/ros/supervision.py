@@ -1,5 +1,10 @@
 """Worker supervision on the ROS side: logging, /diagnostics and exit on a dead worker.
 
+:class:`RosTimer` does rospy.Timer's job (a callback every period of ROS time, so
+also under ``/use_sim_time``) in a supervised worker: a callback that raises is
+logged with its traceback and the timer goes on (a rospy.Timer thread would end
+silently, and with it, say, the node's /diagnostics).
+
 The workers themselves (:class:`morai_bridge.link.workers.Worker`) know no ROS.  A node
 passes them :meth:`NodeSupervisor.log` and :meth:`NodeSupervisor.on_dead`, adds
 :meth:`NodeSupervisor.diagnostics` to its updater, and ends its ``main()`` with
@@ -10,7 +15,7 @@ import rospy
 from std_msgs.msg import String
 
 from morai_bridge.ros.params import Param
-from morai_bridge.link.workers import worker_diagnostics
+from morai_bridge.link.workers import Worker, worker_diagnostics
 
 #: every node with worker threads declares it
 FAULT_INJECTION = Param('fault_injection', False, 'tests only: a std_msgs/String on ~inject_fault naming a worker '
@@ -76,3 +81,53 @@ class NodeSupervisor(object):
         """rospy.spin(); the exit status for main(): 1 after a dead worker, else 0."""
         rospy.spin()
         return 1 if self.dead is not None else 0
+
+
+class RosTimer(object):
+    """``callback()`` every ``period_s`` seconds of ROS time, in a :class:`~morai_bridge.link.workers.Worker`
+    named ``name`` (restarted after an error, dead after too many: see Worker).  With a ``supervisor``
+    the worker logs through it, is listed in its 'Workers' entry and ends the node when dead.
+    Ticks missed while a callback ran long are skipped, not queued (as rospy.Timer does).  Started at
+    once; it ends with the node (rospy shutdown) or :meth:`stop`."""
+
+    #: longest single sleep, so that stop() and shutdown are noticed within it [s]
+    MAX_SLEEP = 0.1
+
+    def __init__(self, name, period_s, callback, supervisor=None):
+        if not period_s > 0:
+            raise ValueError('RosTimer %s: period must be > 0 s, not %r' % (name, period_s))
+        self.period = rospy.Duration.from_sec(period_s)
+        self.callback = callback
+        self._next = None
+        self.ticks = 0
+        log, on_dead = (supervisor.log, supervisor.on_dead) if supervisor is not None else (None, None)
+        self.worker = Worker(name, self._step, log=log, on_dead=on_dead)
+        if supervisor is not None:
+            supervisor.watch(lambda: [self.worker])
+        self.worker.start()
+
+    def stop(self):
+        self.worker.stop()
+
+    def _step(self):
+        if rospy.is_shutdown():
+            self.worker.stop()          # from its own thread: ends after this iteration
+            return
+        try:
+            now = rospy.get_rostime()
+            if self._next is None or now < self._next - self.period:      # first tick, or time jumped back
+                self._next = now + self.period
+            if now < self._next:
+                rospy.sleep(min((self._next - now).to_sec(), self.MAX_SLEEP))
+                return
+        except rospy.ROSInterruptException:
+            self.worker.stop()
+            return
+        except rospy.ROSTimeMovedBackwardsException:
+            self._next = None
+            return
+        self._next += self.period
+        if self._next <= now:          # fell behind (a long callback): skip the missed ticks
+            self._next = now + self.period
+        self.ticks += 1
+        self.callback()
