@@ -38,6 +38,17 @@ GEAR_TEXT = {erp42.GEAR_FORWARD: 'forward', erp42.GEAR_NEUTRAL: 'neutral', erp42
 FeedbackMessages = collections.namedtuple('FeedbackMessages', 'info ego twist odom encoder')
 
 
+def receive_stamp(t_mono, ros_now, mono_now):
+    """The ROS time of ``t_mono`` (a frame's read time on the monotonic clock), given one instant
+    read on both clocks (``ros_now``, ``mono_now``): ``ros_now`` minus the time since the read.
+
+    spec/erp42.md 10.2: the stamp is the host time at which the frame's last byte was read, not
+    when the feedback thread got to it (up to 64 frames may wait for it).  A read time after
+    ``mono_now`` gives ``ros_now``; the result is never before 0 (simulated time not started)."""
+    delay = min(max(0.0, mono_now - t_mono), ros_now.to_sec())
+    return ros_now - rospy.Duration.from_sec(delay)
+
+
 class Erp42Core(object):
     """The driver's ROS logic around one :class:`Erp42Link` (``link``), without publishers or a
     ROS clock: :meth:`submit_ctrl`, :meth:`feedback_messages`, :meth:`diag_link`, :meth:`diag_pcu`.
@@ -226,7 +237,7 @@ class Erp42Ros(Erp42Core):
             rospy.logwarn_throttle(2.0, 'erp42_serial: %s' % e)
 
     def on_feedback(self, fb, t_mono):
-        msgs = self.feedback_messages(fb, t_mono, rospy.Time.now())
+        msgs = self.feedback_messages(fb, t_mono, receive_stamp(t_mono, rospy.Time.now(), time.monotonic()))
         self.pub_info.publish(msgs.info)
         self.pub_ego.publish(msgs.ego)
         self.pub_twist.publish(msgs.twist)
