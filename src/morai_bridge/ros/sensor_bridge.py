@@ -27,7 +27,7 @@ import tf2_ros
 from geometry_msgs.msg import Quaternion, Transform, TransformStamped, Vector3
 from std_msgs.msg import Header
 
-from morai_bridge.link import transport
+from morai_bridge.link import memory, transport
 from morai_bridge.link.measure import Recent, Timing
 from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.params import ParamError, load
@@ -122,6 +122,7 @@ class SensorBridge(object):
         return fallback if fallback is not None else rospy.get_rostime()
 
     bad_stamps = 0                       # packets whose sec / nsec is not a time (stamp_source sim)
+    memory_kept = False                  # run_node applied ~keep_freed_memory
 
     def diagnostics(self, stat):
         cfg = self.cfg
@@ -148,6 +149,7 @@ class SensorBridge(object):
         stat.add('bridge errors', st.handler_errors)
         sock = self.socket
         stat.add('receive buffer [bytes]', '%d (asked %d)' % (sock.rcvbuf, sock.rcvbuf_asked))
+        stat.add('freed memory kept for reuse', str(self.memory_kept))
         age = st.age()
         stat.add('age of last datagram [s]', '' if age is None else '%.3f' % age)
         stat.add('last error', self.last_error or st.last_error)
@@ -224,7 +226,12 @@ def run_node(node_name, params, bridge_class):
             rospy.loginfo('%s: %s sends no %s over UDP: nothing to bridge', node_name, cfg.settings, kind)
             return
         supervisor = NodeSupervisor(node_name, cfg)
+        kept = cfg.keep_freed_memory and memory.keep_freed_memory()
+        if cfg.keep_freed_memory and not kept:
+            rospy.logwarn('%s: ~keep_freed_memory: this C library has no mallopt; freed buffers go back to the '
+                          'kernel (more page faults at each revolution / frame)', node_name)
         bridge = bridge_class(cfg, log=supervisor.log, on_dead=supervisor.on_dead)
+        bridge.memory_kept = kept
     except (ParamError, transport.TransportError, morai_settings.SettingsError) as e:
         rospy.logfatal('%s: %s', node_name, e)
         raise SystemExit(2)
