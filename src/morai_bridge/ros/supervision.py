@@ -90,7 +90,7 @@ class RosTimer(object):
     Ticks missed while a callback ran long are skipped, not queued (as rospy.Timer does).  Started at
     once; it ends with the node (rospy shutdown) or :meth:`stop`."""
 
-    #: longest single sleep, so that stop() and shutdown are noticed within it [s]
+    #: longest single sleep on /clock time, so that stop() and shutdown are noticed within it [s]
     MAX_SLEEP = 0.1
 
     def __init__(self, name, period_s, callback, supervisor=None):
@@ -118,7 +118,11 @@ class RosTimer(object):
             if self._next is None or now < self._next - self.period:      # first tick, or time jumped back
                 self._next = now + self.period
             if now < self._next:
-                rospy.sleep(min((self._next - now).to_sec(), self.MAX_SLEEP))
+                left = (self._next - now).to_sec()
+                if rospy.rostime.is_wallclock():
+                    self.worker.wait(left)          # one wake-up per tick; stop() ends the wait
+                else:
+                    rospy.sleep(min(left, self.MAX_SLEEP))     # /clock time: rospy's wait on the clock
                 return
         except rospy.ROSInterruptException:
             self.worker.stop()
