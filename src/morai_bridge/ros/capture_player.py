@@ -39,7 +39,6 @@ class CapturePlayer(object):
         self.sent = 0
         self.skipped = 0      # datagrams to ports no stream listens on, or from other hosts
         self.truncated = 0    # datagrams of which the capture holds only the first IP fragment
-        self.duration = None
 
     def _packets(self):
         reader = capture.read_capture(self.cfg.file, partial=True)
@@ -51,7 +50,6 @@ class CapturePlayer(object):
             if rel < self.cfg.start_offset:
                 continue
             yield ts, rel, src, dst, payload
-        self.reader_counts = reader.counts
 
     def run_once(self):
         t_wall0 = None
