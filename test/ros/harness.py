@@ -117,3 +117,35 @@ def wait_for_subscribers(topic_pub, n=1, timeout=TIMEOUT):
     end = time.monotonic() + timeout
     while topic_pub.get_num_connections() < n and time.monotonic() < end:
         time.sleep(0.05)
+
+
+class Latest(object):
+    """The newest message of ``topic`` and how many came; :meth:`wait` for one that satisfies a predicate."""
+
+    def __init__(self, topic, cls, timeout=10.0, queue_size=100):
+        self.msg = None
+        self.count = 0
+        self.timeout = timeout
+        self.cond = threading.Condition()
+        self.sub = rospy.Subscriber(topic, cls, self._cb, queue_size=queue_size)
+
+    def _cb(self, m):
+        with self.cond:
+            self.msg = m
+            self.count += 1
+            self.cond.notify_all()
+
+    def wait(self, pred=lambda m: True, timeout=None, during=None):
+        """The latest message once it satisfies ``pred`` (None after ``timeout``, default the one given at
+        construction); ``during()``, if given, is called every 50 ms meanwhile."""
+        end = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while True:
+            if during is not None:
+                during()
+            with self.cond:
+                if self.msg is not None and pred(self.msg):
+                    return self.msg
+                left = end - time.monotonic()
+                if left <= 0:
+                    return None
+                self.cond.wait(min(left, 0.05) if during is not None else left)

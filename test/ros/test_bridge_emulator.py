@@ -9,9 +9,7 @@
 """
 import math
 import os
-import socket
 import sys
-import threading
 import time
 import unittest
 
@@ -27,36 +25,12 @@ from morai_bridge.wire import streams
 HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path.insert(0, HERE)
 from harness import FakeSim  # noqa: E402
-from harness import free_ports
+from harness import Latest, free_ports
 
 LAUNCH = os.path.join(HERE, '..', '..', 'launch')
 STREAMS = [s.name for s in streams.FROM_SIM]
 COMMANDS = [s.name for s in streams.TO_SIM]
 T = 15.0
-
-
-class Latest(object):
-    def __init__(self, topic, cls):
-        self.msg = None
-        self.cond = threading.Condition()
-        rospy.Subscriber(topic, cls, self.cb, queue_size=10)
-
-    def cb(self, m):
-        with self.cond:
-            self.msg = m
-            self.cond.notify_all()
-
-    def wait(self, pred=lambda m: True, timeout=T, during=None):
-        """The latest message once it satisfies pred; ``during()`` is called every 50 ms meanwhile."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if during is not None:
-                during()
-            with self.cond:
-                if self.msg is not None and pred(self.msg):
-                    return self.msg
-                self.cond.wait(0.05)
-        return None
 
 
 class FidelityTest(unittest.TestCase):
@@ -72,7 +46,7 @@ class FidelityTest(unittest.TestCase):
             (os.path.join(LAUNCH, 'sim_emulator.launch'), port_args + ['scenario:=', 'output:=log']),
             (os.path.join(LAUNCH, 'udp_bridge.launch'), port_args + ['output:=log'])])
         cls.launch.start()
-        cls.ego = Latest('/Ego_topic', EgoVehicleStatus)
+        cls.ego = Latest('/Ego_topic', EgoVehicleStatus, timeout=T)
         cls.ctrl = rospy.Publisher('/ctrl_cmd', CtrlCmd, queue_size=1)
         cls.ghost = rospy.Publisher('/GhostCtrlCmd', GhostMessage, queue_size=1)
         assert cls.ego.wait(timeout=30.0) is not None, 'no ego status from the emulator through the bridge'

@@ -6,8 +6,6 @@ as a user's stack, with topics and services only.
 """
 import math
 import os
-import socket
-import threading
 import time
 import unittest
 
@@ -22,7 +20,7 @@ from morai_msgs.msg import (CollisionData, CtrlCmd, EgoVehicleStatus, GetTraffic
 from morai_msgs.srv import (MoraiScenarioLoadSrv, MoraiSimProcSrv, MoraiSyncModeCmdSrv, MoraiSyncModeCtrlCmdSrv,
                             MoraiWaitForTickSrv)
 
-from harness import free_ports
+from harness import Latest, free_ports
 from morai_bridge.wire import streams
 
 HERE = os.path.dirname(os.path.realpath(__file__))
@@ -31,30 +29,6 @@ LAUNCH = os.path.join(HERE, '..', '..', 'launch')
 STREAMS = [s.name for s in streams.FROM_SIM]
 COMMANDS = [s.name for s in streams.TO_SIM]
 T = 10.0
-
-
-class Latest(object):
-    def __init__(self, topic, cls):
-        self.msg = None
-        self.count = 0
-        self.cond = threading.Condition()
-        self.sub = rospy.Subscriber(topic, cls, self.cb, queue_size=100)
-
-    def cb(self, m):
-        with self.cond:
-            self.msg = m
-            self.count += 1
-            self.cond.notify_all()
-
-    def wait(self, pred=lambda m: True, timeout=T):
-        end = time.monotonic() + timeout
-        with self.cond:
-            while self.msg is None or not pred(self.msg):
-                left = end - time.monotonic()
-                if left <= 0:
-                    return None
-                self.cond.wait(left)
-            return self.msg
 
 
 def speed(m):
@@ -74,8 +48,8 @@ class ClosedLoopTest(unittest.TestCase):
             (os.path.join(LAUNCH, 'sim_emulator.launch'), sim_args),
             (os.path.join(LAUNCH, 'udp_bridge.launch'), port_args + ['output:=log', 'service_timeout:=2.0', 'emulator_sync:=true'])])
         cls.launch.start()
-        cls.ego = Latest('/Ego_topic', EgoVehicleStatus)
-        cls.objects = Latest('/Object_topic', ObjectStatusList)
+        cls.ego = Latest('/Ego_topic', EgoVehicleStatus, timeout=T)
+        cls.objects = Latest('/Object_topic', ObjectStatusList, timeout=T)
         cls.ctrl = rospy.Publisher('/ctrl_cmd', CtrlCmd, queue_size=1)
         cls.diag = {}
         rospy.Subscriber('/diagnostics', DiagnosticArray, cls._on_diag, queue_size=50)
@@ -145,7 +119,7 @@ class ClosedLoopTest(unittest.TestCase):
         self.drive(3.0, velocity=0.0)
 
     def test_4_set_traffic_light_reported_back(self):
-        tl = Latest('/GetTrafficLightStatus', GetTrafficLightStatus)
+        tl = Latest('/GetTrafficLightStatus', GetTrafficLightStatus, timeout=T)
         pub = rospy.Publisher('/SetTrafficLight', SetTrafficLight, queue_size=1)
         seen = None
         end = time.monotonic() + T
@@ -158,7 +132,7 @@ class ClosedLoopTest(unittest.TestCase):
 
     def test_5_pause_freezes_and_status_says_paused(self):
         self.load('sample')
-        st = Latest('/sim/process/state/msg/MoraiSimProcStatus', MoraiSimProcStatus)
+        st = Latest('/sim/process/state/msg/MoraiSimProcStatus', MoraiSimProcStatus, timeout=T)
         proc = rospy.ServiceProxy('/Morai_SimProc', MoraiSimProcSrv)
         self.drive(2.0, velocity=15.0)
         self.assertTrue(proc(MoraiSimProcHandle(sim_process_status=0x10)).response.result)
@@ -177,7 +151,7 @@ class ClosedLoopTest(unittest.TestCase):
 
     def test_6_driving_into_obstacle_collides(self):
         self.load('obstacle_ahead')
-        col = Latest('/CollisionData', CollisionData)
+        col = Latest('/CollisionData', CollisionData, timeout=T)
         self.drive(1.0, velocity=0.0)
         hit = []
         self.drive(15.0, velocity=20.0, sample=lambda t: hit.append(col.msg) if col.msg and

@@ -2,7 +2,6 @@
 """rostest: the erp42_serial node against the PCU emulator on a real pty."""
 import math
 import os
-import threading
 import time
 import unittest
 
@@ -14,22 +13,9 @@ from std_msgs.msg import Bool
 
 from morai_bridge.emu.pcu import PcuEmulator
 from morai_bridge.emu.pcu_vehicle import VehicleModel
-from harness import wait_for
+from harness import Latest, wait_for
 
 LINK = '/tmp/morai_rostest_erp42'
-
-
-class Latest(object):
-    def __init__(self, topic, cls):
-        self.msg = None
-        self.count = 0
-        self.ev = threading.Event()
-        rospy.Subscriber(topic, cls, self._cb, queue_size=10)
-
-    def _cb(self, m):
-        self.msg = m
-        self.count += 1
-        self.ev.set()
 
 
 class Erp42SerialTest(unittest.TestCase):
@@ -74,7 +60,7 @@ class Erp42SerialTest(unittest.TestCase):
         st = self.pcu.state
         self.assertEqual(str(st.mode), 'AUTO')
         # feedback converted back: km/h and degrees, left positive
-        self.assertTrue(self.info.ev.wait(5.0))
+        self.assertIsNotNone(self.info.wait(timeout=5.0))
         self.assertTrue(wait_for(lambda: abs(self.info.msg.velocity - 10.0) < 0.5, 5.0),
                         'ERP42Info.velocity %r' % self.info.msg.velocity)
         self.assertAlmostEqual(self.info.msg.steering, math.degrees(0.1), delta=0.05)

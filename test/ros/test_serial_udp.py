@@ -6,7 +6,6 @@ udp_bridge -> /Ego_topic, with the bridge's own ctrl-cmd stream disabled.
 """
 import math
 import os
-import threading
 import time
 import unittest
 
@@ -17,20 +16,11 @@ import rostest
 from diagnostic_msgs.msg import DiagnosticArray
 
 from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, ERP42Info
-from harness import wait_for
+from harness import Latest, wait_for
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 LAUNCH = os.path.join(HERE, '..', '..', 'launch')
 LINK = '/tmp/morai_rostest_serial_udp'
-
-
-class Latest(object):
-    def __init__(self, topic, cls):
-        self.msg = None
-        rospy.Subscriber(topic, cls, self.cb, queue_size=10)
-
-    def cb(self, m):
-        self.msg = m
 
 
 class SerialUdpTest(unittest.TestCase):
