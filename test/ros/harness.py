@@ -149,3 +149,34 @@ class Latest(object):
                 if left <= 0:
                     return None
                 self.cond.wait(min(left, 0.05) if during is not None else left)
+
+
+class Collector(object):
+    """Every message of ``topic``, in order (large buffers: clouds and images)."""
+
+    def __init__(self, topic, cls, queue_size=100):
+        self.lock = threading.Lock()
+        self.msgs = []
+        self.sub = rospy.Subscriber(topic, cls, self._cb, queue_size=queue_size, buff_size=1 << 24)
+
+    def _cb(self, m):
+        with self.lock:
+            self.msgs.append(m)
+
+    def first(self):
+        with self.lock:
+            return self.msgs[0] if self.msgs else None
+
+    def count(self):
+        with self.lock:
+            return len(self.msgs)
+
+    def since(self, n):
+        with self.lock:
+            return list(self.msgs[n:])
+
+    def connected(self):
+        return self.sub.get_num_connections() > 0
+
+    def close(self):
+        self.sub.unregister()

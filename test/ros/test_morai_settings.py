@@ -33,7 +33,7 @@ import tf2_ros
 from morai_msgs.msg import EgoVehicleStatus, GPSMessage
 from sensor_msgs.msg import CameraInfo, CompressedImage, Imu, PointCloud2
 
-from harness import free_ports, wait_for  # noqa: E402
+from harness import Collector, free_ports, wait_for  # noqa: E402
 
 from morai_bridge.emu.sensors.camera import CameraSensor
 from morai_bridge.emu.sensors.scene import Mount, Scene
@@ -108,24 +108,6 @@ def emulator_args(ports, camera=None, lidar=None):
     if lidar is not None:
         args += ['--lidar-model', lidar.extra['model']]
     return args
-
-
-class Collector(object):
-    def __init__(self, topic, cls):
-        self.lock = threading.Lock()
-        self.msgs = []
-        self.sub = rospy.Subscriber(topic, cls, self.cb, queue_size=20, buff_size=1 << 24)
-
-    def cb(self, m):
-        with self.lock:
-            self.msgs.append(m)
-
-    def first(self):
-        with self.lock:
-            return self.msgs[0] if self.msgs else None
-
-    def close(self):
-        self.sub.unregister()
 
 
 LAUNCH_DIR = os.path.join(HERE, '..', '..', 'launch')

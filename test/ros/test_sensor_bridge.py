@@ -31,7 +31,7 @@ from sensor_msgs.msg import CameraInfo, CompressedImage, Image, LaserScan, Point
 from std_msgs.msg import String
 from visualization_msgs.msg import Marker, MarkerArray
 
-from harness import free_ports  # noqa: E402
+from harness import Collector, free_ports  # noqa: E402
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 LAUNCH = os.path.join(HERE, '..', '..', 'launch', 'sensor_bridge.launch')
@@ -159,28 +159,6 @@ def wait_for(pred, timeout=T):
             return True
         time.sleep(0.02)
     return pred()
-
-
-class Collector(object):
-    def __init__(self, topic, cls):
-        self.lock = threading.Lock()
-        self.msgs = []
-        self.sub = rospy.Subscriber(topic, cls, self.cb, queue_size=100, buff_size=1 << 24)
-
-    def cb(self, m):
-        with self.lock:
-            self.msgs.append(m)
-
-    def count(self):
-        with self.lock:
-            return len(self.msgs)
-
-    def since(self, n):
-        with self.lock:
-            return list(self.msgs[n:])
-
-    def connected(self):
-        return self.sub.get_num_connections() > 0
 
 
 MOUNT = {'camera': (1.5, 0.2, 1.3, 0.0, 10.0, 5.0), 'lidar': (0.5, 0.0, 1.9, 0.0, 0.0, 90.0),

@@ -60,3 +60,17 @@ def sll(data, ethtype=ETH_TYPE_IP):
 def sll2(data, ethtype=ETH_TYPE_IP, ifindex=2):
     """A Linux cooked capture v2 frame."""
     return struct.pack("!HHIHBB8s", ethtype, 0, ifindex, 1, 0, 6, MAC_A) + data
+
+
+def write_udp_pcap(path, datagrams, first_fragment_only=False, ident=0x300):
+    """An Ethernet pcap of ``(ts, src, dst, payload)`` UDP datagrams (``src``, ``dst``: ``(ip, port)``),
+    each split into IP fragments as the sender's stack does, 0.1 ms apart; ``first_fragment_only``: as a
+    capture with a port filter keeps them (later fragments carry no UDP header).  IP ids from ``ident``."""
+    import dpkt       # writes only the file around the frames (module docstring)
+    with open(path, "wb") as f:
+        w = dpkt.pcap.Writer(f, linktype=dpkt.pcap.DLT_EN10MB)
+        for i, (ts, src, dst, payload) in enumerate(datagrams):
+            frags = udp_fragments(src, dst, payload, ident + i)
+            for k, ip in enumerate(frags[:1] if first_fragment_only else frags):
+                w.writepkt(ethernet(ip, src=b"\x02" * 6, dst=b"\x04" * 6), ts + 0.0001 * k)
+    return str(path)

@@ -12,7 +12,7 @@ import struct
 
 import dpkt
 import pytest
-from capture_frames import ethernet, udp_fragments
+from capture_frames import ethernet, udp_fragments, write_udp_pcap
 
 from morai_bridge.wire import udp
 from morai_bridge.wire.capture import TruncatedPayload, read_capture
@@ -80,13 +80,8 @@ def _ip_fragments(sport, dport, payload, ident):
 
 def write_port_filtered(path, datagrams, first_only=True):
     """A pcap as ``tcpdump 'udp port 7505'`` writes it: later fragments are missing."""
-    with open(path, "wb") as f:
-        w = dpkt.pcap.Writer(f, linktype=dpkt.pcap.DLT_EN10MB)
-        for k, (ts, sport, dport, payload) in enumerate(datagrams):
-            frags = _ip_fragments(sport, dport, payload, 0x2000 + k)
-            for j, ip in enumerate(frags[:1] if first_only else frags):
-                w.writepkt(_frame(ts + 0.0001 * j, ip)[1], ts + 0.0001 * j)
-    return str(path)
+    return write_udp_pcap(path, [(ts, (SIM, sport), (USER, dport), payload) for ts, sport, dport, payload in datagrams],
+                          first_fragment_only=first_only, ident=0x2000)
 
 
 def test_port_filtered_capture_yields_the_first_fragments(tmp_path):

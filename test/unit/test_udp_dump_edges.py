@@ -9,8 +9,7 @@ Captures are written here with dpkt.
 import json
 import struct
 
-import dpkt
-from capture_frames import ethernet, udp_fragments
+from capture_frames import write_udp_pcap
 
 from morai_bridge import dump
 from morai_bridge.wire import udp
@@ -24,19 +23,10 @@ def with_data_length(datagram, data_length):
     return datagram[:end] + struct.pack("<I", data_length) + datagram[end + 4:]
 
 
-def ip_fragments(src, dst, payload, ident):
-    return udp_fragments(src, dst, payload, ident)
-
-
 def write_capture(path, datagrams, first_fragment_only=False):
     """pcap of ``(dt, src, dst, payload)``; ``first_fragment_only`` as a port filter keeps it."""
-    with open(path, "wb") as f:
-        w = dpkt.pcap.Writer(f, linktype=dpkt.pcap.DLT_EN10MB)
-        for i, (dt, src, dst, payload) in enumerate(datagrams):
-            frags = ip_fragments(src, dst, payload, 0x300 + i)
-            for k, ip in enumerate(frags[:1] if first_fragment_only else frags):
-                w.writepkt(ethernet(ip, src=b"\x02" * 6, dst=b"\x04" * 6), T0 + dt + 0.0001 * k)
-    return str(path)
+    return write_udp_pcap(path, [(T0 + dt, src, dst, payload) for dt, src, dst, payload in datagrams],
+                          first_fragment_only)
 
 
 def run(capsys, *argv):
