@@ -26,6 +26,26 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, '.ws', 'test_results')
+# What failed, repeated after the summary so that the tail of a long log names it: (layer, text)
+FAILED = []
+DIGEST_LINES = 30   # lines kept of each failure's text
+
+
+def note_failures(layer, out):
+    """Keep the failing tests' names (and rostest's failure texts) of one layer's output."""
+    found = False
+    # rosunit: "[pkg.rosunit-file/test_x][FAILURE]-----" then the text, then a line of 80 dashes
+    for m in re.finditer(r'^\[(\S+)\]\[(FAILURE|ERROR)\]-*\n(.*?)^-{80}$', out, re.M | re.S):
+        text = m.group(3).strip().splitlines()
+        FAILED.append((layer, '%s %s\n%s' % (m.group(2), m.group(1), '\n'.join(
+            '    ' + line for line in text[-DIGEST_LINES:]))))
+        found = True
+    # pytest's short summary (-rf): "FAILED path::test - message", "ERROR path - message"
+    for line in out.splitlines():
+        if re.match(r'(FAILED|ERROR) \S+', line):
+            FAILED.append((layer, line.strip()))
+            found = True
+    return found
 
 
 def run(cmd, log_name, timeout, env=None):
@@ -72,8 +92,11 @@ def pytest_counts(code, out):
 
 
 def unit(extra, where='test/unit', log='pytest.log'):
-    code, out, _ = run([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '-rs', where] + extra, log, 3600)
-    return pytest_counts(code, out)
+    code, out, _ = run([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '-rfEs', where] + extra, log, 3600)
+    counts = pytest_counts(code, out)
+    if counts[1] and not note_failures(log[:-4], out):
+        FAILED.append((log[:-4], 'pytest exit %d (see %s)' % (code, os.path.join(RESULTS, log))))
+    return counts
 
 
 def ros(names):
@@ -96,6 +119,10 @@ def ros(names):
             failed += bad
         else:
             failed += 1
+        if code != 0 and not note_failures('rostest ' + name, out):
+            tail = out.strip().splitlines()[-DIGEST_LINES:]
+            FAILED.append(('rostest ' + name, 'exit %d, no test result; its last lines:\n%s' % (
+                code, '\n'.join('    ' + line for line in tail))))
         print('=== rostest %s: exit %d in %.1fs ===' % (name, code, secs), flush=True)
     return passed, failed, 0
 
@@ -314,9 +341,11 @@ def py38_run(extra):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, 'src'), MORAI_UNIT_NO_ROS='1',
                PYTHONDONTWRITEBYTECODE='1')
     t0 = time.monotonic()
-    code, out, _ = run([python, '-m', 'pytest', '-p', 'no:cacheprovider', '-rs', 'test/unit'] + extra,
+    code, out, _ = run([python, '-m', 'pytest', '-p', 'no:cacheprovider', '-rfEs', 'test/unit'] + extra,
                        'py38-pytest.log', 1800, env=env)
     passed, failed, skipped = pytest_counts(code, out)
+    if failed:
+        note_failures('py38-pytest', out)
     if passed == 0 and failed == 0:
         print('py38: FAIL: no test ran on Python 3.8', flush=True)
         failed = 1
@@ -382,6 +411,10 @@ def main(argv):
     p = sum(v[0] for v in totals.values())
     f = sum(v[1] for v in totals.values())
     s = sum(v[2] for v in totals.values())
+    if FAILED:
+        print('\nwhat failed (full logs in %s):' % RESULTS)
+        for layer, text in FAILED:
+            print('  [%s] %s' % (layer, text))
     print('summary: %d passed, %d failed, %d skipped' % (p, f, s))
     return 0 if f == 0 and p > 0 else 1
 

@@ -9,7 +9,6 @@ import signal
 import struct
 import subprocess
 import tempfile
-import time
 
 import numpy as np
 

@@ -1,8 +1,6 @@
 #!/usr/bin/env python3
 """rostest: morai_msgs types travel between two real nodes, including a peer
 whose EgoVehicleStatus class is written independently of our generated code."""
-import os
-import sys
 import threading
 import unittest
 
@@ -11,9 +9,6 @@ import rostest
 from std_msgs.msg import Float64MultiArray
 from morai_msgs.msg import EgoVehicleStatus, ObjectStatusList, ScenarioLoad
 from morai_msgs.srv import MoraiScenarioLoadSrv
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from foreign_ego import ForeignEgoVehicleStatus  # noqa: E402
 
 TIMEOUT = 15.0
 

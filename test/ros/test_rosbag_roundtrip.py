@@ -21,8 +21,7 @@ import roslaunch
 import rospy
 import rostest
 
-from morai_msgs.msg import CollisionData, CtrlCmd, EgoVehicleStatus, ObjectStatusList, ScenarioLoad
-from morai_msgs.srv import MoraiScenarioLoadSrv
+from morai_msgs.msg import CtrlCmd, EgoVehicleStatus
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from harness import free_ports  # noqa: E402

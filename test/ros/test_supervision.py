@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """rostest: a fault injected into each worker loop is reported on /diagnostics and the worker resumes."""
 import os
-import socket
 import subprocess
 import threading
 import time

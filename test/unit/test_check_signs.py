@@ -24,7 +24,7 @@ from helpers import free_port  # below the ephemeral range: no bind to port 0 ca
 from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
 from morai_bridge.selftest import check_signs as cs
 from morai_bridge.selftest import cli
-from morai_bridge.selftest.signs import (LEFT, RIGHT, Phase, Sample, Thresholds, compare, judge,
+from morai_bridge.selftest.signs import (LEFT, RIGHT, Phase, Sample, compare, judge,
                                          measured_version, unwrapped_change)
 from morai_bridge.wire import sim_versions, udp
 

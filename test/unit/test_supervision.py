@@ -1,5 +1,8 @@
 """morai_bridge.ros.supervision.RosTimer: rospy.Timer's job in a supervised worker (real threads,
 rospy's own clock; no master: wall time stands in for ROS time, as rospy does before /clock)."""
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -91,3 +94,42 @@ def test_a_callback_that_always_raises_ends_dead_and_tells_the_node(timers):
 def test_period_must_be_positive():
     with pytest.raises(ValueError, match='period'):
         RosTimer('bad', 0.0, lambda: None)
+
+
+SHUTDOWN_DURING_A_TICK = r'''
+import sys, time
+import rospy, rospy.rostime
+from morai_bridge.link.workers import STOPPED
+from morai_bridge.ros.supervision import RosTimer
+rospy.rostime.set_rostime_initialized(True)
+lines, dead = [], []
+class Sup(object):
+    log = staticmethod(lines.append)
+    on_dead = staticmethod(dead.append)
+    def watch(self, workers_of):
+        pass
+def tick():
+    if sys.argv[1] == 'shutdown':
+        rospy.signal_shutdown('test')       # the node shuts down while this tick runs ...
+    raise rospy.ROSException('publish() to a closed topic')     # ... and its publisher is closed
+t = RosTimer('driver', 0.01, tick, Sup())
+deadline = time.monotonic() + 5.0
+while t.worker.state != STOPPED and not lines and time.monotonic() < deadline:
+    time.sleep(0.01)
+print('state=%s errors=%d lines=%d dead=%d' % (t.worker.state, t.worker.errors, len(lines), len(dead)))
+t.stop()
+'''
+
+
+@pytest.mark.parametrize('case', ['shutdown', 'running'])
+def test_a_tick_failing_because_the_node_shut_down_is_not_an_error(case):
+    """rospy closes the publishers at shutdown under a running tick; that must end the timer quietly,
+    while the same exception in a running node is an error (logged, restarted)."""
+    out = subprocess.run([sys.executable, '-c', SHUTDOWN_DURING_A_TICK, case], capture_output=True, text=True,
+                         timeout=30, env=dict(os.environ, ROS_MASTER_URI='http://127.0.0.1:1'))
+    assert out.returncode == 0, out.stderr
+    last = out.stdout.strip().splitlines()[-1]
+    if case == 'shutdown':
+        assert last == 'state=%s errors=0 lines=0 dead=0' % STOPPED, out.stdout + out.stderr
+    else:
+        assert ' errors=1 lines=1 dead=0' in last, out.stdout + out.stderr      # logged once, then restarted

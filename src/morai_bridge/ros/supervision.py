@@ -134,4 +134,10 @@ class RosTimer(object):
         if self._next <= now:          # fell behind (a long callback): skip the missed ticks
             self._next = now + self.period
         self.ticks += 1
-        self.callback()
+        try:
+            self.callback()
+        except Exception:
+            if rospy.is_shutdown():     # a tick that was running when the node shut down: its publishers
+                self.worker.stop()      # are closed under it ("publish() to a closed topic"); not a fault
+                return
+            raise
