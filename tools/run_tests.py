@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -382,6 +383,10 @@ LAYERS = ('lint', 'unit', 'py38', 'ros', 'system', 'install')
 
 
 def main(argv):
+    # Started as a background job (`bash tools/dev.sh test &`, nohup, some CI runners), this process and
+    # every child would ignore SIGINT: rostest and roslaunch stop nodes with it, and tests interrupt runs
+    # with it.  A handler here gives the children the ordinary disposition (exec resets handled signals).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     layers = [a for a in argv if a in LAYERS]
     rest = [a for a in argv if a not in layers]
     pytest_args = [a for a in rest if a.startswith('-') or '::' in a]

@@ -1,7 +1,14 @@
 """Fixtures shared by the unit tests."""
 import os
+import signal
 
 import pytest
+
+# A shell starts background jobs (`cmd &` in a script, nohup) with SIGINT ignored, and Python then keeps
+# it ignored: the tests that interrupt a run, or stop a child with SIGINT as a user's Ctrl-C would, need
+# the ordinary disposition (children get it too: exec resets a handled signal to its default).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # ---------------------------------------------------------------- py38 layer: tests without ROS

@@ -153,12 +153,22 @@ class Paced:
         self.sim = sim
         self._stop = threading.Event()
         self.hold = threading.Event()       # set: the emulator stands still (sends nothing)
+        self._when = None                   # (predicate, action): see once()
         self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def once(self, predicate, action):
+        """``action()`` right after the first step whose snapshot satisfies ``predicate``, from the
+        stepping thread: the emulator is not one step further when it runs (a watching thread may come
+        late, after the whole drive, on a busy machine)."""
+        self._when = (predicate, action)
 
     def _loop(self):
         while not self._stop.is_set():
             if not self.hold.is_set():
                 self.sim.step(1)
+                if self._when is not None and self._when[0](self.sim.snapshot()):
+                    action, self._when = self._when[1], None
+                    action()
             time.sleep(0.0005)
 
     def __enter__(self):
@@ -361,12 +371,9 @@ def test_aborts_above_the_abort_speed_and_brakes():
 
 
 def when_moving(action):
-    """A ``during`` hook: ``action(sim, paced)`` from a thread once the ego drives faster than 2 km/h."""
+    """A ``during`` hook: ``action(sim, paced)`` at the step where the ego first drives faster than 2 km/h."""
     def hook(sim, paced):
-        def watch():
-            if sim.wait_for(lambda s: s.ego.speed_kmh > 2.0, 10.0):
-                action(sim, paced)
-        threading.Thread(target=watch, daemon=True).start()
+        paced.once(lambda s: s.ego.speed_kmh > 2.0, lambda: action(sim, paced))
     return hook
 
 
@@ -395,13 +402,7 @@ def test_aborts_a_run_that_takes_too_long():
 def test_ctrl_c_during_the_drive_stops_the_ego():
     """A real SIGINT to the main thread while the ego drives."""
     main_id = threading.main_thread().ident
-
-    def interrupt_when_moving(sim, paced):
-        def watch():
-            if sim.wait_for(lambda s: s.ego.speed_kmh > 2.0, 10.0):
-                signal.pthread_kill(main_id, signal.SIGINT)
-        threading.Thread(target=watch, daemon=True).start()
-
+    interrupt_when_moving = when_moving(lambda sim, paced: signal.pthread_kill(main_id, signal.SIGINT))
     assert threading.current_thread() is threading.main_thread()
     result, text, snap = run_against(options("25.S4"), during=interrupt_when_moving, sim_version="25.S4")
     assert result.exit_status == cs.EXIT_INTERRUPTED and "interrupted" in text
