@@ -49,6 +49,15 @@ def note_failures(layer, out):
     return found
 
 
+def digest(layer, failed, code, out):
+    """After a layer with failures: its failing tests, or, when its output names none, its exit status
+    and last lines."""
+    if failed and not note_failures(layer, out):
+        tail = out.strip().splitlines()[-DIGEST_LINES:]
+        FAILED.append((layer, 'exit %s, no test named; the last lines:\n%s' % (
+            code, '\n'.join('    ' + line for line in tail))))
+
+
 def run(cmd, log_name, timeout, env=None):
     """Run cmd, stream its output to the terminal and keep a copy."""
     os.makedirs(RESULTS, exist_ok=True)
@@ -77,6 +86,7 @@ def lint():
     code, out, _ = run(['catkin_lint', '-W2', '--strict', pkg],
                        'catkin_lint.log', 300)
     ok = code == 0 and re.search(r'found 0 problems', out) is not None
+    digest('catkin_lint', not ok, code, out)
     return (1, 0, 0) if ok else (0, 1, 0)
 
 
@@ -95,8 +105,7 @@ def pytest_counts(code, out):
 def unit(extra, where='test/unit', log='pytest.log'):
     code, out, _ = run([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '-rfEs', where] + extra, log, 3600)
     counts = pytest_counts(code, out)
-    if counts[1] and not note_failures(log[:-4], out):
-        FAILED.append((log[:-4], 'pytest exit %d (see %s)' % (code, os.path.join(RESULTS, log))))
+    digest(log[:-4], counts[1], code, out)
     return counts
 
 
@@ -111,19 +120,13 @@ def ros(names):
         code, out, secs = run(['rostest', '--results-base-dir', RESULTS, 'morai_msgs', name],
                               'rostest-%s.log' % name[:-5], 1200)
         m = re.search(r'TESTS: (\d+).*?ERRORS: (\d+).*?FAILURES: (\d+)', out, re.S)
-        if m:
-            tests, errors, failures = (int(x) for x in m.groups())
-            bad = errors + failures
-            if code != 0 and bad == 0:
-                bad = 1
-            passed += tests - min(bad, tests)
-            failed += bad
-        else:
-            failed += 1
-        if code != 0 and not note_failures('rostest ' + name, out):
-            tail = out.strip().splitlines()[-DIGEST_LINES:]
-            FAILED.append(('rostest ' + name, 'exit %d, no test result; its last lines:\n%s' % (
-                code, '\n'.join('    ' + line for line in tail))))
+        tests, errors, failures = (int(x) for x in m.groups()) if m else (0, 0, 0)
+        bad = errors + failures
+        if bad == 0 and (code != 0 or not m):
+            bad = 1
+        passed += tests - min(bad, tests)
+        failed += bad
+        digest('rostest ' + name, bad, code, out)
         print('=== rostest %s: exit %d in %.1fs ===' % (name, code, secs), flush=True)
     return passed, failed, 0
 
@@ -196,10 +199,13 @@ def py38():
             print('py38: KNOWN %s:%s %s needs %s: %s' % (f, line, feature, need, reason))
             skipped += 1
         else:
-            print('py38: FAIL %s:%s %s needs Python %s' % (f, line, feature, need))
+            fail = '%s:%s %s needs Python %s' % (f, line, feature, need)
+            print('py38: FAIL ' + fail)
+            FAILED.append(('py38', fail))
             new.append(f)
     if new or (code != 0 and not findings):
         failed += 1
+        digest('py38', not new, code, out)       # vermin itself failed: its last lines
     else:
         passed += 1
     print('py38: vermin on %d files: %d findings, %d known' % (len(files), len(findings), skipped), flush=True)
@@ -212,6 +218,7 @@ def py38():
             bad.append('%s:%s %s' % (os.path.relpath(p, ROOT), e.lineno, e.msg))
     for b in bad:
         print('py38: FAIL 3.8 grammar: %s' % b)
+        FAILED.append(('py38', '3.8 grammar: %s' % b))
     print('py38: 3.8 grammar on %d files: %d errors' % (len(files), len(bad)), flush=True)
     if bad:
         failed += 1
@@ -345,8 +352,7 @@ def py38_run(extra):
     code, out, _ = run([python, '-m', 'pytest', '-p', 'no:cacheprovider', '-rfEs', 'test/unit'] + extra,
                        'py38-pytest.log', 1800, env=env)
     passed, failed, skipped = pytest_counts(code, out)
-    if failed:
-        note_failures('py38-pytest', out)
+    digest('py38-pytest', failed, code, out)
     if passed == 0 and failed == 0:
         print('py38: FAIL: no test ran on Python 3.8', flush=True)
         failed = 1
@@ -371,10 +377,12 @@ def install():
                           'install_check.log', 3600)
     m = re.search(r'install-check: (\d+) passed, (\d+) failed', out)
     if not m:
+        digest('install', 1, code, out)
         return 0, 1, 0
     passed, failed = int(m.group(1)), int(m.group(2))
     if code != 0 and failed == 0:
         failed = 1
+    digest('install', failed, code, out)
     print('=== install layer: %.0f s ===' % secs, flush=True)
     return passed, failed, 0
 

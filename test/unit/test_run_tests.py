@@ -71,3 +71,16 @@ def test_pytest_short_summary_lines_are_kept(rt):
 def test_clean_output_notes_nothing(rt):
     assert not rt.note_failures('pytest', '....\n=== 4 passed in 0.1s ===\n')
     assert rt.FAILED == []
+
+
+def test_a_failed_layer_that_names_no_test_leaves_its_exit_status_and_last_lines(rt):
+    out = '\n'.join('build line %d' % i for i in range(50)) + '\nFatal: no workspace\n'
+    rt.digest('install', 1, 2, out)
+    ((layer, text),) = rt.FAILED
+    assert layer == 'install' and text.startswith('exit 2, no test named')
+    assert 'Fatal: no workspace' in text and 'build line 49' in text and 'build line 10' not in text
+
+
+def test_digest_of_a_layer_that_passed_adds_nothing(rt):
+    rt.digest('pytest', 0, 0, 'FAILED looks like a failure but the layer passed\n')
+    assert rt.FAILED == []
