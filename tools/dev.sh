@@ -50,7 +50,7 @@ ros-noetic-sensor-msgs ros-noetic-nav-msgs ros-noetic-diagnostic-msgs ros-noetic
 ros-noetic-tf2-ros ros-noetic-tf2-msgs ros-noetic-rosgraph-msgs ros-noetic-visualization-msgs
 ros-noetic-diagnostic-aggregator ros-noetic-rviz catkin-lint
 python3-serial python3-dpkt python3-nmea2 python3-yaml python3-psutil python3-pytest python3-hypothesis
-python3-pil python3-numpy python3-venv xvfb"
+python3-pil python3-numpy python3-venv xvfb build-essential cmake git ca-certificates iproute2"
 
 cmd_setup() {
   local wanted missing=()

@@ -11,7 +11,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 EXPECTED = [
     '/MORAI',
     '/MORAI/UDP bridge',
-    '/MORAI/UDP bridge/UDP ego_status (port 909)',       # root namespace: the node prefix is removed
+    '/MORAI/UDP bridge/UDP ego_status (port 1909)',      # root namespace: the node prefix is removed; the demo's port
     '/MORAI/UDP bridge/UDP commands',
     '/MORAI/UDP bridge/Simulator control state',
     '/MORAI/Simulator emulator',

@@ -29,10 +29,10 @@ class SerialUdpTest(unittest.TestCase):
         uuid = roslaunch.rlutil.get_or_generate_uuid(None, False)
         roslaunch.configure_logging(uuid)
         sim = roslaunch.parent.ROSLaunchParent(uuid, [(os.path.join(LAUNCH, 'sim_emulator.launch'), [
-            'erp42_link:=%s' % LINK, 'scenario:=sample', 'output:=log'])])
+            'erp42_link:=%s' % LINK, 'scenario:=sample', 'output:=log', 'privileged_port_offset:=1000'])])
         sim.start()
         drv = roslaunch.parent.ROSLaunchParent(uuid, [(os.path.join(LAUNCH, 'erp42_serial_udp.launch'), [
-            'port:=%s' % LINK, 'output:=log'])])
+            'port:=%s' % LINK, 'output:=log', 'privileged_port_offset:=1000'])])
         drv.start()
         diag = {}
 

@@ -21,6 +21,7 @@ import rostest
 
 from morai_msgs.msg import CollisionData, EgoVehicleStatus
 
+from morai_bridge.link.transport import shift_privileged
 from morai_bridge.wire import sim_versions
 
 HERE = os.path.dirname(os.path.realpath(__file__))
@@ -89,7 +90,12 @@ class VersionsDemoTest(unittest.TestCase):
             signs = sim_versions.bridge_signs(v)
             self.assertEqual(rospy.get_param('/udp_bridge/steering_sign'), signs.steering_sign)
             self.assertEqual(rospy.get_param('/udp_bridge/ctrl_cmd_bytes'), v.ctrl_cmd_bytes)
-            self.assertEqual(rospy.get_param('/udp_bridge/ego_status_port'), v.port('ego_status'))
+            # the demo moves ports below 1024 by one offset, the same at both ends
+            offset = rospy.get_param('/udp_bridge/privileged_port_offset')
+            self.assertEqual(offset, rospy.get_param('/sim_emulator/privileged_port_offset'))
+            self.assertEqual(rospy.get_param('/udp_bridge/ego_status_port'),
+                             shift_privileged(v.port('ego_status'), offset))
+            self.assertGreaterEqual(rospy.get_param('/udp_bridge/ego_status_port'), 1024)
             if v.port('competition_status'):
                 c = comp.last()
                 self.assertIsNotNone(c, '%s: no /Competition_topic' % version)

@@ -30,7 +30,7 @@ def test_gga_fields():
     assert isinstance(fix, nmea.NmeaSentence)
     assert (fix.talker, fix.sentence_type) == ("GP", "GGA")
     assert fix.raw == GGA[:-2].decode()
-    assert fix.utc_time.replace(tzinfo=None) == datetime.time(22, 30, 47, 500000)
+    assert fix.utc_time == datetime.time(22, 30, 47, 500000) and fix.utc_time.tzinfo is None
     assert fix.latitude == pytest.approx(37 + 14.4040 / 60, abs=1e-12)
     assert fix.longitude == pytest.approx(126 + 46.4377 / 60, abs=1e-12)
     assert fix.altitude == 29.1 and fix.geoid_separation == 0.0
@@ -252,3 +252,32 @@ def test_parse_only_raises_nmea_error(tail, head, good_checksum):
             udp.decode(text.encode("ascii"))
         except udp.DecodeError:
             pass
+
+
+# pynmea2 1.15 (Ubuntu 20.04, Debian 12) gives naive times, 1.19 (Debian 13) UTC-aware ones
+PYNMEA2_TIMES = {
+    "1.15": datetime.time(22, 30, 47, 500000),
+    "1.19": datetime.time(22, 30, 47, 500000, tzinfo=datetime.timezone.utc),
+}
+
+
+@pytest.mark.parametrize("version", sorted(PYNMEA2_TIMES))
+def test_utc_naive_gives_one_form_whatever_pynmea2_gives(version):
+    t = nmea.utc_naive(PYNMEA2_TIMES[version])
+    assert t == datetime.time(22, 30, 47, 500000) and t.tzinfo is None
+
+
+def test_utc_naive_refuses_a_time_that_is_not_utc():
+    with pytest.raises(nmea.NmeaError, match="not UTC"):
+        nmea.utc_naive(datetime.time(1, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=9))))
+    assert nmea.utc_naive(None) is None
+
+
+@pytest.mark.parametrize("raw", [GGA, RMC])
+def test_both_paths_give_naive_utc_times_with_the_installed_pynmea2(raw):
+    """Whatever pynmea2 this machine has (1.15 here and under py38, 1.19 on Debian 13), the
+    pynmea2 path and the fast path agree, to the tzinfo."""
+    text = raw[:-2].decode()
+    slow, fast = nmea._parse_pynmea(text), nmea._parse_fast(text)
+    assert slow == fast
+    assert slow.utc_time.tzinfo is None and fast.utc_time.tzinfo is None

@@ -57,7 +57,7 @@ import time
 from typing import Dict, Optional, Tuple
 
 from morai_bridge.link.workers import Worker
-from morai_bridge.link.transport import UdpReceiver, UdpSender, bind_udp, resolve_host
+from morai_bridge.link.transport import UdpReceiver, UdpSender, bind_udp, resolve_host, shift_privileged
 from morai_bridge.wire import lockstep, sim_versions, udp
 from morai_bridge.wire.enums import CtrlMode, ObjectType, Platform, SimResult, SimState
 from morai_bridge.wire.units import MPS_TO_KMH
@@ -120,6 +120,8 @@ class SimEmulator(SimCommands, SyncExtension, SimSending):
         self.version = sim_versions.load_version(cfg.sim_version)
         cfg = cfg._replace(**{f: self.version.port(n) for n, (f, _, _) in SEND_PORTS.items()
                               if n in sim_versions.VERSIONED_PORTS and getattr(cfg, f) == sim_versions.VERSION_PORT})
+        cfg = cfg._replace(**{f: shift_privileged(getattr(cfg, f), cfg.privileged_port_offset)
+                              for f, _, _ in list(SEND_PORTS.values()) + list(LISTEN_PORTS.values())})
         self.config = cfg
         v = self.version
         # the model's convention is the 24.R2 wire's: steer + right (sim_vehicle)

@@ -50,6 +50,8 @@ class SimConfig(NamedTuple):
     # the simulator release emulated (wire.sim_versions): steering signs, IMU size, empty
     # collision slots, packet clock, default ports
     sim_version: str = sim_versions.DEFAULT
+    # added to every port below 1024 (link.transport.shift_privileged), as the bridge does
+    privileged_port_offset: int = 0
     # listening ports (user -> simulator)
     ctrl_cmd_port: int = _PORT["ctrl_cmd"]
     ego_ghost_port: int = _PORT["ego_ghost"]
@@ -192,6 +194,8 @@ class SimConfig(NamedTuple):
                 hz = getattr(self, rate)
                 if not (isinstance(hz, (int, float)) and math.isfinite(hz) and hz >= 0):
                     raise ValueError(f"{rate}={hz!r}: must be a rate >= 0 Hz")
+        if not isinstance(self.privileged_port_offset, int) or not 0 <= self.privileged_port_offset <= 64511:
+            raise ValueError(f"privileged_port_offset={self.privileged_port_offset!r}: 0..64511")
         step_ms = self.step_s * 1000.0
         if not (math.isfinite(step_ms) and step_ms >= 1 and abs(step_ms - round(step_ms)) < 1e-6):
             raise ValueError(f"step_s={self.step_s!r}: must be a whole number of "
@@ -304,6 +308,9 @@ FIELD_DOCS = {
                      "sync_port and answer on sync_state_port",
     "sim_version": "simulator release emulated: a name in config/sim_versions (24.R2, 25.S4, "
                    "25.S4.MolitComp03, 26.R1) or a profile file's path (docs/versions.md)",
+    "privileged_port_offset": "added to every port below 1024 once the sim_version's ports are in "
+                              "(909 -> 1909 with 1000): give udp_bridge the same value (the demo "
+                              "does); 0: ports as given",
     "ego_status_hz": "Ego Vehicle Status rate",
     "competition_status_hz": "competition status rate (only sent where the sim_version has a "
                              "competition status port)",

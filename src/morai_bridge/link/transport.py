@@ -40,6 +40,47 @@ def resolve_host(host, param):
     return infos[0][4][0]
 
 
+#: ports from which Linux lets every user bind, unless lowered (net.ipv4.ip_unprivileged_port_start)
+UNPRIVILEGED_PORT_START = 1024
+#: what the demo, and a simulator whose status ports were moved, add to a port below 1024 (909 ->
+#: 1909, 911 -> 1911: the move eriverOoO/heven-ad-2026 docs/morai/network-persistence.md made)
+PRIVILEGED_PORT_OFFSET = 1000
+SYSCTL_FILE = '/etc/sysctl.d/60-morai-udp-ports.conf'
+
+
+def unprivileged_port_start():
+    """This machine's net.ipv4.ip_unprivileged_port_start (1024 where it cannot be read)."""
+    try:
+        with open('/proc/sys/net/ipv4/ip_unprivileged_port_start') as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return UNPRIVILEGED_PORT_START
+
+
+def shift_privileged(port, offset):
+    """``port`` + ``offset`` for a port a normal user may not bind (1..1023), else ``port``
+    (0 stays "disabled").  The bridge and the emulator both apply it with the same
+    ``privileged_port_offset``, so the demo's two ends cannot disagree."""
+    port = int(port)
+    return port + int(offset) if offset and 0 < port < UNPRIVILEGED_PORT_START else port
+
+
+def privileged_port_advice(port, param, lowest=909):
+    """The text for "Permission denied" on ``port`` (below 1024) set by ``param`` ('~ego_status_port'
+    for a ROS parameter, whose roslaunch argument drops the '~'; '--status-port' for a command-line
+    option): the two ways out, and the one that looks like a way out but is not."""
+    new = port + PRIVILEGED_PORT_OFFSET
+    option = ('%s %d' if param.startswith('-') else '%s:=%d') % (param.lstrip('~'), new)
+    start = min(port, lowest)
+    return ('only root may bind UDP port %d on this machine (net.ipv4.ip_unprivileged_port_start = %d). Either '
+            'move the port: in MORAI SIM\'s network settings set this stream\'s destination port to %d and pass '
+            '%s; or let every user bind it: sudo sysctl -w net.ipv4.ip_unprivileged_port_start=%d, kept across '
+            'reboots by: echo net.ipv4.ip_unprivileged_port_start=%d | sudo tee %s. Do not setcap '
+            'cap_net_bind_service on python3: every Python program gets the right, and the loader then ignores '
+            'LD_LIBRARY_PATH, so ROS\'s libraries stop loading (docs/ros_api.md, "Ports below 1024")'
+            % (port, unprivileged_port_start(), new, option, start, start, SYSCTL_FILE))
+
+
 def bind_udp(ip, port, param, rcvbuf=1 << 20):
     """Bind a UDP socket to (ip, port); ``param`` names the port parameter."""
     if not 0 <= int(port) <= 65535:
@@ -53,6 +94,8 @@ def bind_udp(ip, port, param, rcvbuf=1 << 20):
         if e.errno == errno.EADDRINUSE:
             raise TransportError('%s=%d: UDP port %s:%d is already in use (another bridge, emulator or '
                                  'simulator receiver?); choose another port' % (param, port, ip, port)) from None
+        if e.errno == errno.EACCES and 0 < int(port) < 1024:
+            raise TransportError('%s=%d: %s' % (param, port, privileged_port_advice(port, param))) from None
         if e.errno == errno.EADDRNOTAVAIL:
             raise TransportError('%s: address %s is not on this machine (check the bind address parameter)'
                                  % (param, ip)) from None
@@ -227,12 +270,14 @@ def granted_buffer(sock):
 
 def grow_receive_buffer(sock, size):
     """Make the receive buffer at least ``size`` bytes if the kernel lets us: SO_RCVBUF is capped
-    by net.core.rmem_max, SO_RCVBUFFORCE (CAP_NET_ADMIN) is not.  Returns the size granted."""
+    by net.core.rmem_max, SO_RCVBUFFORCE (CAP_NET_ADMIN: root) is not.  A normal user gets what
+    SO_RCVBUF allows.  Returns the size granted."""
     if granted_buffer(sock) < size:
-        force = getattr(socket, 'SO_RCVBUFFORCE', 33)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, size)
+    if granted_buffer(sock) < size:
         try:
-            sock.setsockopt(socket.SOL_SOCKET, force, size)
-        except OSError:
+            sock.setsockopt(socket.SOL_SOCKET, getattr(socket, 'SO_RCVBUFFORCE', 33), size)
+        except OSError:     # EPERM without CAP_NET_ADMIN
             pass
     return granted_buffer(sock)
 

@@ -31,6 +31,10 @@ PARAMS = [
     Param('sim_ip', '127.0.0.1', 'simulator host; datagrams from other hosts are dropped and counted '
           '(0.0.0.0 accepts any sender)'),
     Param('bind_ip', '127.0.0.1', 'local address the receive ports are bound to (0.0.0.0: all)'),
+    Param('privileged_port_offset', 0, 'added to every port below 1024 once the sim_version\'s ports are in '
+          '(909 -> 1909 with 1000), so that a normal user may bind them: set the simulator\'s ports to match '
+          '(the demo gives sim_emulator the same value); 0: ports as given (docs/ros_api.md, "Ports below 1024")',
+          minimum=0, maximum=64511),
 ] + sim_receive.PORT_PARAMS + command_sender.PORT_PARAMS + sim_receive.TOPIC_PARAMS + command_sender.TOPIC_PARAMS + [
     Param('sim_proc_service', 'Morai_SimProc', 'MoraiSimProcSrv: play / pause'),
     Param('scenario_service', 'Service_MoraiSL', 'MoraiScenarioLoadSrv'),

@@ -8,6 +8,7 @@ import os
 
 import rospkg
 
+from morai_bridge.link.transport import shift_privileged
 from morai_bridge.wire import sim_versions, vehicle_profiles
 
 PACKAGE = 'morai_msgs'
@@ -41,7 +42,8 @@ def apply_sim_version(cfg):
     """(cfg with the parameters left to the version filled in, the SimVersion of ``cfg.sim_version``).
 
     Left to the version: the steering signs at 0, ``ctrl_cmd_bytes`` at 0 and the versioned ports
-    at -1 (those of ``cfg`` that exist: capture_replay has no command parameters)."""
+    at -1 (those of ``cfg`` that exist: capture_replay has no command parameters).  Then every
+    port below 1024 moves by ``privileged_port_offset`` where ``cfg`` has one (udp_bridge)."""
     v = load_sim_version(cfg.sim_version)
     signs = sim_versions.bridge_signs(v)._asdict()
     out = type(cfg)(cfg)
@@ -54,4 +56,8 @@ def apply_sim_version(cfg):
         key = stream + '_port'
         if out.get(key) == sim_versions.VERSION_PORT:
             out[key] = v.port(stream)
+    offset = out.get('privileged_port_offset', 0)
+    for key in out:
+        if key.endswith('_port'):
+            out[key] = shift_privileged(out[key], offset)
     return out, v

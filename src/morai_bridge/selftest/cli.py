@@ -154,12 +154,7 @@ def main(argv=None, stdin=None, stdout=None) -> int:
         try:
             check = SignCheck(opts, out=stdout, confirm=_ask(stdin, stdout))
         except TransportError as e:
-            hint = ""
-            port = opts.status_port if opts.status_port != -1 else version.port("ego_status")
-            if "Permission denied" in str(e) and 0 < port < 1024:
-                hint = (" (ports below 1024 need root on Linux: lower net.ipv4.ip_unprivileged_port_start, "
-                        "or move the simulator's destination port and pass --status-port)")
-            sys.stderr.write("%s: error: %s%s\n" % (PROG, e, hint))
+            sys.stderr.write("%s: error: %s\n" % (PROG, e))
             # no socket to listen on, but a stop still goes out
             _stop_without_listening(opts, version)
             return EXIT_REFUSED

@@ -38,7 +38,8 @@ class NmeaSentence(NamedTuple):
         raw: sentence text, ``$`` through the checksum, without CR LF.
         talker: talker id, e.g. ``'GP'`` ('' for proprietary sentences).
         sentence_type: e.g. ``'GGA'``, ``'RMC'``.
-        utc_time: datetime.time, UTC time of the fix (GGA, RMC, ...).
+        utc_time: datetime.time, UTC time of the fix (GGA, RMC, ...), naive (no tzinfo) on
+            every pynmea2 version (:func:`utc_naive`).
         date: datetime.date, UTC date (RMC).
         latitude: decimal degrees, north positive.
         longitude: decimal degrees, east positive.
@@ -115,12 +116,26 @@ def _coordinate(msg, value_attr: str, dir_attr: str, prop: str, dirs: str):
         raise NmeaError(f"field {value_attr} = {_get(msg, value_attr)!r} is malformed") from None
 
 
+def utc_naive(t: Optional[datetime.time]) -> Optional[datetime.time]:
+    """An NMEA time field as :class:`NmeaSentence` holds it: naive, meaning UTC.
+
+    pynmea2 1.15 (Ubuntu 20.04, Debian 12) returns naive times and 1.19 (Debian 13) UTC-aware
+    ones for the same field.  The field is UTC by definition, so the tzinfo adds nothing, and
+    keeping it would make the same sentence compare, print (morai_udp_dump's ``utc=``) and
+    serialise differently by version; both parse paths end here."""
+    if t is None or t.tzinfo is None:
+        return t
+    if t.utcoffset():
+        raise NmeaError(f"time {t!r} is not UTC")
+    return t.replace(tzinfo=None)
+
+
 def _from_pynmea(text: str, msg) -> NmeaSentence:
     return NmeaSentence(
         raw=text,
         talker=getattr(msg, "talker", "") or "",
         sentence_type=getattr(msg, "sentence_type", "") or "",
-        utc_time=_typed(msg, "timestamp", datetime.time),
+        utc_time=utc_naive(_typed(msg, "timestamp", datetime.time)),
         date=_typed(msg, "datestamp", datetime.date),
         latitude=_coordinate(msg, "lat", "lat_dir", "latitude", "NS"),
         longitude=_coordinate(msg, "lon", "lon_dir", "longitude", "EW"),
@@ -194,7 +209,7 @@ def _parse_fast(text: str) -> Optional[NmeaSentence]:
     f = body[6:].split(",")
     try:
         t = f[0]
-        if t:       # pynmea2.nmea_utils.timestamp
+        if t:       # pynmea2.nmea_utils.timestamp, naive as utc_naive gives it
             ms = t[6:]
             t = _time(int(t[0:2]), int(t[2:4]), int(t[4:6]), ms and int(float(ms) * 1000000) or 0)
         else:
