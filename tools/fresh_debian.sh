@@ -6,8 +6,8 @@
 # 1. debootstrap --variant=minbase bookworm (12) or trixie (13) into DIR (default
 #    /var/tmp/morai-fresh-<12|13>; the downloaded base is kept as DIR.base.tgz for the next run).
 #    Nothing else is installed: no compiler, no make, no python3, no sudo.
-# 2. Copies the host's /etc/hosts, /etc/resolv.conf and CA certificates (a real machine has
-#    them; a debootstrap has not) and clones the checkout (with its uncommitted changes) to
+# 2. Copies the host's /etc/hosts, /etc/resolv.conf and CA certificates, locally added ones
+#    included (a real machine has them; a debootstrap has not) and clones the checkout (with its uncommitted changes) to
 #    ~/morai_msgs of the user.
 # 3. --user (default): adds sudo and a normal user `newcomer` allowed to use it, as a desktop
 #    install has, then runs as that user; --root: runs as root.
@@ -72,8 +72,10 @@ debootstrap --variant=minbase --unpack-tarball="$DIR.base.tgz" "$SUITE" "$DIR" "
 log "base system in $(( $(date +%s) - t0 )) s"
 
 cp /etc/hosts /etc/resolv.conf "$DIR/etc/"
-mkdir -p "$DIR/etc/ssl/certs"
+mkdir -p "$DIR/etc/ssl/certs" "$DIR/usr/local/share/ca-certificates"
 cp -rL /etc/ssl/certs/. "$DIR/etc/ssl/certs/"
+# locally added authorities too: installing ca-certificates rebuilds the bundle from these
+cp -rL /usr/local/share/ca-certificates/. "$DIR/usr/local/share/ca-certificates/" 2>/dev/null || true
 for m in proc sys dev dev/pts dev/shm; do
   mkdir -p "$DIR/$m"
   case "$m" in

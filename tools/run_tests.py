@@ -379,37 +379,23 @@ def py38_run(extra):
     return passed, failed, skipped
 
 
-# ---------------------------------------------------------------------------- install
+# ---------------------------------------------------------------------------- install, nonroot
 
-def install():
-    code, out, secs = run([sys.executable, os.path.join(ROOT, 'test', 'install', 'install_check.py')],
-                          'install_check.log', 3600)
-    m = re.search(r'install-check: (\d+) passed, (\d+) failed', out)
+def check_layer(layer, script):
+    """A layer that is one check script printing `<layer>-check: PASS|FAIL <step>` lines and
+    `<layer>-check: N passed, N failed`: its counts, and its FAIL lines for the digest."""
+    code, out, secs = run([sys.executable, os.path.join(ROOT, script)], '%s_check.log' % layer, 3600)
+    m = re.search(r'%s-check: (\d+) passed, (\d+) failed' % layer, out)
     if not m:
-        digest('install', 1, code, out)
+        digest(layer, 1, code, out)
         return 0, 1, 0
     passed, failed = int(m.group(1)), int(m.group(2))
     if code != 0 and failed == 0:
         failed = 1
-    digest('install', failed, code, out)
-    print('=== install layer: %.0f s ===' % secs, flush=True)
-    return passed, failed, 0
-
-
-def nonroot():
-    code, out, secs = run([sys.executable, os.path.join(ROOT, 'test', 'nonroot', 'nonroot_check.py')],
-                          'nonroot_check.log', 3600)
-    m = re.search(r'nonroot-check: (\d+) passed, (\d+) failed', out)
-    if not m:
-        digest('nonroot', 1, code, out)
-        return 0, 1, 0
-    passed, failed = int(m.group(1)), int(m.group(2))
-    if code != 0 and failed == 0:
-        failed = 1
-    for line in out.splitlines():
-        if line.startswith('nonroot-check: FAIL'):
-            FAILED.append(('nonroot', line[len('nonroot-check: '):]))
-    print('=== nonroot layer: %.0f s ===' % secs, flush=True)
+    steps = [line.split(': ', 1)[1] for line in out.splitlines() if line.startswith('%s-check: FAIL' % layer)]
+    FAILED.extend((layer, step) for step in steps)
+    digest(layer, failed and not steps, code, out)
+    print('=== %s layer: %.0f s ===' % (layer, secs), flush=True)
     return passed, failed, 0
 
 
@@ -441,11 +427,11 @@ def main(argv):
     if 'ros' in layers:
         totals['rostest'] = ros(ros_names)
     if 'nonroot' in layers:
-        totals['nonroot'] = nonroot()
+        totals['nonroot'] = check_layer('nonroot', 'test/nonroot/nonroot_check.py')
     if 'system' in layers:
         totals['system'] = unit(pytest_args, 'test/system', 'system.log')
     if 'install' in layers:
-        totals['install'] = install()
+        totals['install'] = check_layer('install', 'test/install/install_check.py')
     print()
     for k, (p, f, s) in totals.items():
         print('  %-12s %d passed, %d failed, %d skipped' % (k, p, f, s))

@@ -23,7 +23,6 @@ Prints `nonroot-check: PASS <step>` / `nonroot-check: FAIL <step>: <why>` and en
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, 'test', 'install'))
-from install_check import copy_package, tail  # noqa: E402  (the same copy a fresh clone has)
+from install_check import copy_package, free_port, tail  # noqa: E402  (the same copy a fresh clone has)
 
 sys.path.insert(0, os.path.join(ROOT, 'src'))
 from morai_bridge.link.transport import unprivileged_port_start  # noqa: E402
@@ -99,14 +98,6 @@ class User(object):
         log.close()
         with open(log.name, errors='replace') as f:
             return code, f.read()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def wait_for_text(path, texts, timeout, proc):
