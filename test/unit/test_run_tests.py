@@ -84,3 +84,21 @@ def test_a_failed_layer_that_names_no_test_leaves_its_exit_status_and_last_lines
 def test_digest_of_a_layer_that_passed_adds_nothing(rt):
     rt.digest('pytest', 0, 0, 'FAILED looks like a failure but the layer passed\n')
     assert rt.FAILED == []
+
+
+@pytest.mark.parametrize('env,outcome', [({}, (0, 0, 1)), ({'CI': 'true'}, (0, 1, 0)),
+                                         ({'MORAI_REQUIRE_PY38': '1'}, (0, 1, 0))])
+def test_no_python38_is_skipped_and_said_so_outside_ci_and_fails_in_ci(rt, monkeypatch, capsys, env, outcome):
+    monkeypatch.setattr(rt, 'find_python38', lambda: (None, ['python3.8: not found']))
+    for k in ('CI', 'MORAI_REQUIRE_PY38'):
+        monkeypatch.delenv(k, raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    assert rt.py38_run([]) == outcome
+    out = capsys.readouterr().out
+    assert 'python3.8: not found' in out and 'bash tools/dev.sh test py38' in out
+    if outcome[1]:
+        assert rt.FAILED and rt.FAILED[0][0] == 'py38-pytest' and not rt.NOTES
+    else:
+        assert rt.NOTES[0][0] == 'py38-pytest' and 'SKIPPED the unit tests on Python 3.8' in rt.NOTES[0][1]
+        assert not rt.FAILED
