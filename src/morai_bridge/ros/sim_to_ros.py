@@ -71,17 +71,22 @@ def ego_status(w, stamp, frame_id, steer_sign=1):
     return m
 
 
-def object_status(r):
-    """ObjectStatus of an Object Info record or an NPC vehicle collision record."""
-    o = _new(ObjectStatus)
+def object_status(r, new=_new, ObjectStatus=ObjectStatus, Vector3=Vector3):
+    """ObjectStatus of an Object Info record or an NPC vehicle collision record.  Twenty of these
+    per Object Info packet: the four Vector3 are made in place rather than through vector3()."""
+    o = new(ObjectStatus)
     o.unique_id = r.obj_id
     o.type = r.obj_type
     o.name = ''
     o.heading = r.heading
-    o.velocity = vector3(r.vel_x, r.vel_y, r.vel_z)
-    o.acceleration = vector3(r.acc_x, r.acc_y, r.acc_z)
-    o.size = vector3(r.size_x, r.size_y, r.size_z)
-    o.position = vector3(r.pos_x, r.pos_y, r.pos_z)
+    o.velocity = v = new(Vector3)
+    v.x, v.y, v.z = r.vel_x, r.vel_y, r.vel_z
+    o.acceleration = v = new(Vector3)
+    v.x, v.y, v.z = r.acc_x, r.acc_y, r.acc_z
+    o.size = v = new(Vector3)
+    v.x, v.y, v.z = r.size_x, r.size_y, r.size_z
+    o.position = v = new(Vector3)
+    v.x, v.y, v.z = r.pos_x, r.pos_y, r.pos_z
     return o
 
 
