@@ -73,7 +73,7 @@ def make_bridge(ns, settings=()):
     ports = dict((n, free_udp_port()) for n in e2e_streams.NAMES)
     over = dict(("%s_port" % n, p) for n, p in ports.items())
     over["stamp_source"] = "sim"
-    for kv in settings:      # e.g. wire_serialize=false
+    for kv in settings:      # e.g. stamp_source=ros
         k, v = kv.split("=", 1)
         over[k] = {"true": True, "false": False}.get(v.lower(), v)
     for p in sim_receive.TOPIC_PARAMS:
@@ -96,7 +96,7 @@ def main():
                     help="how much of the bridge's path runs: the receive loop only (datagrams dropped), "
                          "+ decode, + convert (not published), everything (default)")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                    help="a bridge parameter (udp_bridge's), e.g. wire_serialize=false")
+                    help="a bridge parameter (udp_bridge's), e.g. stamp_source=ros")
     ap.add_argument("--subscriber", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.subscriber is not None:

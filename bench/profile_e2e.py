@@ -30,10 +30,10 @@ sys.path.insert(0, str(HERE))
 
 # stage name -> substrings of a frame that put a sample in it (first match from the leaf up wins)
 STAGES = [
-    ("serialize (genpy or lazy message, in publish)", ("serialize (", "serialize_message (")),
+    ("serialize (genpy, in publish)", ("serialize (", "serialize_message (")),
     ("publish (rospy, other than serialize)", ("publish (",)),
     ("decode (wire)", ("<udp_codec", "udp_codec.py", "udp_codegen.py", "udp_protocol.py", "nmea.py", "pynmea2")),
-    ("convert (sim_to_ros, lazy_messages, stamps)", ("sim_to_ros.py", "lazy_messages.py", "sim_receive.py",
+    ("convert (sim_to_ros, stamps)", ("sim_to_ros.py", "sim_receive.py",
                                                       "get_rostime", "now (", "rostime.py")),
     ("receive (select, recv, the poll loop)", ("select (", "recv", "poll (")),
 ]

@@ -2,10 +2,7 @@
 
 :class:`SimReceiver` owns the receive sockets (one per enabled stream of
 :data:`morai_bridge.wire.streams.FROM_SIM`), decodes each datagram with the
-codec, converts it and publishes it.  The conversion of each stream is written once, readably,
-in :mod:`.sim_to_ros`; with ``~wire_serialize`` (the default) the bridge publishes its fast
-path instead, the :mod:`.lazy_messages` (same bytes, serialized straight from the decoded
-packet, only when the topic has subscribers).  It keeps the
+codec, converts it with the stream's converter of :mod:`.sim_to_ros` and publishes it.  It keeps the
 latest ego status and SimStatus for the services, counts everything per stream
 (:class:`morai_bridge.link.transport.StreamStats`) and, in replay mode
 (``live=False``), takes datagrams from :meth:`feed` instead of sockets.
@@ -26,7 +23,7 @@ from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStat
 
 from morai_bridge.link import transport
 from morai_bridge.link.workers import ThrottledLog
-from morai_bridge.ros import lazy_messages, sim_to_ros
+from morai_bridge.ros import sim_to_ros
 from morai_bridge.ros.params import Param, port_param
 from morai_bridge.wire import lockstep, sim_versions, streams, udp
 
@@ -75,8 +72,6 @@ OUTPUT_PARAMS = [
     Param('state_queue_size', 1, 'publisher queue depth of the state topics (1: subscribers get the latest; raise '
           'it when every message must be recorded, e.g. rosbag on a loaded machine); event topics keep 100',
           minimum=1, maximum=10000),
-    Param('wire_serialize', True, 'publish messages that serialize straight from the decoded packet (same bytes as '
-          'the genpy messages, built only when a topic has subscribers); false: build genpy messages'),
     Param('stale_timeout', 1.0, 'a stream silent for this long is stale (diagnostics WARN) [s]', minimum=0.05),
 ]
 RECEIVE_PARAMS = PORT_PARAMS + TOPIC_PARAMS + FRAME_PARAMS + OUTPUT_PARAMS
@@ -151,16 +146,6 @@ class SimReceiver(object):
         self._gps_frame_id, self._imu_frame_id = cfg.gps_frame_id, cfg.imu_frame_id
         self._gps_offsets = (cfg.gps_east_offset, cfg.gps_north_offset)
         self._now = receive_clock()           # rospy.Time.now, shorter on the wall clock
-        # stream converter name -> the function that makes the published message: the fast path
-        # (lazy_messages: a new object per packet, serialized by rospy only for subscribers; the
-        # ego status's genpy message is built when the sync service asks) or, with
-        # ~wire_serialize:=false, the readable converters of sim_to_ros
-        self._conv = lazy_messages.CONVERTERS if cfg.get('wire_serialize', True) else {
-            'ego_status': sim_to_ros.ego_status, 'object_list': sim_to_ros.object_list,
-            'collision': sim_to_ros.collision, 'traffic_light': sim_to_ros.traffic_light,
-            'intersection': sim_to_ros.intersection, 'npc_collision': sim_to_ros.npc_collision,
-            'sim_proc_status': sim_to_ros.sim_proc_status, 'gps': sim_to_ros.gps, 'imu': sim_to_ros.imu}
-        self._conv_ego = self._conv['ego_status']
         # stream name -> what to do with its decoded packet (publish, and keep what services need)
         on_packet = {'ego_status': self._on_ego_status, 'competition_status': self._on_competition_status,
                      'object_info': self._on_object_info,
@@ -302,7 +287,7 @@ class SimReceiver(object):
             # a moving ego at exactly (0, 0): the competition build's status has its position zeroed
             self.stats['ego_status'].zero_position += 1
         stamp = self._stamp(w.sec, w.nsec)
-        msg = self._conv_ego(w, stamp, self._frame_id, self.status_sign)
+        msg = sim_to_ros.ego_status(w, stamp, self._frame_id, self.status_sign)
         cond = self.status_cond
         cond.acquire()
         try:
@@ -324,7 +309,7 @@ class SimReceiver(object):
 
     def _on_competition_status(self, w):
         self.pubs['competition_status'].publish(
-            self._conv_ego(w, self._stamp(w.sec, w.nsec), self._frame_id, self.status_sign))
+            sim_to_ros.ego_status(w, self._stamp(w.sec, w.nsec), self._frame_id, self.status_sign))
 
     def _on_object_info(self, w):
         objects = w.objects
@@ -334,12 +319,12 @@ class SimReceiver(object):
         if objects and min(map(_OBJ_TYPE, objects)) < 0:
             empty += sum(1 for r in objects if r[1] < 0)
         self.stats['object_info'].empty_slots += empty
-        self.pubs['object_info'].publish(self._conv['object_list'](w, self._stamp(w.sec, w.nsec), self._frame_id))
+        self.pubs['object_info'].publish(sim_to_ros.object_list(w, self._stamp(w.sec, w.nsec), self._frame_id))
 
     def _on_collision(self, w):
         records = w.records
         self.stats['collision'].empty_slots += COLLISION_SLOTS - len(records) + sum(1 for r in records if r[0] < 0)
-        self.pubs['collision'].publish(self._conv['collision'](w, self._stamp(w.sec, w.nsec), self._frame_id))
+        self.pubs['collision'].publish(sim_to_ros.collision(w, self._stamp(w.sec, w.nsec), self._frame_id))
 
     def _on_traffic_light(self, w):
         stamp = self._now()
@@ -347,13 +332,13 @@ class SimReceiver(object):
         index = w.traffic_light_index
         if index in lights or len(lights) < MAX_TRAFFIC_LIGHTS:
             lights[index] = (w.traffic_light_status, w.traffic_light_type, stamp)
-        self.pubs['traffic_light'].publish(self._conv['traffic_light'](w, stamp, self._frame_id))
+        self.pubs['traffic_light'].publish(sim_to_ros.traffic_light(w, stamp, self._frame_id))
 
     def _on_intersection(self, w):
-        self.pubs['intersection'].publish(self._conv['intersection'](w, self._now(), self._frame_id))
+        self.pubs['intersection'].publish(sim_to_ros.intersection(w, self._now(), self._frame_id))
 
     def _on_vehicle_collision(self, w):
-        self.pubs['vehicle_collision'].publish(self._conv['npc_collision'](w, self._now(), self._frame_id))
+        self.pubs['vehicle_collision'].publish(sim_to_ros.npc_collision(w, self._now(), self._frame_id))
 
     def _on_sim_status(self, w, monotonic=time.monotonic):
         cond = self.sim_status_cond
@@ -364,20 +349,20 @@ class SimReceiver(object):
             cond.notify_all()
         finally:
             cond.release()
-        self.pubs['sim_status'].publish(self._conv['sim_proc_status'](w, self._now(), self.last_sim_command))
+        self.pubs['sim_status'].publish(sim_to_ros.sim_proc_status(w, self._now(), self.last_sim_command))
 
     def _on_gps(self, w):
         if w.altitude is not None:
             self.gps_alt = w.altitude
         east, north = self._gps_offsets
-        g, n = self._conv['gps'](w, self._now(), self._gps_frame_id, east, north, self.gps_alt)
+        g, n = sim_to_ros.gps(w, self._now(), self._gps_frame_id, east, north, self.gps_alt)
         if g is not None:
             self.pubs['gps'].publish(g)
             self.navsat_pub.publish(n)
 
     def _on_imu(self, w):
         stamp = self._now() if self._imu_on_arrival else self._stamp(w.sec, w.nsec)
-        self.pubs['imu'].publish(self._conv['imu'](w, stamp, self._imu_frame_id))
+        self.pubs['imu'].publish(sim_to_ros.imu(w, stamp, self._imu_frame_id))
 
     # ------------------------------------------------------------ for services
 
@@ -407,6 +392,4 @@ class SimReceiver(object):
                 self.status_cond.wait(max(0.0, end - time.monotonic()))
             if self.status is None or (self.status.sec, self.status.nsec) != (sec, nsec):
                 return None
-            msg = self.status_msg
-        # a wire message: its genpy form (same fields, same header seq)
-        return msg.message() if isinstance(msg, lazy_messages.LazyEgoStatus) else msg
+            return self.status_msg
