@@ -63,3 +63,23 @@ def test_morai_check_signs_names_its_option(capsys):
     assert code == signs_cli.EXIT_REFUSED
     assert_advice(capsys.readouterr().err, '--status-port 1909')
     sink.close()
+
+
+def test_a_serial_device_the_user_may_not_open_says_which_group_to_join():
+    """The ERP-42 driver's open of a device without the user's permission (a pty made unreadable
+    here; /dev/ttyUSB0 of group dialout on a real PC): the outage text names the group to join."""
+    import pty
+    import serial
+    from morai_bridge.link.serial_port import permission_advice
+    master, slave = pty.openpty()
+    path = os.ttyname(slave)
+    try:
+        os.chmod(path, 0)
+        with pytest.raises(serial.SerialException) as e:
+            serial.Serial(path, 115200)
+        advice = permission_advice(path, e.value)
+        assert 'sudo usermod -aG ' in advice and 'log out and in' in advice, advice
+        assert permission_advice(path, serial.SerialException('device reports readiness')) == ''
+    finally:
+        os.close(slave)
+        os.close(master)

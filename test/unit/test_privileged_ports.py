@@ -75,3 +75,22 @@ def test_the_demo_gives_both_ends_the_same_offset_and_a_user_port():
                 passed[os.path.basename(inc.get('file'))] = a.get('value')
     assert passed == {'sim_emulator.launch': '$(arg privileged_port_offset)',
                       'udp_bridge.launch': '$(arg privileged_port_offset)'}
+
+
+def test_a_refused_serial_device_names_its_group(tmp_path):
+    """The text the ERP-42 driver adds to a refused open (the refusal itself, as a normal user:
+    test/nonroot)."""
+    import errno
+    import grp
+    from morai_bridge.link.serial_port import permission_advice
+    dev = str(tmp_path / 'ttyUSB0')
+    open(dev, 'w').close()
+    refused = OSError(errno.EACCES, 'Permission denied')
+    if os.geteuid() == 0:                   # a USB adapter's node: group dialout
+        os.chown(dev, -1, grp.getgrnam('dialout').gr_gid)
+    group = grp.getgrgid(os.stat(dev).st_gid).gr_name
+    assert 'sudo usermod -aG %s $USER' % group in permission_advice(dev, refused)
+    if os.geteuid() == 0:
+        os.chown(dev, -1, 0)
+        assert 'only root may open it' in permission_advice(dev, refused)
+    assert permission_advice(dev, OSError(errno.EBUSY, 'Device or resource busy')) == ''

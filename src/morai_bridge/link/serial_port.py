@@ -37,6 +37,8 @@ every open, tick, read and close.  Other threads only write plain values
 that the I/O thread reads at its next tick.
 """
 import collections
+import errno
+import grp
 import math
 import os
 import select
@@ -60,6 +62,22 @@ IO_ERRORS = (serial.SerialException, OSError, termios.error)
 FEEDBACK_QUEUE = 64        # frames waiting for on_feedback (about 1.3 s at 50 Hz)
 OUTAGE_HISTORY = 100       # outages kept with their times (all are counted in outage_count)
 
+
+
+def permission_advice(path, error):
+    """'' unless ``error`` is a refused open of ``path``; then what a normal user does about it: the
+    device's group (dialout for USB serial adapters on Debian and Ubuntu), joined once."""
+    if getattr(error, 'errno', None) != errno.EACCES and 'Permission denied' not in str(error):
+        return ''
+    try:
+        group = grp.getgrgid(os.stat(path).st_gid).gr_name
+    except (OSError, KeyError):
+        group = 'dialout'
+    if group == 'root':
+        return ('; only root may open it: give it to a group (a udev rule with GROUP="dialout", MODE="0660") '
+                'and join that group')
+    return ('; a normal user needs the device\'s group %s: sudo usermod -aG %s $USER, then log out and in '
+            '(id shows the groups in force)' % (group, group))
 
 class LinkStats(object):
     """Counters for diagnostics; written by the link threads, read by anyone."""
@@ -356,7 +374,7 @@ class Erp42Link(object):
             self._failed_node = node
             self._backoff = min(self.p.reconnect_period_s, max(0.05, self._backoff * 2.0))
             self._next_open = now + self._backoff
-            self._mark_outage(now, 'cannot open %s: %s' % (path, e))
+            self._mark_outage(now, 'cannot open %s: %s%s' % (path, e, permission_advice(path, e)))
             return None
         self._failed_node = None
         self._backoff = 0.0
