@@ -6,7 +6,7 @@ import time
 import pytest
 
 from morai_bridge.link.workers import RUNNING, STOPPED
-from morai_bridge.link.transport import UdpReceiver, bind_udp, grow_receive_buffer
+from morai_bridge.link.transport import TransportError, UdpReceiver, bind_udp, grow_receive_buffer
 
 from helpers import Log, wait_for
 
@@ -162,3 +162,12 @@ def test_receive_buffer_is_at_least_what_linux_allows(tmp_path):
         assert got >= min(1 << 20, int(open('/proc/sys/net/core/rmem_max').read()) // 2) > 0
     finally:
         s.close()
+
+
+@pytest.mark.parametrize('kw,named', [({}, '~bind_ip'), ({'ip_param': '--listen-ip'}, '--listen-ip')])
+def test_an_address_not_on_this_machine_names_its_parameter(kw, named):
+    """192.0.2.1 (TEST-NET-1, RFC 5737) is on no interface here: the error names the address
+    parameter the user set, not a generic 'bind address'."""
+    with pytest.raises(TransportError) as e:
+        bind_udp('192.0.2.1', 0, '~ego_status_port', **kw)
+    assert str(e.value) == '~ego_status_port: address 192.0.2.1 is not on this machine (check %s)' % named

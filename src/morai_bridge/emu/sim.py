@@ -144,7 +144,7 @@ class SimEmulator(SimCommands, SyncExtension, SimSending):
             for name, (field, _, _) in LISTEN_PORTS.items():
                 port = getattr(cfg, field)
                 if port != 0 and cfg.stream_enabled(name):
-                    socks[name] = bind_udp(listen_ip, 0 if port == -1 else port, field)
+                    socks[name] = bind_udp(listen_ip, 0 if port == -1 else port, field, ip_param="listen_ip")
             self._sender = UdpSender(listen_ip, self._user_ip)
         except Exception:
             for s in socks.values():

@@ -81,8 +81,9 @@ def privileged_port_advice(port, param, lowest=909):
             % (port, unprivileged_port_start(), new, option, start, start, SYSCTL_FILE))
 
 
-def bind_udp(ip, port, param, rcvbuf=1 << 20):
-    """Bind a UDP socket to (ip, port); ``param`` names the port parameter."""
+def bind_udp(ip, port, param, rcvbuf=1 << 20, ip_param='~bind_ip'):
+    """Bind a UDP socket to (ip, port); ``param`` and ``ip_param`` name the port and address
+    parameters (or options) in errors."""
     if not 0 <= int(port) <= 65535:
         raise TransportError('%s=%r is not a UDP port (0..65535)' % (param, port))
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -97,8 +98,7 @@ def bind_udp(ip, port, param, rcvbuf=1 << 20):
         if e.errno == errno.EACCES and 0 < int(port) < 1024:
             raise TransportError('%s=%d: %s' % (param, port, privileged_port_advice(port, param))) from None
         if e.errno == errno.EADDRNOTAVAIL:
-            raise TransportError('%s: address %s is not on this machine (check the bind address parameter)'
-                                 % (param, ip)) from None
+            raise TransportError('%s: address %s is not on this machine (check %s)' % (param, ip, ip_param)) from None
         raise TransportError('%s: cannot bind %s:%d: %s' % (param, ip, port, e.strerror)) from None
     s.setblocking(False)
     return s

@@ -138,9 +138,9 @@ class SignCheck(object):
         try:
             sim_ip = resolve_host(o.sim_ip, "--sim-ip")
             listen_ip = resolve_host(o.listen_ip, "--listen-ip")
-            self._socks["status"] = bind_udp(listen_ip, self.status_port, "--status-port")
+            self._socks["status"] = bind_udp(listen_ip, self.status_port, "--status-port", ip_param="--listen-ip")
             if o.imu_port != -1:
-                self._socks["imu"] = bind_udp(listen_ip, o.imu_port, "--imu-port")
+                self._socks["imu"] = bind_udp(listen_ip, o.imu_port, "--imu-port", ip_param="--listen-ip")
             self.sender = UdpSender(listen_ip, sim_ip)
         except Exception:
             self.close()
