@@ -10,7 +10,7 @@ import selectors
 import socket
 import time
 
-from morai_bridge.link.transport import privileged_port_advice
+from morai_bridge.link.transport import privileged, privileged_port_advice
 from morai_bridge.wire import sim_versions, streams
 from morai_bridge.wire.capture import read_capture
 
@@ -85,7 +85,7 @@ def open_sockets(bind_ip, ports):
             except OSError as exc:
                 if exc.errno == errno.EADDRINUSE:
                     why = "port already in use (is udp_bridge or another program bound to it?)"
-                elif exc.errno == errno.EACCES and 0 < port < 1024:
+                elif exc.errno == errno.EACCES and privileged(port):
                     why = privileged_port_advice(port, "--listen")
                 elif exc.errno == errno.EADDRNOTAVAIL:
                     why = "address not available on this host"

@@ -63,7 +63,6 @@ FEEDBACK_QUEUE = 64        # frames waiting for on_feedback (about 1.3 s at 50 H
 OUTAGE_HISTORY = 100       # outages kept with their times (all are counted in outage_count)
 
 
-
 def permission_advice(path, error):
     """'' unless ``error`` is a refused open of ``path``; then what a normal user does about it: the
     device's group (dialout for USB serial adapters on Debian and Ubuntu), joined once."""
@@ -78,6 +77,7 @@ def permission_advice(path, error):
                 'and join that group')
     return ('; a normal user needs the device\'s group %s: sudo usermod -aG %s $USER, then log out and in '
             '(id shows the groups in force)' % (group, group))
+
 
 class LinkStats(object):
     """Counters for diagnostics; written by the link threads, read by anyone."""

@@ -57,21 +57,29 @@ def unprivileged_port_start():
         return UNPRIVILEGED_PORT_START
 
 
+def privileged(port):
+    """True for a port a stock Linux lets only root bind (1..1023; 0 is "any" or "disabled")."""
+    return 0 < int(port) < UNPRIVILEGED_PORT_START
+
+
 def shift_privileged(port, offset):
-    """``port`` + ``offset`` for a port a normal user may not bind (1..1023), else ``port``
-    (0 stays "disabled").  The bridge and the emulator both apply it with the same
-    ``privileged_port_offset``, so the demo's two ends cannot disagree."""
+    """``port`` + ``offset`` for a :func:`privileged` port, else ``port``.  The bridge and the
+    emulator both apply it with the same ``privileged_port_offset``, so the demo's two ends cannot
+    disagree."""
     port = int(port)
-    return port + int(offset) if offset and 0 < port < UNPRIVILEGED_PORT_START else port
+    return port + int(offset) if offset and privileged(port) else port
 
 
-def privileged_port_advice(port, param, lowest=909):
-    """The text for "Permission denied" on ``port`` (below 1024) set by ``param`` ('~ego_status_port'
-    for a ROS parameter, whose roslaunch argument drops the '~'; '--status-port' for a command-line
-    option): the two ways out, and the one that looks like a way out but is not."""
+def privileged_port_advice(port, param):
+    """The text for "Permission denied" on a :func:`privileged` ``port`` set by ``param``
+    ('~ego_status_port' for a ROS parameter, whose roslaunch argument drops the '~'; '--status-port'
+    for a command-line option): the two ways out, and the one that looks like a way out but is not.
+    The sysctl it proposes starts at MORAI's status port (909) at the highest, so that one setting
+    covers every version's status ports."""
+    from morai_bridge.wire.streams import BY_NAME     # only on this error path: the codec is heavy to import
     new = port + PRIVILEGED_PORT_OFFSET
     option = ('%s %d' if param.startswith('-') else '%s:=%d') % (param.lstrip('~'), new)
-    start = min(port, lowest)
+    start = min(port, BY_NAME['ego_status'].port)
     return ('only root may bind UDP port %d on this machine (net.ipv4.ip_unprivileged_port_start = %d). Either '
             'move the port: in MORAI SIM\'s network settings set this stream\'s destination port to %d and pass '
             '%s; or let every user bind it: sudo sysctl -w net.ipv4.ip_unprivileged_port_start=%d, kept across '
@@ -95,7 +103,7 @@ def bind_udp(ip, port, param, rcvbuf=1 << 20, ip_param='~bind_ip'):
         if e.errno == errno.EADDRINUSE:
             raise TransportError('%s=%d: UDP port %s:%d is already in use (another bridge, emulator or '
                                  'simulator receiver?); choose another port' % (param, port, ip, port)) from None
-        if e.errno == errno.EACCES and 0 < int(port) < 1024:
+        if e.errno == errno.EACCES and privileged(port):
             raise TransportError('%s=%d: %s' % (param, port, privileged_port_advice(port, param))) from None
         if e.errno == errno.EADDRNOTAVAIL:
             raise TransportError('%s: address %s is not on this machine (check %s)' % (param, ip, ip_param)) from None
