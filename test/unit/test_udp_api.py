@@ -230,9 +230,9 @@ def test_ground_vehicle_header_version_cannot_confuse_dispatch(version):
 # ----------------------------------------------------------------------------- the compiler
 
 def test_public_api_is_the_compiled_morai_registry():
-    from morai_bridge.wire import lockstep, udp_codec, udp_protocol, udp_schema
-    assert isinstance(udp.PROTOCOL, udp_protocol.Protocol)
-    assert udp.decode is udp.PROTOCOL.decode and udp.encode is udp.PROTOCOL.encode
+    from morai_bridge.wire import lockstep, udp_codec, udp_schema
+    assert isinstance(udp.PROTOCOL, udp_codec.Protocol)
+    assert udp.decode == udp.PROTOCOL.decode and udp.encode == udp.PROTOCOL.encode
     assert udp.VARIANTS is udp.PROTOCOL.VARIANTS and udp.HEADERS is udp.PROTOCOL.HEADERS
     assert [s.cls for s in udp_schema.SPECS] == list(udp.MESSAGE_CLASSES[:-1])
     assert udp.DecodeError is udp_codec.DecodeError is lockstep.DecodeError
@@ -241,7 +241,7 @@ def test_public_api_is_the_compiled_morai_registry():
 
 
 def test_a_registry_of_its_own_compiles_with_defaults():
-    from morai_bridge.wire.udp_protocol import Protocol
+    from morai_bridge.wire.udp_codec import Protocol
     from morai_bridge.wire.udp_schema import PAD_NUL, Field, Registry, Variant, define_message
     reg = Registry("test_registry", data_length_field=False)
     fields = (Field("n", "H", "count", default=7), Field("on", "?", "bool"),

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from morai_bridge.wire import udp, udp_reference
+import udp_reference
+from morai_bridge.wire import udp
 
 VECTORS = json.loads((Path(__file__).resolve().parents[1] / "data" / "udp_vectors.json")
                      .read_text())["vectors"]

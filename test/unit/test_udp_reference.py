@@ -1,4 +1,4 @@
-"""The generated decoders (wire.udp.decode) against the plain reference decoder (wire.udp_reference),
+"""The codec (wire.udp.decode) against the field-by-field test oracle (udp_reference.py, beside this file),
 over every '#NAME$' and binary variant: random payload bytes (odd floats, text with padding and
 stray bytes, empty slots anywhere in a record block, half-empty pairs), the codec's samples and
 test vectors, and broken datagrams (cut, extended, wrong tail, wrong data_length).  The two must
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from morai_bridge.wire import udp, udp_reference, udp_samples
+import udp_reference
+from morai_bridge.wire import udp, udp_samples
 
 VECTORS = Path(__file__).resolve().parents[1] / 'data' / 'udp_vectors.json'
 FRAMED = [i for i in udp.VARIANTS if i.header is not None]
@@ -26,7 +27,7 @@ def outcome(decoder, data):
 
 def same(data):
     a, b = outcome(udp.decode, data), outcome(udp_reference.decode, data)
-    assert a == b, 'generated %s\nreference %s\nfor %r' % (a, b, data)
+    assert a == b, 'codec %s\noracle %s\nfor %r' % (a, b, data)
     return a
 
 

@@ -13,7 +13,7 @@ import struct
 import pytest
 
 from morai_bridge.wire import udp
-from morai_bridge.wire.udp_protocol import Protocol
+from morai_bridge.wire.udp_codec import Protocol
 from morai_bridge.wire.udp_schema import Field, Registry, Variant, define_message
 
 

@@ -20,7 +20,7 @@ offsets):
 * ``#EmuSyncState$`` emulator -> user: the reply to each of the above.
 
 The tables are declared with :func:`~.udp_schema.define_message` into a
-registry of their own and compiled by the same :class:`~.udp_protocol.Protocol`
+registry of their own and compiled by the same :class:`~.udp_codec.Protocol`
 as the MORAI messages, so :func:`morai_bridge.wire.udp.decode` does not accept
 them and :func:`decode` here accepts nothing else.  Encoding is strict about
 value types (a bool field takes only bool/0/1, an int field no bool/float).
@@ -37,8 +37,7 @@ import struct
 from typing import Dict, NamedTuple, Optional, Sequence, Tuple, Type
 
 from .enums import CtrlMode
-from .udp_codec import DecodeError, EncodeError
-from .udp_protocol import Protocol
+from .udp_codec import DecodeError, EncodeError, Protocol
 from .udp_schema import PAD_NUL, Field, Registry, Variant, define_message, record_format
 
 __all__ = [

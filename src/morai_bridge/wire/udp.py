@@ -40,26 +40,25 @@ Public API
 ``variants_of(cls)``
     Registries for tests, fuzzers and documentation.
 
-Message classes are ``typing.NamedTuple`` subclasses generated from the layout
-tables in :mod:`morai_bridge.wire.udp_layouts`; each docstring lists field
-units.  Fixed-width strings decode with trailing NUL and spaces stripped.
-Array records (objects, collisions, egos, NPCs) are tuples holding only the
-occupied slots, in wire order; encode writes them into the leading slots.
+Message classes are namedtuple classes made from the layout tables in
+:mod:`morai_bridge.wire.udp_layouts`; each docstring lists field units.
+Fixed-width strings decode with trailing NUL and spaces stripped.  Array records
+(objects, collisions, egos, NPCs) are tuples holding only the occupied slots, in
+wire order; encode writes them into the leading slots.
 
 How it is built: :mod:`.udp_layouts` declares the tables into the MORAI registry
-(:mod:`.udp_schema`), :class:`~.udp_protocol.Protocol` compiles them once at
-import (per-variant codecs in :mod:`.udp_codec`); this module only names the
-result.  This module must never import ROS.
+(:mod:`.udp_schema`), and :class:`~.udp_codec.Protocol` compiles them once at
+import; this module only names the result.  It must never import ROS.
 """
 
 from typing import Mapping, Tuple
 
 from . import nmea as _nmea
 from .nmea import NmeaSentence
-from .udp_codec import TAIL, DecodeError, EncodeError
+from .udp_codec import TAIL, DataLengthMismatch, DecodeError, EncodeError, HeaderInfo, \
+    Protocol, TextMessage, VariantInfo
 from .udp_layouts import *  # noqa: F401,F403  (message classes)
 from .udp_layouts import __all__ as _LAYOUT_NAMES
-from .udp_protocol import DataLengthMismatch, HeaderInfo, Protocol, TextMessage, VariantInfo
 from .udp_schema import MORAI as _REGISTRY
 
 __all__ = list(_LAYOUT_NAMES) + [
@@ -73,13 +72,9 @@ __all__ = list(_LAYOUT_NAMES) + [
 PROTOCOL = Protocol("MORAI", _REGISTRY, text=TextMessage(
     NmeaSentence, "NMEA", _nmea.parse, _nmea.encode, _nmea.NmeaError))
 
-#: ``decode(datagram) -> message``; raises DecodeError (see module docstring).
 decode = PROTOCOL.decode
-#: ``encode(message) -> bytes``; raises EncodeError or TypeError.
 encode = PROTOCOL.encode
-#: ``decode_tolerant(datagram) -> (message, DataLengthMismatch or None)`` (receivers).
 decode_tolerant = PROTOCOL.decode_tolerant
-#: ``decode_truncated(prefix, length=None) -> (message, slots_read, slots_total)``.
 decode_truncated = PROTOCOL.decode_truncated
 complete_truncated = PROTOCOL.complete_truncated
 classify = PROTOCOL.classify

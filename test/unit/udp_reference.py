@@ -1,19 +1,18 @@
-"""A plain reference decoder of the MORAI UDP datagrams, beside the generated one.
+"""A test oracle: the MORAI UDP datagrams read one field at a time.
 
-:func:`morai_bridge.wire.udp.decode` runs decoders generated at import from the layout tables
-(:mod:`.udp_codec`: one ``struct`` call per run of numbers, text cached, slots probed), which is
-fast and hard to read.  :func:`decode` here reads the same tables the obvious way, one field
-at a time with ``struct.unpack_from``, so that what a datagram means can be read off in a few
-lines and the generated decoders can be checked against it
-(``test/unit/test_udp_reference.py``, over every variant).  It accepts what the generated
-decoder accepts and raises :class:`~.udp.DecodeError` otherwise (its messages are shorter); it
-is not meant for the hot path.  NMEA text (``$...``) is not decoded here: :mod:`.nmea` has its
-own reference checks against pynmea2.  No ROS.
+:func:`morai_bridge.wire.udp.decode` unpacks a variant's whole fixed part with one
+``struct.Struct``, reorders the tuple into the class's fields and stops reading records where the
+rest of the block is zero.  :func:`decode` here reads the same layout tables the obvious way,
+field by field with ``struct.unpack_from`` at running offsets, and tests every slot, so that the
+codec can be checked against an independent reading (``test_udp_reference.py``, over every
+variant).  It accepts what the codec accepts and raises :class:`~.udp.DecodeError` otherwise (its
+messages are shorter).  NMEA text (``$...``) is not decoded here: ``test_nmea.py`` checks it
+against pynmea2.
 """
 import struct
 
-from . import udp
-from .udp_schema import PAD_DOLLAR
+from morai_bridge.wire import udp
+from morai_bridge.wire.udp_schema import PAD_DOLLAR
 
 TAIL = b"\r\n"
 
