@@ -19,7 +19,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # package directory for executables, and a workspace inside it would make every
 # node name ambiguous.  One workspace per checkout (keyed by its path); override
 # with MORAI_WS.  Logs and test results stay in the checkout's git-ignored .ws/.
-WS="${MORAI_WS:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/morai_msgs/ws-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)}"
+# MORAI_MSGS_SET=2022|2024|2026 builds that morai_msgs message set (CMakeLists.txt; docs/versions.md),
+# in a workspace of its own; unset: the package's default set.
+MSG_SET="${MORAI_MSGS_SET:-}"
+case "$MSG_SET" in ''|2022|2024|2026) ;; *) echo "[dev.sh] error: MORAI_MSGS_SET=$MSG_SET: not a message set (2022, 2024, 2026)" >&2; exit 2 ;; esac
+WS="${MORAI_WS:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/morai_msgs/ws-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)${MSG_SET:+-set$MSG_SET}}"
 export MORAI_WS="$WS"
 PY=/usr/bin/python3
 # A pyenv/conda python3 first on PATH cannot import Debian's ROS modules.
@@ -84,8 +88,9 @@ cmd_build() {
   mkdir -p "$WS/src" "$ROOT/.ws"
   ln -sfn "$ROOT" "$WS/src/morai_msgs"
   source_ros
-  log "building the catkin workspace in $WS (log: .ws/build.log)"
-  if ! (cd "$WS" && catkin_make -DPYTHON_EXECUTABLE="$PY" -DCATKIN_ENABLE_TESTING=ON >"$ROOT/.ws/build.log" 2>&1); then
+  log "building the catkin workspace in $WS${MSG_SET:+ (message set $MSG_SET)} (log: .ws/build.log)"
+  if ! (cd "$WS" && catkin_make -DPYTHON_EXECUTABLE="$PY" -DCATKIN_ENABLE_TESTING=ON ${MSG_SET:+-DMORAI_MSGS_SET=$MSG_SET} \
+        >"$ROOT/.ws/build.log" 2>&1); then
     tail -n 40 "$ROOT/.ws/build.log" >&2
     die "catkin_make failed (full log: .ws/build.log)"
   fi

@@ -6,14 +6,15 @@ Layers: catkin_lint, offline unit tests (pytest, no ROS master), Python 3.8
 file, then the unit tests that need no ROS on a real Python 3.8 interpreter in a
 virtual environment with Ubuntu 20.04's library versions), online tests (each
 test/ros/*.test under rostest, which starts its own master on a free port; among them the real rviz under Xvfb),
-what a normal user runs, as one (nonroot: test/nonroot/nonroot_check.py drops root to `nobody`
+every morai_msgs message set (sets: test/sets/sets_check.py builds the 2024 and 2026 sets in a workspace each and
+runs test/sets and the closed-loop demo.test in every set's workspace), what a normal user runs, as one (nonroot: test/nonroot/nonroot_check.py drops root to `nobody`
 for the demo, udp_bridge.launch's refused-port message, a rostest and test/nonroot), system
 tests (pytest in test/system: several hosts in network namespaces;
 skipped with a message when not root), and the install space (install: a fresh
 workspace, `catkin_make install`, then demo.launch and a rostest with only
 install/setup.bash sourced).  Called by `bash tools/dev.sh test` after the
 workspace is built and sourced.  `bash tools/dev.sh test unit` (or `lint`,
-`py38`, `ros`, `nonroot`, `system`, `install`, or a list of .test names) runs a subset.
+`py38`, `ros`, `sets`, `nonroot`, `system`, `install`, or a list of .test names) runs a subset.
 """
 import ast
 import fcntl
@@ -399,7 +400,7 @@ def check_layer(layer, script):
     return passed, failed, 0
 
 
-LAYERS = ('lint', 'unit', 'py38', 'ros', 'nonroot', 'system', 'install')
+LAYERS = ('lint', 'unit', 'py38', 'ros', 'sets', 'nonroot', 'system', 'install')
 
 
 def main(argv):
@@ -426,6 +427,8 @@ def main(argv):
         totals['py38-pytest'] = py38_run(pytest_args)
     if 'ros' in layers:
         totals['rostest'] = ros(ros_names)
+    if 'sets' in layers:
+        totals['sets'] = check_layer('sets', 'test/sets/sets_check.py')
     if 'nonroot' in layers:
         totals['nonroot'] = check_layer('nonroot', 'test/nonroot/nonroot_check.py')
     if 'system' in layers:

@@ -13,7 +13,7 @@ import struct
 import genpy
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_TABLE = json.load(open(os.path.join(_HERE, '..', 'data', 'morai_msgs_md5.json')))['types']
+_TABLE = json.load(open(os.path.join(_HERE, '..', 'data', 'msg_sets', '2022.json')))['types']  # set 2022
 
 _HEAD = struct.Struct('<3I')          # header.seq, stamp.secs, stamp.nsecs
 _BODY = struct.Struct('<i9dd3f')      # unique_id, accel xyz, position xyz, velocity xyz, heading, accel, brake, wheel_angle

@@ -28,7 +28,7 @@ from harness import free_ports  # noqa: E402
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 LAUNCH = os.path.join(HERE, '..', '..', 'launch')
-MD5 = json.load(open(os.path.join(HERE, '..', 'data', 'morai_msgs_md5.json')))['types']
+MD5 = json.load(open(os.path.join(HERE, '..', 'data', 'msg_sets', '2022.json')))['types']  # set 2022
 TOPICS = {'/Ego_topic': 'morai_msgs/EgoVehicleStatus', '/Object_topic': 'morai_msgs/ObjectStatusList',
           '/CollisionData': 'morai_msgs/CollisionData'}
 STEP_NS = 20000000

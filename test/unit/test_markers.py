@@ -152,7 +152,7 @@ def test_type_constants_match_the_emulator_and_the_codec_docs():
         scenario.OBJ_PEDESTRIAN, scenario.OBJ_VEHICLE, scenario.OBJ_OBSTACLE)
     assert (mk.TL_RED, mk.TL_YELLOW, mk.TL_GREEN, mk.TL_LEFT) == (
         sim_signals.TL_RED, sim_signals.TL_YELLOW, sim_signals.TL_GREEN, sim_signals.TL_LEFT)
-    text = open(os.path.join(ROOT, 'msg', 'GetTrafficLightStatus.msg')).read()
+    text = open(os.path.join(ROOT, 'msg_sets', '2022', 'msg', 'GetTrafficLightStatus.msg')).read()
     assert '1 red, 4 yellow, 16 green, 32 green-left' in text
 
 

@@ -10,6 +10,7 @@ import math
 import rospy
 from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, GetTrafficLightStatus
 
+from morai_bridge.ros import msg_set
 from morai_bridge.ros.params import Param, ParamError, load
 from morai_bridge.ros.supervision import NodeSupervisor, RosTimer
 
@@ -68,8 +69,8 @@ class DemoDriver(object):
         e = self.ego
         if e is None:
             return
-        cmd = CtrlCmd(longlCmdType=2)
-        cmd.steering = steering_for_circle(e.position.x, e.position.y, e.heading, self.cfg)
+        cmd = msg_set.ctrl_cmd(longlCmdType=2,
+                               steering=steering_for_circle(e.position.x, e.position.y, e.heading, self.cfg))
         near = math.hypot(e.position.x - self.cfg.stop_x, e.position.y - self.cfg.stop_y) < self.cfg.stop_zone_m
         must_stop = (self.light is not None and self.light != -1 and self.light & (RED | YELLOW)
                      and not self.light & 16)

@@ -12,7 +12,7 @@ Receive -> publish: :mod:`morai_bridge.ros.sim_receive`; topics -> packets:
 import rospy
 
 from morai_bridge.link import transport
-from morai_bridge.ros import command_sender, info_services, sim_receive
+from morai_bridge.ros import command_sender, info_services, msg_set, sim_receive, sim_to_ros
 from morai_bridge.ros.bridge_diagnostics import BridgeDiagnostics, make_updater
 from morai_bridge.ros.info_services import InfoServices
 from morai_bridge.ros.params import Param, ParamError, load
@@ -111,6 +111,11 @@ def main(argv=None):
         if given.settings or given.network_settings:
             apply_settings(given)           # MORAI SIM's saved settings, then the version's defaults
         cfg, version = apply_sim_version(given)
+        problems = sim_to_ros.message_set_problems()
+        if problems:
+            raise ParamError('this workspace\'s morai_msgs is none of the message sets %s: %s; build one with '
+                             'catkin_make -DMORAI_MSGS_SET=... (docs/versions.md)'
+                             % ('/'.join(msg_set.SETS), '; '.join(problems)))
         for k in cfg:               # what the settings and the version filled in, for rosparam get
             if cfg[k] != loaded[k]:
                 rospy.set_param('~' + k, cfg[k])
@@ -126,6 +131,7 @@ def main(argv=None):
                   'steering_sign %d, status_steering_sign %d, ghost_steering_sign %d', version.name, version.path,
                   version.ctrl_steer_positive, version.status_steer_positive, cfg.ctrl_cmd_bytes, cfg.steering_sign,
                   cfg.status_steering_sign, cfg.ghost_steering_sign)
+    rospy.loginfo('udp_bridge: morai_msgs message set %s%s', msg_set.NAME, msg_set.NOT_CARRIED)
     rospy.loginfo('udp_bridge: vehicle profile %s (%s): steering normalised by %.2f deg%s', node.profile.name,
                   node.profile.path, node.tx.max_steering_deg,
                   ' (~max_steering_deg overrides the profile)' if cfg.max_steering_deg > 0 else '')

@@ -46,6 +46,9 @@ COMMAND_PARAMS = [
           'the path of a YAML file; gives the maximum steering angle, wheelbase and size'),
     Param('max_steering_deg', 0.0, 'maximum front wheel angle [deg] that normalises ctrl_cmd steering; '
           '0 = the vehicle profile\'s', minimum=0.0, maximum=90.0),
+    Param('max_rear_steering_deg', 0.0, 'maximum rear wheel angle [deg] that normalises CtrlCmd.rear_steer (2026 '
+          'message set, 59-byte command); 0 = the front maximum (no source gives the rear one)', minimum=0.0,
+          maximum=90.0),
     Param('steering_sign', 0, 'wire steer = sign x CtrlCmd.steering (CtrlCmd is + left, as MORAI\'s native ROS mode; '
           'the wire is + left on 25.S4, + right on 24.R2); 0: the sim_version\'s', choices=(-1, 0, 1)),
     Param('ghost_steering_sign', 0, 'wire Ego Ghost steer_angle = sign x GhostMessage.steering_angle (taken as + '
@@ -121,8 +124,9 @@ class CommandSender(object):
 
     def ctrl_packet(self, m, ctrl_mode=None, gear=None):
         return ros_to_sim.ctrl_cmd(m, self.gear if gear is None else gear,
-                             self.ctrl_mode if ctrl_mode is None else ctrl_mode,
-                             self.max_steering_deg, self.cfg.steering_sign, self.ctrl_bytes)
+                                   self.ctrl_mode if ctrl_mode is None else ctrl_mode,
+                                   self.max_steering_deg, self.cfg.steering_sign, self.ctrl_bytes,
+                                   self.cfg.max_rear_steering_deg or None)
 
     def brake(self):
         """Apply gear and mode now with a braking command (only once control commands flow)."""

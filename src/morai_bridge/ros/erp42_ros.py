@@ -26,6 +26,7 @@ from std_msgs.msg import Bool, Int32
 
 from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, ERP42Info
 
+from morai_bridge.ros import msg_set
 from morai_bridge.wire import erp42, erp42_convert
 from morai_bridge.wire.dead_reckoning import DeadReckoning
 from morai_bridge.wire.units import yaw_quaternion
@@ -74,7 +75,11 @@ class Erp42Core(object):
         else the :class:`erp42.CommandRejected` (nothing of it is sent; its text is kept in
         ``last_reject`` for the diagnostics)."""
         try:
-            self.link.set_ctrl(m.longlCmdType, m.accel, m.brake, m.steering, m.velocity, m.acceleration)
+            if msg_set.CTRL_FRONT_REAR and m.rear_steer:
+                raise erp42.CommandRejected('rear_steer', 'CtrlCmd.rear_steer = %r: the ERP-42 has no rear steering'
+                                            % m.rear_steer)
+            self.link.set_ctrl(m.longlCmdType, m.accel, m.brake, msg_set.front_steering(m), m.velocity,
+                               m.acceleration)
         except erp42.CommandRejected as e:
             self.last_reject = str(e)
             return e
@@ -99,7 +104,7 @@ class Erp42Core(object):
         ego.header.stamp = stamp
         ego.header.frame_id = self.frame_id
         ego.velocity.x = v.velocity_mps
-        ego.wheel_angle = v.steering_deg
+        msg_set.set_wheel_angles(ego, v.steering_deg)
         ego.brake = v.brake
         truth = self.truth
         if truth is not None:

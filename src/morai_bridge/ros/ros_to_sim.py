@@ -8,6 +8,7 @@ the reason.  Units: docs/units.md (CtrlCmd.steering rad, + left; wire steer norm
 """
 import math
 
+from morai_bridge.ros import msg_set
 from morai_bridge.wire import udp
 from morai_bridge.wire.enums import MULTI_EGO_TO_WIRE_CTRL_MODE, Platform, SimCommand, SimProc
 
@@ -40,17 +41,32 @@ def _text(what, name, v, limit):
     return v
 
 
-def ctrl_cmd(m, gear, ctrl_mode, max_steering_deg, steering_sign, data_length=23):
-    """EgoCtrlCmd from a CtrlCmd: steering rad -> deg / max -> clamp [-1, 1] x sign."""
-    _finite('CtrlCmd', accel=m.accel, brake=m.brake, steering=m.steering, velocity=m.velocity,
-            acceleration=m.acceleration)
+def _normalised_steer(rad, sign, max_deg):
+    """A wheel angle [rad, + left] as the wire's steer: deg / max, clamped to [-1, 1], x sign."""
+    steer = sign * math.degrees(rad) / max_deg
+    return -1.0 if steer < -1.0 else 1.0 if steer > 1.0 else steer
+
+
+def ctrl_cmd(m, gear, ctrl_mode, max_steering_deg, steering_sign, data_length=23, max_rear_steering_deg=None):
+    """EgoCtrlCmd from a CtrlCmd of either message set: the front wheel angle (``steering``, or
+    ``front_steer`` in the 2026 set) and the rear one (2026 only; 0 elsewhere) rad -> deg / max ->
+    clamp [-1, 1] x sign.  The 55-byte command (data_length 23) has no rear steer: a non-zero
+    ``rear_steer`` is refused, not dropped.  ``max_rear_steering_deg``: the rear maximum (None:
+    the front's)."""
+    front = msg_set.front_steering(m)
+    rear = m.rear_steer if msg_set.CTRL_FRONT_REAR else 0.0
+    _finite('CtrlCmd', accel=m.accel, brake=m.brake, velocity=m.velocity, acceleration=m.acceleration,
+            rear_steer=rear, **{'front_steer' if msg_set.CTRL_FRONT_REAR else 'steering': front})
     _int_range('CtrlCmd', 'longlCmdType', m.longlCmdType, 1, 3)
-    steer = steering_sign * math.degrees(m.steering) / max_steering_deg
-    steer = -1.0 if steer < -1.0 else 1.0 if steer > 1.0 else steer
+    if rear and data_length != 27:
+        raise CommandError('CtrlCmd.rear_steer = %r: this simulator\'s Ego Ctrl Cmd (data_length %d) has no rear '
+                           'steer: refused (a sim_version with the 59-byte command sends it)' % (rear, data_length))
     return udp.make(udp.EgoCtrlCmd, data_length=data_length, ctrl_mode=ctrl_mode, gear=gear,
                     cmd_type=m.longlCmdType, velocity=m.velocity, acceleration=m.acceleration,
-                    accel=min(1.0, max(0.0, m.accel)), brake=min(1.0, max(0.0, m.brake)), steer=steer,
-                    rear_steer=0.0 if data_length == 27 else None)
+                    accel=min(1.0, max(0.0, m.accel)), brake=min(1.0, max(0.0, m.brake)),
+                    steer=_normalised_steer(front, steering_sign, max_steering_deg),
+                    rear_steer=_normalised_steer(rear, steering_sign, max_rear_steering_deg or max_steering_deg)
+                    if data_length == 27 else None)
 
 
 def brake_cmd(gear, ctrl_mode, data_length=23):
@@ -129,6 +145,19 @@ def ego_ghost(m, steer_sign=1):
                     speed=m.velocity, steer_angle=steer_sign * m.steering_angle)
 
 
+# fields the 2026 message set added to MultiEgoSetting (arrays) and NpcGhostInfo that no known
+# Multi Ego Setting / NPC Ghost Cmd layout carries (docs/ros_api.md, "Message sets")
+GHOST_EXTRAS = ('steering_angle', 'vehicle_speed', 'turn_signal', 'brake_light')
+
+
+def _not_on_wire(what, values):
+    """Refuse a set field the packet has no place for unless it is zero / False."""
+    for name, v in values:
+        if v:
+            raise CommandError('%s.%s = %r: the UDP packet has no such field (only 0 / false can be '
+                               'sent): refused' % (what, name, v))
+
+
 def _multi_ego_ctrl_mode(v):
     """Wire ctrl_mode of a MultiEgoSetting.ctrl_mode: the ROS manual's 1 keyboard / 16 automode,
     and the wire's own 2 (automatic)."""
@@ -149,8 +178,11 @@ def multi_ego(m):
         if len(getattr(m, a)) < n:
             raise CommandError('MultiEgoSetting.%s has %d entries for %d vehicles: refused'
                                % (a, len(getattr(m, a)), n))
+    extras = [a for a in GHOST_EXTRAS if hasattr(m, a)]     # the 2026 set's
     egos = []
     for k in range(n):
+        _not_on_wire('MultiEgoSetting', [('%s[%d]' % (a, k), getattr(m, a)[k]) for a in extras
+                                         if k < len(getattr(m, a))])
         v = dict((a, getattr(m, a)[k]) for a in arrays)
         _finite('MultiEgoSetting[%d]' % k, **dict((a, v[a]) for a in arrays[1:8]))
         egos.append(udp.MultiEgoRecord(
@@ -169,6 +201,7 @@ def npc_ghost(m):
     for k, n in enumerate(m.npc_list):
         _finite('NpcGhostCmd.npc_list[%d]' % k, x=n.position.x, y=n.position.y, z=n.position.z,
                 roll=n.rpy.x, pitch=n.rpy.y, yaw=n.rpy.z)
+        _not_on_wire('NpcGhostCmd.npc_list[%d]' % k, [(a, getattr(n, a)) for a in GHOST_EXTRAS if hasattr(n, a)])
         recs.append(udp.NpcGhostRecord(
             _int_range('NpcGhostInfo', 'unique_id', n.unique_id, -128, 127),
             _text('NpcGhostInfo', 'name', n.name, 25),

@@ -23,10 +23,11 @@ from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
 from std_msgs.msg import Header
 
-from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStatus, GPSMessage,
+from morai_msgs.msg import (CollisionData, CtrlCmd, EgoVehicleStatus, GetTrafficLightStatus, GPSMessage,
                             IntersectionStatus, MoraiSimProcStatus, ObjectStatus, ObjectStatusList,
                             VehicleCollision, VehicleCollisionData)
 
+from morai_bridge.ros import msg_set
 from morai_bridge.wire.enums import Platform, SimProc, SimState
 from morai_bridge.wire.units import DEG_TO_RAD, KMH_TO_MPS, quaternion_from_rpy
 
@@ -36,6 +37,10 @@ _new = object.__new__
 # types) are not published
 LIST_OF_TYPE = {1: 0, 0: 1, 2: 2}
 _NO_COVARIANCE = (0.0,) * 9                   # sensor_msgs' "unknown" covariance
+# EgoVehicleStatus's tyre block (2024 and 2026 sets), in .msg order
+TYRE_FIELDS = tuple('%s_%s' % (quantity, wheel)
+                    for quantity in ('tire_lateral_force', 'side_slip_angle', 'tire_cornering_stiffness')
+                    for wheel in ('fl', 'fr', 'rl', 'rr'))
 
 
 def header(stamp, frame_id):
@@ -56,8 +61,11 @@ def vector3(x, y, z):
 
 
 def ego_status(w, stamp, frame_id, steer_sign=1):
-    """EgoVehicleStatus of a status packet; velocity km/h -> m/s; wheel_angle = steer_sign x the
-    wire's steer (the bridge passes ``~status_steering_sign``; 1 copies the wire's number)."""
+    """EgoVehicleStatus of a status packet, in the workspace's message set (:mod:`.msg_set`);
+    velocity km/h -> m/s; the wheel angles are steer_sign x the wire's (the bridge passes
+    ``~status_steering_sign``; 1 copies the wire's number).  What the packet does not carry (the
+    tyre block before the 229-byte status, rear steer and lanes before the 245-byte one,
+    lateral_offset always) is 0."""
     m = _new(EgoVehicleStatus)
     m.header = header(stamp, frame_id)
     m.unique_id = 0
@@ -67,7 +75,19 @@ def ego_status(w, stamp, frame_id, steer_sign=1):
     m.heading = w.yaw
     m.accel = w.accel
     m.brake = w.brake
-    m.wheel_angle = steer_sign * w.steer
+    if msg_set.STATUS_FRONT_REAR:
+        m.front_steer_angle = steer_sign * w.steer
+        m.rear_steer_angle = steer_sign * (w.rear_steer or 0.0)
+    else:
+        m.wheel_angle = steer_sign * w.steer
+    if msg_set.STATUS_TYRES:
+        m.lateral_offset = 0.0
+        for name in TYRE_FIELDS:            # the same names on the wire and in the message
+            setattr(m, name, getattr(w, name) or 0.0)
+    if msg_set.STATUS_LANE:
+        m.distance_left_lane_boundary = w.distance_left_lane_boundary or 0.0
+        m.distance_right_lane_boundary = w.distance_right_lane_boundary or 0.0
+        m.cross_track_error = w.cross_track_error or 0.0
     return m
 
 
@@ -136,6 +156,8 @@ def collision(w, stamp, frame_id):
     m.global_offset_y = first.global_offset_y if first else 0.0
     m.global_offset_z = first.global_offset_z if first else 0.0
     m.collision_object = [collision_object(r) for r in records]
+    if msg_set.COLLISION_SECOND_LIST:
+        m.collision_objecta = []        # the UDP packet has one list
     return m
 
 
@@ -281,3 +303,20 @@ def odometry(w, stamp, frame_id, child_frame_id):
     t.transform.translation = Vector3(w.pos_x, w.pos_y, w.pos_z)
     t.transform.rotation = q
     return o, t
+
+
+def message_set_problems():
+    """What the workspace's morai_msgs has that the converters would leave unset or never read:
+    [] for every set of :mod:`.msg_set` (the bridge refuses to start otherwise)."""
+    from morai_bridge.wire import udp
+    problems = []
+    for msg in (ego_status(udp.make(udp.EgoVehicleStatus, 216), None, ''),
+                collision(udp.make(udp.CollisionData), None, '')):
+        unset = msg_set.unfilled(msg)
+        if unset:
+            problems.append('%s has %s, which no morai_msgs set has' % (msg._type, ', '.join(unset)))
+    unread = set(CtrlCmd.__slots__) - {'longlCmdType', 'accel', 'brake', 'steering', 'front_steer', 'rear_steer',
+                                       'velocity', 'acceleration'}
+    if unread:
+        problems.append('%s has %s, which no morai_msgs set has' % (CtrlCmd._type, ', '.join(sorted(unread))))
+    return problems
