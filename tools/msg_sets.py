@@ -8,6 +8,14 @@
                                            a new set from an upstream morai_msgs tree: its md5 table
                                            (test/data/msg_sets/SET.json) and the layer msg_sets/SET/
                                            (the types new or changed since the set before)
+    tools/msg_sets.py which [BAG ...] [--master]
+                                           which set a bag, the running ROS master's publishers or (no
+                                           argument) the sourced workspace use, by md5, and what to build
+    tools/msg_sets.py rules                msg_sets/migration_rules.bmr: rosbag migration rules between
+                                           consecutive sets, both ways
+    tools/msg_sets.py fields SET TREE=REPO@COMMIT ...
+                                           upstream's field lists of the set's types, for the tests'
+                                           client package (test/data/msg_sets/SET.fields.json)
 
 A set is a layer over the sets before it, in the order of SETS: msg_sets/<set>/msg and /srv hold the
 definitions that set adds or changes, msg_sets/<set>/dropped.txt the types it no longer has.  The
@@ -89,19 +97,23 @@ def md5_of_tree(msg_files, srv_files, parts=False):
     return out
 
 
-def md5_of_set(set_name, parts=False):
-    """md5 of every type of the set, from our files (one directory per kind, as catkin sees them
-    after CMakeLists.txt has copied them); ``parts``: as :func:`md5_of_tree`."""
-    files = resolve(set_name)
+def md5_of_files(files, parts=False):
+    """md5 of {type name: path} as catkin sees them: copied into one directory per kind (with
+    several, genmsg could take a dependency from the wrong one); ``parts``: as :func:`md5_of_tree`."""
     with tempfile.TemporaryDirectory() as tmp:
         paths = {'msg': [], 'srv': []}
         for name, path in files.items():
             kind = path[-3:]
             os.makedirs(os.path.join(tmp, kind), exist_ok=True)
-            target = os.path.join(tmp, kind, os.path.basename(path))
-            os.symlink(path, target)
+            target = os.path.join(tmp, kind, name + '.' + kind)
+            os.symlink(os.path.abspath(path), target)
             paths[kind].append(target)
         return md5_of_tree(sorted(paths['msg']), sorted(paths['srv']), parts)
+
+
+def md5_of_set(set_name, parts=False):
+    """md5 of every type of the set, from our files."""
+    return md5_of_files(resolve(set_name), parts)
 
 
 def table(set_name):
@@ -186,6 +198,217 @@ def import_set(set_name, upstream, commit, repo):
     return check([set_name])
 
 
+def write_field_lists(set_name, sources):
+    """test/data/msg_sets/<set>.fields.json: upstream's field lists of every type of the set, for
+    the tests' client package (built from them alone, in a workspace of its own).  ``sources``:
+    [(upstream tree, 'repository@commit')], searched in order for each type's file; the lists'
+    md5 must be the set's table's."""
+    want = table(set_name)['types']
+    out, paths = {}, {}
+    for full, v in sorted(want.items()):
+        name = full.split('/')[1]
+        for root, where in sources:
+            path = os.path.join(root, v['kind'], name + '.' + v['kind'])
+            if os.path.exists(path):
+                out[name] = {'kind': v['kind'], 'from': where,
+                             'text': field_text(path, '').lstrip('\n')}
+                paths[name] = path
+                break
+        else:
+            raise SystemExit('%s: no source has %s' % (set_name, full))
+    got = md5_of_files(paths)
+    bad = sorted(k for k in want if got.get(k) != want[k]['md5'])
+    if bad:
+        raise SystemExit('%s: field lists whose md5 is not the table\'s: %s' % (set_name, ', '.join(bad)))
+    with open(os.path.join(TABLES, set_name + '.fields.json'), 'w') as f:
+        json.dump({'set': set_name, 'about': 'upstream\'s field lists of every type of the set (facts, '
+                   'no comments), the source of the tests\' client package; tools/msg_sets.py fields wrote it',
+                   'types': out}, f, indent=1, sort_keys=True)
+        f.write('\n')
+    print('%s: %d field lists, md5 as the table' % (set_name, len(out)))
+
+
+# fields that changed name between sets and mean the same (older name -> newer name)
+RENAMED = {'EgoVehicleStatus': {'wheel_angle': 'front_steer_angle'}, 'CtrlCmd': {'steering': 'front_steer'}}
+RULES = os.path.join(SETS_DIR, 'migration_rules.bmr')
+
+
+def message_specs(set_name):
+    """{type name: (genmsg spec, full text as genpy writes _full_text)} of the set's messages."""
+    import genmsg
+    import genmsg.msg_loader as loader
+    from genmsg import gentools
+    import rospkg
+    files = dict((n, p) for n, p in resolve(set_name).items() if p.endswith('.msg'))
+    rospack = rospkg.RosPack()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, 'msg'))
+        for name, path in files.items():
+            os.symlink(path, os.path.join(tmp, 'msg', name + '.msg'))
+        search = {'morai_msgs': [os.path.join(tmp, 'msg')]}
+        for pkg in ('std_msgs', 'geometry_msgs'):
+            search[pkg] = [os.path.join(rospack.get_path(pkg), 'msg')]
+        ctx = genmsg.MsgContext.create_default()
+        out = {}
+        for name in sorted(files):
+            spec = loader.load_msg_by_type(ctx, 'morai_msgs/' + name, search)
+            loader.load_depends(ctx, spec, search)
+            out[name] = (spec, gentools.compute_full_text(ctx, spec), gentools.compute_md5(ctx, spec))
+    return out
+
+
+def bare(full_text):
+    """A full text without comments or blank lines (only fields, constants and the MSG: sections
+    count for rosbag and the md5; the comments are other projects' prose)."""
+    out = []
+    for line in full_text.splitlines():
+        if line.startswith('====') or line.startswith('MSG: '):
+            out.append(line)
+        elif line.split('#')[0].strip():
+            out.append(' '.join(line.split('#')[0].split()))
+    return '\n'.join(out)
+
+
+def _update_lines(name, old, new):
+    """The body of a rule's update(): every field of the new definition that the old one has
+    (by name, or by RENAMED in either direction) is copied or migrated; the others keep genpy's
+    default (0, '', [], False)."""
+    import genmsg.msgs
+    renamed = RENAMED.get(name, {})
+    source = dict((f, f) for f in old.names)
+    for a, b in renamed.items():
+        if a in old.names:
+            source[b] = a
+        if b in old.names:
+            source[a] = b
+    lines, migrated = [], set()
+    for field, ftype in zip(new.names, new.types):
+        src = source.get(field)
+        if src is None:
+            lines.append('# %s: not in the old definition, left at its default' % field)
+            continue
+        base, is_array, _ = genmsg.msgs.parse_type(ftype)
+        if genmsg.msgs.is_builtin(base):
+            lines.append('new_msg.%s = old_msg.%s' % (field, src))
+            continue
+        short = migration_name(base)
+        migrated.add(short)
+        if is_array:
+            lines.append('self.migrate_array(old_msg.%s, new_msg.%s, "%s")' % (src, field, short))
+        else:
+            lines.append('self.migrate(old_msg.%s, new_msg.%s)' % (src, field))
+    used = set(source.get(f) for f in new.names)
+    lines += ['# %s: not in the new definition, dropped' % f for f in old.names if f not in used]
+    return lines, sorted(migrated)
+
+
+def migration_name(ftype):
+    """A message type as rosbag's migrated_types names it (its clean_name)."""
+    if ftype in ('Header', 'std_msgs/Header'):
+        return 'Header'
+    return ftype[len('morai_msgs/'):] if ftype.startswith('morai_msgs/') else ftype
+
+
+def migration_rules():
+    """The text of msg_sets/migration_rules.bmr: for every message type whose md5 differs between
+    consecutive sets, a rule each way (2022 -> 2024 -> 2026, then back), in one chain per type."""
+    specs = dict((s, message_specs(s)) for s in SETS)
+    steps = [(a, b) for a, b in zip(SETS, SETS[1:])]
+    steps += [(b, a) for a, b in reversed(steps)]
+    out = ['# rosbag migration rules between the morai_msgs message sets (docs/versions.md).',
+           '# Generated by tools/msg_sets.py rules; test/unit/test_interface.py checks it is current.',
+           '# package.xml exports it, so `rosbag check` / `rosbag fix` in a workspace of one set',
+           '# migrate bags recorded under another.  Fields a set does not have are dropped going there',
+           '# (e.g. rear_steer_angle going to 2024) and left at 0 / [] going the other way.', '']
+    for order, (a, b) in enumerate(steps):
+        for name in sorted(set(specs[a]) & set(specs[b])):
+            (old, old_text, old_md5), (new, new_text, new_md5) = specs[a][name], specs[b][name]
+            if old_md5 == new_md5:
+                continue
+            body, migrated = _update_lines(name, old, new)
+            out += ['class update_morai_msgs_%s_%s_to_%s(MessageUpdateRule):' % (name, a, b),
+                    '    old_type = "morai_msgs/%s"' % name,
+                    '    old_full_text = """\n%s\n"""' % bare(old_text),
+                    '    new_type = "morai_msgs/%s"' % name,
+                    '    new_full_text = """\n%s\n"""' % bare(new_text),
+                    '    order = %d' % order,
+                    '    migrated_types = [%s]' % ', '.join('("%s", "%s")' % (t, t) for t in migrated),
+                    '    valid = True',
+                    '',
+                    '    def update(self, old_msg, new_msg):']
+            out += ['        ' + line for line in body] + ['', '']
+    return '\n'.join(out).rstrip() + '\n'
+
+
+def md5s_of_bag(path):
+    """{type: md5} of the morai_msgs types a bag holds."""
+    import rosbag
+    with rosbag.Bag(path) as bag:
+        return dict((t, md5) for t, md5 in bag.get_type_and_topic_info().msg_types.items()
+                    if t.startswith('morai_msgs/'))
+
+
+def md5s_of_workspace():
+    """{type: md5} of the morai_msgs classes the sourced workspace generated."""
+    import morai_msgs.msg
+    import morai_msgs.srv
+    out = {}
+    for name in dir(morai_msgs.msg):        # messages (some are named ...Response)
+        cls = getattr(morai_msgs.msg, name)
+        if hasattr(cls, '_md5sum'):
+            out[cls._type] = cls._md5sum
+    for name in dir(morai_msgs.srv):        # services, not their Request / Response classes
+        cls = getattr(morai_msgs.srv, name)
+        if hasattr(cls, '_request_class'):
+            out[cls._type] = cls._md5sum
+    return out
+
+
+def md5s_of_master(timeout=3.0):
+    """{type: md5} of the morai_msgs topics published on the running ROS master (one message each,
+    its connection header)."""
+    import time
+    import rospy
+    rospy.init_node('msg_sets_which', anonymous=True, disable_signals=True)
+    topics = [(t, ty) for t, ty in rospy.get_published_topics() if ty.startswith('morai_msgs/')]
+    headers = {}
+    subs = [rospy.Subscriber(t, rospy.AnyMsg, lambda m, ty=ty: headers.setdefault(ty, m._connection_header['md5sum']))
+            for t, ty in topics]
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and len(headers) < len(set(ty for _, ty in topics)):
+        time.sleep(0.05)
+    for sub in subs:
+        sub.unregister()
+    return headers
+
+
+def which(md5s):
+    """[(set, types that match, types compared)] of the sets the md5 sums fit, best first."""
+    out = []
+    for s in SETS:
+        known = md5_of_set(s)
+        compared = [t for t in md5s if t in known]
+        out.append((s, sum(1 for t in compared if known[t] == md5s[t]), len(compared), len(md5s)))
+    return sorted(out, key=lambda r: (r[1] < r[2], -r[1], SETS.index(r[0])))
+
+
+def print_which(what, md5s):
+    if not md5s:
+        print('%s: no morai_msgs type' % what)
+        return 1
+    rows = which(md5s)
+    fits = [s for s, match, compared, _ in rows if compared and match == compared == len(md5s)]
+    for s, match, compared, total in rows:
+        print('  set %s: %d of %d types identical%s' % (s, match, total, '' if compared == total else
+                                                         ' (%d not in this set)' % (total - compared)))
+    if fits:
+        print('%s: message set %s; build it with catkin_make -DMORAI_MSGS_SET=%s (or MORAI_MSGS_SET=%s bash '
+              'tools/dev.sh ...)' % (what, ' or '.join(fits), fits[-1], fits[-1]))
+        return 0
+    print('%s: no message set has all of these md5 sums (another morai_msgs release?)' % what)
+    return 1
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -198,6 +421,13 @@ def main(argv=None):
     imp.add_argument('upstream')
     imp.add_argument('--commit', required=True)
     imp.add_argument('--repo', default='MORAI-Autonomous/MORAI-ROS_morai_msgs')
+    sub.add_parser('rules')
+    wh = sub.add_parser('which')
+    wh.add_argument('bags', nargs='*')
+    wh.add_argument('--master', action='store_true')
+    fields = sub.add_parser('fields')
+    fields.add_argument('set')
+    fields.add_argument('sources', nargs='+', metavar='TREE=REPOSITORY@COMMIT')
     a = ap.parse_args(argv)
     if a.cmd == 'files':
         for name, path in sorted(resolve(a.set).items()):
@@ -207,6 +437,21 @@ def main(argv=None):
             print(name, md5)
     elif a.cmd == 'check':
         return 1 if check(a.sets or SETS) else 0
+    elif a.cmd == 'which':
+        code = 0
+        for bag in a.bags:
+            code |= print_which(bag, md5s_of_bag(bag))
+        if a.master:
+            code |= print_which('the running ROS master (%s)' % os.environ.get('ROS_MASTER_URI'), md5s_of_master())
+        if not a.bags and not a.master:
+            code |= print_which('this workspace', md5s_of_workspace())
+        return code
+    elif a.cmd == 'rules':
+        with open(RULES, 'w') as f:
+            f.write(migration_rules())
+        print('wrote', os.path.relpath(RULES, ROOT))
+    elif a.cmd == 'fields':
+        write_field_lists(a.set, [tuple(x.split('=', 1)) for x in a.sources])
     else:
         return 1 if import_set(a.set, a.upstream, a.commit, a.repo) else 0
     return 0

@@ -9,13 +9,18 @@ test command has just built):
    table made from upstream's own tree at the set's commit), `rosmsg`/`rossrv`, the set's
    converters, the start-up check;
 2. `rostest morai_msgs demo.test`: the emulator and the bridge in a closed loop (the demo driver
-   steers with the set's CtrlCmd field), the PCU emulator and the ERP-42 driver.
+   steers with the set's CtrlCmd field), the PCU emulator and the ERP-42 driver;
+3. a client built elsewhere: a workspace holding only a morai_msgs made from upstream's field lists
+   of the set (test/data/msg_sets/<set>.fields.json; test/sets/upstream_client.py), whose node
+   receives /Ego_topic, /Object_topic and /CollisionData from the set's emulator and bridge
+   (demo.launch driver:=false) and turns the ego left through /ctrl_cmd.
 
 Prints `sets-check: PASS <step>` / `sets-check: FAIL <step>: <why>` and ends with
 `sets-check: N passed, N failed in S s`.  Logs: .ws/test_results/sets/.
 """
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -23,6 +28,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, 'tools'))
 from msg_sets import SETS  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, 'test', 'install'))
+from install_check import free_port  # noqa: E402
 
 LOGS = os.path.join(ROOT, '.ws', 'test_results', 'sets')
 results = []
@@ -66,6 +74,85 @@ def run(name, command, env, timeout):
     return code, log
 
 
+def upstream_client(s, env):
+    """Step 3: build the client's workspace (cached per set), then drive with it."""
+    ws = os.path.join(os.path.expanduser('~'), '.cache', 'morai_msgs', 'upstream-client-%s' % s)
+    t = time.monotonic()
+    log = os.path.join(LOGS, 'client-build-%s.log' % s)
+    code = upstream_client_module().build(s, ws, log)
+    if not report('set %s: a morai_msgs from upstream\'s field lists builds in its own workspace (%.0f s)'
+                  % (s, time.monotonic() - t), code == 0, tail(log)):
+        return
+    port = free_port()
+    master = dict(env, ROS_MASTER_URI='http://127.0.0.1:%d' % port)
+    launch_log = open(os.path.join(LOGS, 'client-bridge-%s.log' % s), 'w')
+    bridge = subprocess.Popen(['bash', '-c', sourced('exec roslaunch -p %d morai_msgs demo.launch driver:=false '
+                                                     'markers:=false output:=log' % port)],
+                              env=master, stdout=launch_log, stderr=subprocess.STDOUT, cwd=ROOT)
+    bag = os.path.join(LOGS, 'set-%s.bag' % s)
+    for old in (bag, bag + '.active'):
+        if os.path.exists(old):
+            os.remove(old)
+    recorder = None
+    try:
+        # what the bridge publishes and the client commands, recorded in this set's types
+        recorder = subprocess.Popen(['bash', '-c', sourced('exec rosbag record -q -O %s /Ego_topic /CollisionData '
+                                                           '/ctrl_cmd' % bag)], env=master, cwd=LOGS,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        client_env = dict((k, v) for k, v in env_of(None).items() if k != 'MORAI_EXPECT_MSGS_SET')
+        client_env['ROS_MASTER_URI'] = master['ROS_MASTER_URI']
+        code, log = run('client-%s' % s, 'set -e; set +u; source %s/devel/setup.bash; set -u; exec /usr/bin/python3 '
+                        '%s/test/sets/upstream_client.py drive %s' % (ws, ROOT, s), client_env, 180)
+        report('set %s: the upstream-built client receives the bridge\'s topics and drives' % s, code == 0,
+               tail(log))
+        with open(log) as f:
+            print('  ' + ''.join(line for line in f if line.startswith('upstream client')).strip(), flush=True)
+    finally:
+        for p in (recorder, bridge):
+            if p is None:
+                continue
+            p.send_signal(signal.SIGINT)
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        launch_log.close()
+
+
+def migrations():
+    """Step 4: the bag each set recorded, fixed by `rosbag fix` in every other set's workspace
+    (package.xml exports msg_sets/migration_rules.bmr), checked there (bag_check.py), and named by
+    `tools/msg_sets.py which`."""
+    default = SETS[0]
+    for a in SETS:
+        bag = os.path.join(LOGS, 'set-%s.bag' % a)
+        if not os.path.exists(bag):
+            report('rosbag: set %s recorded a bag' % a, False, 'no %s' % bag)
+            continue
+        code, log = run('which-%s' % a, sourced('/usr/bin/python3 tools/msg_sets.py which %s' % bag), env_of(None), 120)
+        named = tail(log, 1).strip()
+        report('tools/msg_sets.py which names the set of the bag recorded under %s' % a,
+               code == 0 and ('message set %s;' % a) in named, named)
+        for b in SETS:
+            if b == a:
+                continue
+            fixed = os.path.join(LOGS, 'set-%s-fixed-for-%s.bag' % (a, b))
+            if os.path.exists(fixed):
+                os.remove(fixed)
+            code, log = run('fix-%s-for-%s' % (a, b), sourced('rosbag fix %s %s; /usr/bin/python3 test/sets/bag_check.py '
+                                                              '%s %s' % (bag, fixed, bag, fixed)),
+                            env_of(None if b == default else b), 300)
+            report('rosbag fix: the %s bag, in the %s workspace (%s)' % (a, b, tail(log, 1).strip()), code == 0,
+                   tail(log))
+
+
+def upstream_client_module():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import upstream_client
+    return upstream_client
+
+
 def main():
     os.makedirs(LOGS, exist_ok=True)
     t0 = time.monotonic()
@@ -86,6 +173,8 @@ def main():
                code == 0, tail(log))
         code, log = run('demo-%s' % s, sourced('rostest --text morai_msgs demo.test'), env, 600)
         report('set %s: rostest demo.test (the closed loop)' % s, code == 0, tail(log))
+        upstream_client(s, env)
+    migrations()
     passed, failed = results.count(True), results.count(False)
     print('sets-check: %d passed, %d failed in %.0f s' % (passed, failed, time.monotonic() - t0), flush=True)
     return 1 if failed else 0

@@ -53,3 +53,19 @@ def test_md5_from_sources(set_name, full):
         assert md5_of(set_name, full) == v['md5']
     else:
         assert md5_of(set_name, full) == (v['md5'], v['request_md5'], v['response_md5'])
+
+
+def test_migration_rules_are_current():
+    """msg_sets/migration_rules.bmr (exported to rosbag by package.xml) is what the sets give."""
+    with open(msg_sets.RULES) as f:
+        assert f.read() == msg_sets.migration_rules(), 'run /usr/bin/python3 tools/msg_sets.py rules'
+
+
+def test_fields_of_every_set_are_its_types():
+    """test/data/msg_sets/<set>.fields.json (the tests' upstream-built client) lists each type of
+    the set once, with the kind of its table."""
+    for s in msg_sets.SETS:
+        with open(os.path.join(ROOT, 'test', 'data', 'msg_sets', s + '.fields.json')) as f:
+            fields = json.load(f)['types']
+        assert sorted('morai_msgs/' + n for n in fields) == sorted(TABLES[s]['types'])
+        assert all(TABLES[s]['types']['morai_msgs/' + n]['kind'] == v['kind'] for n, v in fields.items())
