@@ -121,9 +121,8 @@ def upstream_client(s, env):
 
 
 def migrations():
-    """Step 4: the bag each set recorded, fixed by `rosbag fix` in every other set's workspace
-    (package.xml exports msg_sets/migration_rules.bmr), checked there (bag_check.py), and named by
-    `tools/msg_sets.py which`."""
+    """Step 4: the bag each set recorded, fixed by `rosbag fix` with msg_sets/migration_rules.bmr in
+    every other set's workspace, checked there (bag_check.py), and named by `tools/msg_sets.py which`."""
     default = SETS[0]
     for a in SETS:
         bag = os.path.join(LOGS, 'set-%s.bag' % a)
@@ -140,8 +139,11 @@ def migrations():
             fixed = os.path.join(LOGS, 'set-%s-fixed-for-%s.bag' % (a, b))
             if os.path.exists(fixed):
                 os.remove(fixed)
-            code, log = run('fix-%s-for-%s' % (a, b), sourced('rosbag fix %s %s; /usr/bin/python3 test/sets/bag_check.py '
-                                                              '%s %s' % (bag, fixed, bag, fixed)),
+            # the rule file named: rosbag finds exported rules only through rosdep's database (rospkg
+            # lists a catkin package's dependencies with it), which an offline machine has not
+            code, log = run('fix-%s-for-%s' % (a, b), sourced('rosbag fix %s %s $(rospack find morai_msgs)/msg_sets/'
+                                                              'migration_rules.bmr; /usr/bin/python3 '
+                                                              'test/sets/bag_check.py %s %s' % (bag, fixed, bag, fixed)),
                             env_of(None if b == default else b), 300)
             report('rosbag fix: the %s bag, in the %s workspace (%s)' % (a, b, tail(log, 1).strip()), code == 0,
                    tail(log))
