@@ -108,10 +108,17 @@ def expected_files():
     """Paths relative to install/ that must exist, from the source tree."""
     out = ['setup.bash', 'share/morai_msgs/package.xml', 'share/morai_msgs/rviz/morai.rviz']
     out += ['lib/morai_msgs/' + os.path.basename(p) for p in glob.glob(os.path.join(ROOT, 'scripts', '*'))]
-    for d in ('launch', 'config', 'msg', 'srv'):
+    for d in ('launch', 'config'):
         for p in glob.glob(os.path.join(ROOT, d, '**', '*'), recursive=True):
             if os.path.isfile(p):
                 out.append('share/morai_msgs/' + os.path.relpath(p, ROOT))
+    # the default message set's definitions (CMakeLists.txt installs the set it built), and the
+    # rosbag migration rules between the sets
+    sys.path.insert(0, os.path.join(ROOT, 'tools'))
+    import msg_sets
+    for name, p in msg_sets.resolve(msg_sets.SETS[0]).items():
+        out.append('share/morai_msgs/%s/%s' % (p[-3:], os.path.basename(p)))
+    out.append('share/morai_msgs/msg_sets/migration_rules.bmr')
     for p in glob.glob(os.path.join(ROOT, 'src', 'morai_bridge', '**', '*.py'), recursive=True):
         out.append('lib/python3/dist-packages/' + os.path.relpath(p, os.path.join(ROOT, 'src')))
     out += ['lib/python3/dist-packages/morai_msgs/msg/_EgoVehicleStatus.py',
