@@ -20,7 +20,6 @@ Prints `sets-check: PASS <step>` / `sets-check: FAIL <step>: <why>` and ends wit
 """
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -30,7 +29,7 @@ sys.path.insert(0, os.path.join(ROOT, 'tools'))
 from msg_sets import SETS  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, 'test', 'install'))
-from install_check import free_port  # noqa: E402
+from install_check import free_port, stop  # noqa: E402
 
 LOGS = os.path.join(ROOT, '.ws', 'test_results', 'sets')
 results = []
@@ -88,7 +87,8 @@ def upstream_client(s, env):
     launch_log = open(os.path.join(LOGS, 'client-bridge-%s.log' % s), 'w')
     bridge = subprocess.Popen(['bash', '-c', sourced('exec roslaunch -p %d morai_msgs demo.launch driver:=false '
                                                      'markers:=false output:=log' % port)],
-                              env=master, stdout=launch_log, stderr=subprocess.STDOUT, cwd=ROOT)
+                              env=master, stdout=launch_log, stderr=subprocess.STDOUT, cwd=ROOT,
+                              start_new_session=True)
     bag = os.path.join(LOGS, 'set-%s.bag' % s)
     for old in (bag, bag + '.active'):
         if os.path.exists(old):
@@ -98,7 +98,7 @@ def upstream_client(s, env):
         # what the bridge publishes and the client commands, recorded in this set's types
         recorder = subprocess.Popen(['bash', '-c', sourced('exec rosbag record -q -O %s /Ego_topic /CollisionData '
                                                            '/ctrl_cmd' % bag)], env=master, cwd=LOGS,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
         client_env = dict((k, v) for k, v in env_of(None).items() if k != 'MORAI_EXPECT_MSGS_SET')
         client_env['ROS_MASTER_URI'] = master['ROS_MASTER_URI']
         code, log = run('client-%s' % s, 'set -e; set +u; source %s/devel/setup.bash; set -u; exec /usr/bin/python3 '
@@ -108,16 +108,9 @@ def upstream_client(s, env):
         with open(log) as f:
             print('  ' + ''.join(line for line in f if line.startswith('upstream client')).strip(), flush=True)
     finally:
-        for p in (recorder, bridge):
-            if p is None:
-                continue
-            p.send_signal(signal.SIGINT)
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-        launch_log.close()
+        if recorder is not None:
+            stop(recorder, open(os.devnull, 'w'), 30)    # SIGINT: rosbag closes the bag
+        stop(bridge, launch_log, 30)
 
 
 def migrations():
@@ -141,10 +134,9 @@ def migrations():
                 os.remove(fixed)
             # the rule file named: rosbag finds exported rules only through rosdep's database (rospkg
             # lists a catkin package's dependencies with it), which an offline machine has not
-            code, log = run('fix-%s-for-%s' % (a, b), sourced('rosbag fix %s %s $(rospack find morai_msgs)/msg_sets/'
-                                                              'migration_rules.bmr; /usr/bin/python3 '
-                                                              'test/sets/bag_check.py %s %s' % (bag, fixed, bag, fixed)),
-                            env_of(None if b == default else b), 300)
+            command = ('rosbag fix %s %s $(rospack find morai_msgs)/msg_sets/migration_rules.bmr; '
+                       '/usr/bin/python3 test/sets/bag_check.py %s %s' % (bag, fixed, bag, fixed))
+            code, log = run('fix-%s-for-%s' % (a, b), sourced(command), env_of(None if b == default else b), 300)
             report('rosbag fix: the %s bag, in the %s workspace (%s)' % (a, b, tail(log, 1).strip()), code == 0,
                    tail(log))
 
