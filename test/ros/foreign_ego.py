@@ -1,9 +1,9 @@
 """An EgoVehicleStatus class written independently of our generated code.
 
 It stands in for a node built against someone else's morai_msgs: it declares
-the type name and md5 from the public catalogue (test/data) and serialises the
-ROS wire format by hand with struct, field by field as the catalogue lists
-them.  If our .msg files differed from the public ones in md5 or layout, the
+the type name and md5 of the built message set from the tables made from
+upstream (test/data/msg_sets) and serialises the ROS wire format by hand with
+struct, field by field as upstream's field list of that set has them.  If our .msg files differed from the public ones in md5 or layout, the
 peers would refuse to connect or decode garbage.
 """
 import json
@@ -12,11 +12,20 @@ import struct
 
 import genpy
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_TABLE = json.load(open(os.path.join(_HERE, '..', 'data', 'msg_sets', '2022.json')))['types']  # set 2022
+from morai_bridge.ros import msg_set
 
-_HEAD = struct.Struct('<3I')          # header.seq, stamp.secs, stamp.nsecs
-_BODY = struct.Struct('<i9dd3f')      # unique_id, accel xyz, position xyz, velocity xyz, heading, accel, brake, wheel_angle
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_DATA = os.path.join(_HERE, '..', 'data', 'msg_sets')
+# the built workspace's message set: its md5 from the table, its field list from upstream's
+_TABLE = json.load(open(os.path.join(_DATA, msg_set.NAME + '.json')))['types']
+_FIELDS = json.load(open(os.path.join(_DATA, msg_set.NAME + '.fields.json')))['types']['EgoVehicleStatus']['text']
+#: float32 fields after heading: accel, brake, the front wheel angle, then what the set adds
+N_FLOATS = sum(1 for line in _FIELDS.splitlines() if line.startswith('float32 '))
+#: values: accel xyz, position xyz, velocity xyz, heading (float64), then the float32 fields
+N_VALUES = 10 + N_FLOATS
+
+_HEAD = struct.Struct('<3I')                       # header.seq, stamp.secs, stamp.nsecs
+_BODY = struct.Struct('<i10d%df' % N_FLOATS)       # unique_id, the values
 
 
 class ForeignEgoVehicleStatus(genpy.Message):
@@ -31,7 +40,7 @@ class ForeignEgoVehicleStatus(genpy.Message):
         self.seq = 0
         self.secs, self.nsecs, self.frame_id = secs, nsecs, frame_id
         self.unique_id = unique_id
-        self.values = list(values) if values is not None else [0.0] * 13
+        self.values = list(values) if values is not None else [0.0] * N_VALUES
 
     def serialize(self, buff):
         fid = self.frame_id.encode('utf-8')

@@ -11,7 +11,8 @@ from morai_msgs.msg import EgoVehicleStatus, ObjectStatus, ObjectStatusList
 from morai_msgs.srv import MoraiScenarioLoadSrv, MoraiScenarioLoadSrvResponse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from foreign_ego import ForeignEgoVehicleStatus  # noqa: E402
+from foreign_ego import N_VALUES, ForeignEgoVehicleStatus  # noqa: E402
+from morai_bridge.ros import msg_set  # noqa: E402
 
 
 def make_ego():
@@ -23,7 +24,8 @@ def make_ego():
     m.position = Vector3(90.5, 1188.875, -0.375)
     m.velocity = Vector3(2.5, 1.0, 0.0)
     m.heading = 154.84
-    m.accel, m.brake, m.wheel_angle = 0.5, 0.0, -3.5
+    m.accel, m.brake = 0.5, 0.0
+    msg_set.set_wheel_angles(m, -3.5)
     return m
 
 
@@ -64,7 +66,7 @@ def main():
     obj_pub.publish(make_objects())
     foreign_pub.publish(ForeignEgoVehicleStatus(
         secs=42, nsecs=500, frame_id='foreign', unique_id=3,
-        values=[1, 2, 3, 4, 5, 6, 7, 8, 9, 123.5, 0.25, 0.75, -12.5]))
+        values=[1, 2, 3, 4, 5, 6, 7, 8, 9, 123.5, 0.25, 0.75, -12.5] + [0.0] * (N_VALUES - 13)))
     rospy.spin()
 
 

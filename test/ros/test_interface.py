@@ -10,6 +10,8 @@ from std_msgs.msg import Float64MultiArray
 from morai_msgs.msg import EgoVehicleStatus, ObjectStatusList, ScenarioLoad
 from morai_msgs.srv import MoraiScenarioLoadSrv
 
+from morai_bridge.ros import msg_set
+
 TIMEOUT = 15.0
 
 
@@ -24,7 +26,7 @@ class InterfaceTest(unittest.TestCase):
         self.assertEqual((m.velocity.x, m.velocity.y), (2.5, 1.0))
         self.assertEqual(m.acceleration.y, -0.25)
         self.assertAlmostEqual(m.heading, 154.84)
-        self.assertEqual((m.accel, m.brake, m.wheel_angle), (0.5, 0.0, -3.5))
+        self.assertEqual((m.accel, m.brake, msg_set.front_wheel_angle(m)), (0.5, 0.0, -3.5))
 
     def test_object_status_list_between_nodes(self):
         m = rospy.wait_for_message('peer/objects', ObjectStatusList, timeout=TIMEOUT)
@@ -52,7 +54,7 @@ class InterfaceTest(unittest.TestCase):
         self.assertEqual(m.unique_id, 3)
         self.assertEqual((m.acceleration.x, m.position.y, m.velocity.z), (1.0, 5.0, 9.0))
         self.assertEqual(m.heading, 123.5)
-        self.assertEqual((m.accel, m.brake, m.wheel_angle), (0.25, 0.75, -12.5))
+        self.assertEqual((m.accel, m.brake, msg_set.front_wheel_angle(m)), (0.25, 0.75, -12.5))
 
     def test_generated_publisher_reaches_foreign_subscriber(self):
         got = []
@@ -68,7 +70,8 @@ class InterfaceTest(unittest.TestCase):
         m.header.stamp = rospy.Time(5, 6)
         m.unique_id = 9
         m.position.x, m.velocity.y, m.heading = 11.0, -2.0, 45.0
-        m.accel, m.brake, m.wheel_angle = 0.125, 0.5, 8.0
+        m.accel, m.brake = 0.125, 0.5
+        msg_set.set_wheel_angles(m, 8.0)
         deadline = rospy.Time.now() + rospy.Duration(TIMEOUT)
         while not done.is_set() and rospy.Time.now() < deadline:
             pub.publish(m)
@@ -79,7 +82,8 @@ class InterfaceTest(unittest.TestCase):
         self.assertEqual(d[:3], [5.0, 6.0, 9.0])
         self.assertEqual(d[3 + 3], 11.0)     # position.x
         self.assertEqual(d[3 + 7], -2.0)     # velocity.y
-        self.assertEqual(d[3 + 9:], [45.0, 0.125, 0.5, 8.0])
+        self.assertEqual(d[3 + 9:3 + 13], [45.0, 0.125, 0.5, 8.0])
+        self.assertEqual(d[3 + 13:], [0.0] * (len(d) - 16))     # what the set adds: not set here
 
 
 if __name__ == '__main__':

@@ -23,12 +23,14 @@ import rostest
 
 from morai_msgs.msg import CtrlCmd, EgoVehicleStatus
 
+from morai_bridge.ros import msg_set
+
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from harness import free_ports  # noqa: E402
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 LAUNCH = os.path.join(HERE, '..', '..', 'launch')
-MD5 = json.load(open(os.path.join(HERE, '..', 'data', 'msg_sets', '2022.json')))['types']  # set 2022
+MD5 = json.load(open(os.path.join(HERE, '..', 'data', 'msg_sets', msg_set.NAME + '.json')))['types']  # the built set
 TOPICS = {'/Ego_topic': 'morai_msgs/EgoVehicleStatus', '/Object_topic': 'morai_msgs/ObjectStatusList',
           '/CollisionData': 'morai_msgs/CollisionData'}
 STEP_NS = 20000000

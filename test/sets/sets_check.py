@@ -9,7 +9,9 @@ test command has just built):
    table made from upstream's own tree at the set's commit), `rosmsg`/`rossrv`, the set's
    converters, the start-up check;
 2. `rostest morai_msgs demo.test`: the emulator and the bridge in a closed loop (the demo driver
-   steers with the set's CtrlCmd field), the PCU emulator and the ERP-42 driver;
+   steers with the set's CtrlCmd field), the PCU emulator and the ERP-42 driver; for the sets other
+   than the default (whose workspace the ros layer covers), interface.test (a hand-written peer in the
+   set's layout) and rosbag_roundtrip.test too;
 3. a client built elsewhere: a workspace holding only a morai_msgs made from upstream's field lists
    of the set (test/data/msg_sets/<set>.fields.json; test/sets/upstream_client.py), whose node
    receives /Ego_topic, /Object_topic and /CollisionData from the set's emulator and bridge
@@ -32,6 +34,9 @@ sys.path.insert(0, os.path.join(ROOT, 'test', 'install'))
 from install_check import free_port, stop  # noqa: E402
 
 LOGS = os.path.join(ROOT, '.ws', 'test_results', 'sets')
+# the ros layer's rostests that depend on the set, run again in the other sets' workspaces: types
+# between nodes and against a hand-written peer of the set's layout; rosbag record and read back
+ROSTESTS_PER_SET = ('interface.test', 'rosbag_roundtrip.test')
 results = []
 
 
@@ -167,6 +172,9 @@ def main():
                code == 0, tail(log))
         code, log = run('demo-%s' % s, sourced('rostest --text morai_msgs demo.test'), env, 600)
         report('set %s: rostest demo.test (the closed loop)' % s, code == 0, tail(log))
+        for test in ROSTESTS_PER_SET if s != default else ():
+            code, log = run('%s-%s' % (test[:-5], s), sourced('rostest --text morai_msgs %s' % test), env, 600)
+            report('set %s: rostest %s' % (s, test), code == 0, tail(log))
         upstream_client(s, env)
     migrations()
     passed, failed = results.count(True), results.count(False)
