@@ -23,6 +23,7 @@ files the import writes hold upstream's field lists (facts) without its comments
 files are ours.  md5 sums come from genmsg, as catkin computes them.  No ROS master is needed.
 """
 import argparse
+import functools
 import json
 import os
 import re
@@ -68,51 +69,50 @@ def resolve(set_name):
     return files
 
 
-def md5_of_tree(msg_files, srv_files, parts=False):
-    """{'morai_msgs/Name': md5} of .msg and .srv files (paths), as genmsg computes them; with
-    ``parts``, a service's value is (md5, request md5, response md5)."""
+def load_specs(files):
+    """{type name: (genmsg spec, md5, full text)} of {type name: path} as catkin sees them: linked into
+    one directory per kind first (with several, genmsg could take a dependency from the wrong one).
+    A service's md5 is (md5, request md5, response md5) and it has no full text."""
     import genmsg
     import genmsg.msg_loader as loader
+    from genmsg import gentools
     import rospkg
     rospack = rospkg.RosPack()
-    msg_dirs = sorted({os.path.dirname(p) for p in msg_files})
-    search = {'morai_msgs': msg_dirs}
-    for pkg in ('std_msgs', 'geometry_msgs'):
-        search[pkg] = [os.path.join(rospack.get_path(pkg), 'msg')]
-    ctx = genmsg.MsgContext.create_default()
     out = {}
-    for path in msg_files:
-        name = 'morai_msgs/' + os.path.basename(path)[:-4]
-        spec = loader.load_msg_from_file(ctx, path, name)
-        loader.load_depends(ctx, spec, search)
-        out[name] = genmsg.compute_md5(ctx, spec)
-    for path in srv_files:
-        name = 'morai_msgs/' + os.path.basename(path)[:-4]
-        spec = loader.load_srv_from_file(ctx, path, name)
-        loader.load_depends(ctx, spec.request, search)
-        loader.load_depends(ctx, spec.response, search)
-        md5 = genmsg.compute_md5(ctx, spec)
-        out[name] = (md5, genmsg.compute_md5(ctx, spec.request), genmsg.compute_md5(ctx, spec.response)) \
-            if parts else md5
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind, _ in KINDS:
+            os.makedirs(os.path.join(tmp, kind))
+        for name, path in files.items():
+            os.symlink(os.path.abspath(path), os.path.join(tmp, path[-3:], name + path[-4:]))
+        search = {'morai_msgs': [os.path.join(tmp, 'msg')]}
+        for pkg in ('std_msgs', 'geometry_msgs'):
+            search[pkg] = [os.path.join(rospack.get_path(pkg), 'msg')]
+        ctx = genmsg.MsgContext.create_default()
+        for name in sorted(files):
+            full = 'morai_msgs/' + name
+            if files[name].endswith('.msg'):
+                spec = loader.load_msg_by_type(ctx, full, search)
+                loader.load_depends(ctx, spec, search)
+                out[name] = (spec, gentools.compute_md5(ctx, spec), gentools.compute_full_text(ctx, spec))
+            else:
+                spec = loader.load_srv_from_file(ctx, os.path.join(tmp, 'srv', name + '.srv'), full)
+                loader.load_depends(ctx, spec.request, search)
+                loader.load_depends(ctx, spec.response, search)
+                out[name] = (spec, (gentools.compute_md5(ctx, spec), gentools.compute_md5(ctx, spec.request),
+                                    gentools.compute_md5(ctx, spec.response)), None)
     return out
 
 
 def md5_of_files(files, parts=False):
-    """md5 of {type name: path} as catkin sees them: copied into one directory per kind (with
-    several, genmsg could take a dependency from the wrong one); ``parts``: as :func:`md5_of_tree`."""
-    with tempfile.TemporaryDirectory() as tmp:
-        paths = {'msg': [], 'srv': []}
-        for name, path in files.items():
-            kind = path[-3:]
-            os.makedirs(os.path.join(tmp, kind), exist_ok=True)
-            target = os.path.join(tmp, kind, name + '.' + kind)
-            os.symlink(os.path.abspath(path), target)
-            paths[kind].append(target)
-        return md5_of_tree(sorted(paths['msg']), sorted(paths['srv']), parts)
+    """{'morai_msgs/Name': md5} of {type name: path} (:func:`load_specs`); ``parts``: a service's
+    value is (md5, request md5, response md5)."""
+    return dict(('morai_msgs/' + name, md5 if parts or not isinstance(md5, tuple) else md5[0])
+                for name, (_, md5, _) in load_specs(files).items())
 
 
+@functools.lru_cache(maxsize=None)
 def md5_of_set(set_name, parts=False):
-    """md5 of every type of the set, from our files."""
+    """md5 of every type of the set, from our files (computed once per set)."""
     return md5_of_files(resolve(set_name), parts)
 
 
@@ -158,11 +158,16 @@ def field_text(path, header):
     return '\n'.join(lines) + '\n'
 
 
+def _fields(path):
+    """A definition's field lines, comments and spacing aside (Header is std_msgs/Header)."""
+    return [('std_msgs/' + line) if line.startswith('Header ') else line
+            for line in field_text(path, '').splitlines() if line]
+
+
 def import_set(set_name, upstream, commit, repo):
     types = upstream_types(upstream)
-    found = md5_of_tree(sorted(p for p in types.values() if p.endswith('.msg')),
-                        sorted(p for p in types.values() if p.endswith('.srv')), parts=True)
-    md5 = {k: v[0] if isinstance(v, tuple) else v for k, v in found.items()}
+    found = md5_of_files(types, parts=True)
+    md5 = dict((k, v[0] if isinstance(v, tuple) else v) for k, v in found.items())
     entries = {}
     for k, v in sorted(found.items()):
         if isinstance(v, tuple):
@@ -170,11 +175,13 @@ def import_set(set_name, upstream, commit, repo):
         else:
             entries[k] = {'kind': 'msg', 'md5': v}
     os.makedirs(TABLES, exist_ok=True)
-    with open(os.path.join(TABLES, set_name + '.json'), 'w') as f:
-        json.dump({'set': set_name, 'repository': repo, 'commit': commit,
-                   'about': 'md5 of every type upstream generates at that commit (genmsg over the '
-                            'files its CMakeLists.txt lists); tools/msg_sets.py import wrote it',
-                   'types': entries}, f, indent=1, sort_keys=True)
+    path = os.path.join(TABLES, set_name + '.json')
+    doc = table(set_name) if os.path.exists(path) else {}     # keeps the notes written by hand
+    doc.update({'set': set_name, 'repository': repo, 'commit': commit, 'types': entries,
+                'about': 'md5 of every type upstream generates at that commit (genmsg over the '
+                         'files its CMakeLists.txt lists); tools/msg_sets.py import wrote it'})
+    with open(path, 'w') as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
         f.write('\n')
     before = SETS[SETS.index(set_name) - 1]
     old = md5_of_set(before)
@@ -184,9 +191,12 @@ def import_set(set_name, upstream, commit, repo):
         if old.get('morai_msgs/' + name) == md5['morai_msgs/' + name]:
             continue
         kind = path[-3:]
+        ours = os.path.join(layer, kind, name + '.' + kind)
+        if os.path.exists(ours) and _fields(ours) == _fields(path):
+            continue        # the same fields: our file (and its comments) stays
         os.makedirs(os.path.join(layer, kind), exist_ok=True)
         header = '# morai_msgs/%s, set %s: the field list of %s at %s' % (name, set_name, repo, commit)
-        with open(os.path.join(layer, kind, name + '.' + kind), 'w') as f:
+        with open(ours, 'w') as f:
             f.write(field_text(path, header))
         written += 1
     gone = sorted(k.split('/')[1] for k in old if k.split('/')[1] not in types)
@@ -231,30 +241,6 @@ def write_field_lists(set_name, sources):
 # fields that changed name between sets and mean the same (older name -> newer name)
 RENAMED = {'EgoVehicleStatus': {'wheel_angle': 'front_steer_angle'}, 'CtrlCmd': {'steering': 'front_steer'}}
 RULES = os.path.join(SETS_DIR, 'migration_rules.bmr')
-
-
-def message_specs(set_name):
-    """{type name: (genmsg spec, full text as genpy writes _full_text)} of the set's messages."""
-    import genmsg
-    import genmsg.msg_loader as loader
-    from genmsg import gentools
-    import rospkg
-    files = dict((n, p) for n, p in resolve(set_name).items() if p.endswith('.msg'))
-    rospack = rospkg.RosPack()
-    with tempfile.TemporaryDirectory() as tmp:
-        os.makedirs(os.path.join(tmp, 'msg'))
-        for name, path in files.items():
-            os.symlink(path, os.path.join(tmp, 'msg', name + '.msg'))
-        search = {'morai_msgs': [os.path.join(tmp, 'msg')]}
-        for pkg in ('std_msgs', 'geometry_msgs'):
-            search[pkg] = [os.path.join(rospack.get_path(pkg), 'msg')]
-        ctx = genmsg.MsgContext.create_default()
-        out = {}
-        for name in sorted(files):
-            spec = loader.load_msg_by_type(ctx, 'morai_msgs/' + name, search)
-            loader.load_depends(ctx, spec, search)
-            out[name] = (spec, gentools.compute_full_text(ctx, spec), gentools.compute_md5(ctx, spec))
-    return out
 
 
 def bare(full_text):
@@ -312,7 +298,7 @@ def migration_name(ftype):
 def migration_rules():
     """The text of msg_sets/migration_rules.bmr: for every message type whose md5 differs between
     consecutive sets, a rule each way (2022 -> 2024 -> 2026, then back), in one chain per type."""
-    specs = dict((s, message_specs(s)) for s in SETS)
+    specs = dict((s, dict((n, v) for n, v in load_specs(resolve(s)).items() if v[2] is not None)) for s in SETS)
     steps = [(a, b) for a, b in zip(SETS, SETS[1:])]
     steps += [(b, a) for a, b in reversed(steps)]
     out = ['# rosbag migration rules between the morai_msgs message sets (docs/versions.md).',
@@ -322,7 +308,7 @@ def migration_rules():
            '# (e.g. rear_steer_angle going to 2024) and left at 0 / [] going the other way.', '']
     for order, (a, b) in enumerate(steps):
         for name in sorted(set(specs[a]) & set(specs[b])):
-            (old, old_text, old_md5), (new, new_text, new_md5) = specs[a][name], specs[b][name]
+            (old, old_md5, old_text), (new, new_md5, new_text) = specs[a][name], specs[b][name]
             if old_md5 == new_md5:
                 continue
             body, migrated = _update_lines(name, old, new)

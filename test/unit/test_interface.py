@@ -18,16 +18,12 @@ TABLES = dict((s, json.load(open(os.path.join(ROOT, 'test', 'data', 'msg_sets', 
 CASES = sorted((s, full) for s in msg_sets.SETS for full in TABLES[s]['types'])
 
 pytest.importorskip('genmsg', reason='genmsg (ROS build tools) not installed')
-_MD5 = {}
 
 
 def md5_of(set_name, full):
-    """genmsg's md5 of a type of the set, from our files copied into one directory per kind (as
-    CMakeLists.txt does; several directories would let genmsg pick a dependency of another set);
-    (md5, request md5, response md5) for a service.  Computed once per set."""
-    if set_name not in _MD5:
-        _MD5[set_name] = msg_sets.md5_of_set(set_name, parts=True)
-    return _MD5[set_name][full]
+    """genmsg's md5 of a type of the set, from our files as CMakeLists.txt lays them out (one
+    directory per kind); (md5, request md5, response md5) for a service."""
+    return msg_sets.md5_of_set(set_name, parts=True)[full]
 
 
 @pytest.mark.parametrize('set_name,types,services', [('2022', 66, 12), ('2024', 108, 19), ('2026', 108, 19)])
