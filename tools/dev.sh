@@ -22,7 +22,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # MORAI_MSGS_SET=2022|2024|2026 builds that morai_msgs message set (CMakeLists.txt; docs/versions.md),
 # in a workspace of its own; unset: the package's default set.
 MSG_SET="${MORAI_MSGS_SET:-}"
-case "$MSG_SET" in ''|2022|2024|2026) ;; *) echo "[dev.sh] error: MORAI_MSGS_SET=$MSG_SET: not a message set (2022, 2024, 2026)" >&2; exit 2 ;; esac
+MSG_SETS="$(sed -n 's/^set(MORAI_MSGS_SETS \(.*\))$/\1/p' "$ROOT/CMakeLists.txt")"     # the sets CMakeLists.txt knows
+[ -z "$MSG_SET" ] || case " $MSG_SETS " in *" $MSG_SET "*) ;; *) echo "[dev.sh] error: MORAI_MSGS_SET=$MSG_SET: not a message set ($MSG_SETS)" >&2; exit 2 ;; esac
 WS="${MORAI_WS:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/morai_msgs/ws-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)${MSG_SET:+-set$MSG_SET}}"
 export MORAI_WS="$WS"
 PY=/usr/bin/python3

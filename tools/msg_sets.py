@@ -33,8 +33,19 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SETS_DIR = os.path.join(ROOT, 'msg_sets')
 TABLES = os.path.join(ROOT, 'test', 'data', 'msg_sets')
-#: every set, oldest first: each layers over the ones before it
-SETS = ('2022', '2024', '2026')
+
+
+def _cmake_sets():
+    """(every set oldest first, the default set), as CMakeLists.txt declares them."""
+    with open(os.path.join(ROOT, 'CMakeLists.txt')) as f:
+        text = f.read()
+    sets = tuple(re.search(r'^set\(MORAI_MSGS_SETS ([^)]*)\)', text, re.M).group(1).split())
+    default = re.search(r'^set\(MORAI_MSGS_SET "(\w+)" CACHE', text, re.M).group(1)
+    return sets, default
+
+
+#: every set, oldest first (each layers over the ones before it), and the one built by default
+SETS, DEFAULT = _cmake_sets()
 KINDS = (('msg', '.msg'), ('srv', '.srv'))
 
 

@@ -116,7 +116,7 @@ def expected_files():
     # rosbag migration rules between the sets
     sys.path.insert(0, os.path.join(ROOT, 'tools'))
     import msg_sets
-    for name, p in msg_sets.resolve(msg_sets.SETS[0]).items():
+    for name, p in msg_sets.resolve(msg_sets.DEFAULT).items():
         out.append('share/morai_msgs/%s/%s' % (p[-3:], os.path.basename(p)))
     out.append('share/morai_msgs/msg_sets/migration_rules.bmr')
     for p in glob.glob(os.path.join(ROOT, 'src', 'morai_bridge', '**', '*.py'), recursive=True):

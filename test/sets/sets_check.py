@@ -28,7 +28,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, 'tools'))
-from msg_sets import SETS  # noqa: E402
+from msg_sets import DEFAULT, SETS  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, 'test', 'install'))
 from install_check import free_port, stop  # noqa: E402
@@ -121,7 +121,7 @@ def upstream_client(s, env):
 def migrations():
     """Step 4: the bag each set recorded, fixed by `rosbag fix` with msg_sets/migration_rules.bmr in
     every other set's workspace, checked there (bag_check.py), and named by `tools/msg_sets.py which`."""
-    default = SETS[0]
+    default = DEFAULT
     for a in SETS:
         bag = os.path.join(LOGS, 'set-%s.bag' % a)
         if not os.path.exists(bag):
@@ -155,7 +155,7 @@ def upstream_client_module():
 def main():
     os.makedirs(LOGS, exist_ok=True)
     t0 = time.monotonic()
-    default = SETS[0]
+    default = DEFAULT
     for s in SETS:
         env = env_of(None if s == default else s)
         if s != default:

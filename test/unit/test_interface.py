@@ -65,3 +65,14 @@ def test_fields_of_every_set_are_its_types():
             fields = json.load(f)['types']
         assert sorted('morai_msgs/' + n for n in fields) == sorted(TABLES[s]['types'])
         assert all(TABLES[s]['types']['morai_msgs/' + n]['kind'] == v['kind'] for n, v in fields.items())
+
+
+def test_the_set_lists_agree():
+    """CMakeLists.txt declares the sets and the default (tools/msg_sets.py and tools/dev.sh read
+    them there); the bridge's own list (ros/msg_set.py, installed, no CMakeLists.txt) must match."""
+    import ast
+    src = open(os.path.join(ROOT, 'src', 'morai_bridge', 'ros', 'msg_set.py')).read()
+    node = next(n for n in ast.parse(src).body if isinstance(n, ast.Assign)
+                and any(getattr(t, 'id', None) == 'SETS' for t in n.targets))
+    assert ast.literal_eval(node.value) == msg_sets.SETS == ('2022', '2024', '2026')
+    assert msg_sets.DEFAULT in msg_sets.SETS
