@@ -28,6 +28,7 @@ from morai_msgs.msg import (CollisionData, CtrlCmd, EgoVehicleStatus, GetTraffic
                             VehicleCollision, VehicleCollisionData)
 
 from morai_bridge.ros import msg_set
+from morai_bridge.wire import udp
 from morai_bridge.wire.enums import Platform, SimProc, SimState
 from morai_bridge.wire.units import DEG_TO_RAD, KMH_TO_MPS, quaternion_from_rpy
 
@@ -37,10 +38,9 @@ _new = object.__new__
 # types) are not published
 LIST_OF_TYPE = {1: 0, 0: 1, 2: 2}
 _NO_COVARIANCE = (0.0,) * 9                   # sensor_msgs' "unknown" covariance
-# EgoVehicleStatus's tyre block (2024 and 2026 sets), in .msg order
-TYRE_FIELDS = tuple('%s_%s' % (quantity, wheel)
-                    for quantity in ('tire_lateral_force', 'side_slip_angle', 'tire_cornering_stiffness')
-                    for wheel in ('fl', 'fr', 'rl', 'rr'))
+# EgoVehicleStatus's tyre block (2024 and 2026 sets): the status packet's fields of that name, in
+# wire order, which is the .msg order
+TYRE_FIELDS = tuple(n for n in udp.EgoVehicleStatus._fields if n.startswith(('tire_', 'side_slip_')))
 
 
 def header(stamp, frame_id):
@@ -77,7 +77,7 @@ def ego_status(w, stamp, frame_id, steer_sign=1):
     m.brake = w.brake
     if msg_set.STATUS_FRONT_REAR:
         m.front_steer_angle = steer_sign * w.steer
-        m.rear_steer_angle = steer_sign * (w.rear_steer or 0.0)
+        m.rear_steer_angle = 0.0 if w.rear_steer is None else steer_sign * w.rear_steer   # not -0.0
     else:
         m.wheel_angle = steer_sign * w.steer
     if msg_set.STATUS_TYRES:
@@ -308,7 +308,6 @@ def odometry(w, stamp, frame_id, child_frame_id):
 def message_set_problems():
     """What the workspace's morai_msgs has that the converters would leave unset or never read:
     [] for every set of :mod:`.msg_set` (the bridge refuses to start otherwise)."""
-    from morai_bridge.wire import udp
     problems = []
     for msg in (ego_status(udp.make(udp.EgoVehicleStatus, 216), None, ''),
                 collision(udp.make(udp.CollisionData), None, '')):
