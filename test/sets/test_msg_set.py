@@ -7,6 +7,7 @@ import json
 import math
 import os
 import subprocess
+import sys
 
 import pytest
 import rospy
@@ -17,6 +18,8 @@ from morai_bridge.ros.ros_to_sim import CommandError
 from morai_bridge.wire import udp, udp_samples
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, 'test', 'unit'))
+import convert_cases as cases  # noqa: E402  (the converter checks of test_sim_to_ros)
 SET = msg_set.NAME
 TABLE = json.load(open(os.path.join(ROOT, 'test', 'data', 'msg_sets', SET + '.json')))['types']
 STAMP = rospy.Time(12, 345)
@@ -53,7 +56,7 @@ def test_no_type_beyond_the_set_is_generated():
     assert msgs == set(n for n, k in want.items() if k == 'msg')
     assert srvs == set(n for n, k in want.items() if k == 'srv')
     gen = os.path.dirname(morai_msgs.msg.__file__)
-    assert sorted(f[1:-3] for f in os.listdir(gen) if f.startswith('_') and f != '__init__.py') == \
+    assert sorted(f[1:-3] for f in os.listdir(gen) if f.startswith('_') and f.endswith('.py') and f != '__init__.py') == \
         sorted(n for n, k in want.items() if k == 'msg')
 
 
@@ -76,13 +79,10 @@ def test_the_bridge_starts_with_this_set():
 
 
 def roundtrip(msg):
-    """The message after serialization and deserialization (fails on a field left unset)."""
-    import io
-    buf = io.BytesIO()
-    msg.serialize(buf)
-    back = type(msg)()
-    back.deserialize(buf.getvalue())
-    return back
+    """The message complete (every field set and of its type, at every depth: convert_cases.complete)
+    and as a subscriber reads it back."""
+    cases.complete(msg, msg._type)
+    return type(msg)().deserialize(cases.serialized(msg))
 
 
 def status_sample(data_length):
@@ -98,6 +98,8 @@ def test_ego_status_fills_every_field_the_set_has(data_length, sign):
     m = sim_to_ros.ego_status(w, STAMP, 'map', sign)
     assert msg_set.unfilled(m) == []
     back = roundtrip(m)
+    if msg_set.STATUS_TYRES:       # the wire's tyre names are the message's
+        assert sim_to_ros.TYRE_FIELDS == tuple(n for n in m.__slots__ if n.startswith(('tire_', 'side_slip_')))
     assert back.header.stamp == STAMP and back.heading == pytest.approx(w.yaw)
     f32 = lambda x: pytest.approx(x, rel=1e-6, abs=1e-6)  # noqa: E731  (float32 fields)
     assert msg_set.front_wheel_angle(back) == f32(sign * w.steer)

@@ -67,15 +67,20 @@ def test_messages_equal_what_genpy_constructors_build():
     from geometry_msgs.msg import Vector3
     from std_msgs.msg import Header
     from morai_msgs.msg import EgoVehicleStatus, ObjectStatus
-    from morai_bridge.ros import sim_to_ros
+    from morai_bridge.ros import msg_set, sim_to_ros
     from morai_bridge.wire import udp_samples
     s = udp_samples.per_stream()
     w = s['ego_status']
     m = sim_to_ros.ego_status(w, rospy.Time(1, 2), 'map', -1)
+    # what the built message set adds (the sets test layer runs this file in every set's workspace):
+    # the front angle's name, and the tyre block the 229-byte sample carries
+    by_set = {'front_steer_angle' if msg_set.STATUS_FRONT_REAR else 'wheel_angle': -w.steer}
+    if msg_set.STATUS_TYRES:
+        by_set.update((n, getattr(w, n)) for n in sim_to_ros.TYRE_FIELDS)
     ref = EgoVehicleStatus(header=Header(stamp=rospy.Time(1, 2), frame_id='map'), acceleration=Vector3(
         w.acc_x, w.acc_y, w.acc_z), position=Vector3(w.pos_x, w.pos_y, w.pos_z), velocity=Vector3(
         w.vel_x / 3.6, w.vel_y / 3.6, w.vel_z / 3.6), heading=w.yaw, accel=w.accel, brake=w.brake,
-        wheel_angle=-w.steer)
+        **by_set)
     assert m == ref and cases.serialized(m) == cases.serialized(ref)
     c = sim_to_ros.collision(s['collision'], rospy.Time(1, 2), 'map').collision_object[0]
     r = s['collision'].records[0]
@@ -109,11 +114,11 @@ def test_converters_follow_the_message_definitions():
     """What the converters' messages say, field by field, for a hand-checked packet (values of
     wire.udp_samples.per_stream)."""
     import rospy
-    from morai_bridge.ros import sim_to_ros
+    from morai_bridge.ros import msg_set, sim_to_ros
     from morai_bridge.wire import udp_samples
     s = udp_samples.per_stream()
     e = sim_to_ros.ego_status(s['ego_status'], rospy.Time(1, 2), 'map', -1)
-    assert (e.position.x, e.position.y, e.heading, e.wheel_angle) == (120.5, -33.25, 87.0, -2.5)
+    assert (e.position.x, e.position.y, e.heading, msg_set.front_wheel_angle(e)) == (120.5, -33.25, 87.0, -2.5)
     assert e.velocity.y == pytest.approx(35.9 / 3.6)
     o = sim_to_ros.object_list(s['object_info'], rospy.Time(1, 2), 'map')
     assert (o.num_of_npcs, o.num_of_pedestrian, o.num_of_obstacle) == (12, 5, 3)
