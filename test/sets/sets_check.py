@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(ROOT, 'tools'))
 from msg_sets import DEFAULT, SETS  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, 'test', 'install'))
-from install_check import free_port, stop  # noqa: E402
+from install_check import free_port, stop, tail as tail_of  # noqa: E402
 
 LOGS = os.path.join(ROOT, '.ws', 'test_results', 'sets')
 # the ros layer's rostests that depend on the set, run again in the other sets' workspaces: types
@@ -48,8 +48,9 @@ def report(step, ok, why=''):
 
 
 def tail(path, n=25):
+    """The last lines of a log file, on one line (install_check.tail)."""
     with open(path, errors='replace') as f:
-        return ''.join(f.readlines()[-n:])
+        return tail_of(f.read(), n)
 
 
 def env_of(msg_set):
