@@ -90,7 +90,7 @@ cmd_build() {
   ln -sfn "$ROOT" "$WS/src/morai_msgs"
   source_ros
   log "building the catkin workspace in $WS${MSG_SET:+ (message set $MSG_SET)} (log: .ws/build.log)"
-  if ! (cd "$WS" && catkin_make -DPYTHON_EXECUTABLE="$PY" -DCATKIN_ENABLE_TESTING=ON ${MSG_SET:+-DMORAI_MSGS_SET=$MSG_SET} \
+  if ! (cd "$WS" && catkin_make -DPYTHON_EXECUTABLE="$PY" -DCATKIN_ENABLE_TESTING=ON -DMORAI_MSGS_SET="$MSG_SET" \
         >"$ROOT/.ws/build.log" 2>&1); then
     tail -n 40 "$ROOT/.ws/build.log" >&2
     die "catkin_make failed (full log: .ws/build.log)"

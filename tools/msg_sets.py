@@ -40,7 +40,7 @@ def _cmake_sets():
     with open(os.path.join(ROOT, 'CMakeLists.txt')) as f:
         text = f.read()
     sets = tuple(re.search(r'^set\(MORAI_MSGS_SETS ([^)]*)\)', text, re.M).group(1).split())
-    default = re.search(r'^set\(MORAI_MSGS_SET "(\w+)" CACHE', text, re.M).group(1)
+    default = re.search(r'^set\(MORAI_MSGS_SET_DEFAULT (\w+)\)', text, re.M).group(1)
     return sets, default
 
 

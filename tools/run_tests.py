@@ -6,7 +6,7 @@ Layers: catkin_lint, offline unit tests (pytest, no ROS master), Python 3.8
 file, then the unit tests that need no ROS on a real Python 3.8 interpreter in a
 virtual environment with Ubuntu 20.04's library versions), online tests (each
 test/ros/*.test under rostest, which starts its own master on a free port; among them the real rviz under Xvfb),
-every morai_msgs message set (sets: test/sets/sets_check.py builds the 2024 and 2026 sets in a workspace each and
+every morai_msgs message set (sets: test/sets/sets_check.py builds the sets other than the default in a workspace each and
 runs test/sets and the closed-loop demo.test in every set's workspace), what a normal user runs, as one (nonroot: test/nonroot/nonroot_check.py drops root to `nobody`
 for the demo, udp_bridge.launch's refused-port message, a rostest and test/nonroot), system
 tests (pytest in test/system: several hosts in network namespaces;

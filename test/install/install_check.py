@@ -104,6 +104,23 @@ def copy_package(dest):
     return n
 
 
+def msg_sets_module():
+    sys.path.insert(0, os.path.join(ROOT, 'tools'))
+    import msg_sets
+    return msg_sets
+
+
+def set_problems(share, name):
+    """How the msg/ and srv/ definitions under share differ from message set `name`'s."""
+    want = dict(('%s/%s' % (p[-3:], os.path.basename(p)), p) for p in msg_sets_module().resolve(name).values())
+    have = set(os.path.relpath(p, share) for kind in ('msg', 'srv') for p in glob.glob(os.path.join(share, kind, '*')))
+    out = ['missing %s' % sorted(set(want) - have)] if set(want) - have else []
+    out += ['extra %s' % sorted(have - set(want))] if have - set(want) else []
+    out += ['%s differs' % rel for rel in sorted(set(want) & have)
+            if open(want[rel], 'rb').read() != open(os.path.join(share, rel), 'rb').read()]
+    return out
+
+
 def expected_files():
     """Paths relative to install/ that must exist, from the source tree."""
     out = ['setup.bash', 'share/morai_msgs/package.xml', 'share/morai_msgs/rviz/morai.rviz']
@@ -114,8 +131,7 @@ def expected_files():
                 out.append('share/morai_msgs/' + os.path.relpath(p, ROOT))
     # the default message set's definitions (CMakeLists.txt installs the set it built), and the
     # rosbag migration rules between the sets
-    sys.path.insert(0, os.path.join(ROOT, 'tools'))
-    import msg_sets
+    msg_sets = msg_sets_module()
     for name, p in msg_sets.resolve(msg_sets.DEFAULT).items():
         out.append('share/morai_msgs/%s/%s' % (p[-3:], os.path.basename(p)))
     out.append('share/morai_msgs/msg_sets/migration_rules.bmr')
@@ -160,6 +176,16 @@ def main():
     if not report('catkin_make install (%d files copied, %.0f s)' % (n, time.monotonic() - t), code == 0,
                   'exit %s: %s' % (code, tail(out))):
         return finish(t0)
+
+    # 2b. the build directory follows the set chosen with -D, and the default again with -D...=
+    #     (CMakeLists.txt caches only what the user chose); configuring is enough: it copies the set
+    built = os.path.join(IWS, 'devel', 'share', 'morai_msgs')
+    for chosen, expect in ((msg_sets_module().SETS[-1],) * 2, ('', msg_sets_module().DEFAULT)):
+        code, out = shell('catkin_make -DMORAI_MSGS_SET=%s cmake_check_build_system' % chosen, 'reconfigure-%s.log' % expect,
+                          600, setup=False)
+        wrong = set_problems(built, expect)
+        report('catkin_make -DMORAI_MSGS_SET=%s: the build directory takes set %s' % (chosen, expect), code == 0 and not wrong,
+               'exit %s: %s' % (code, tail(out)) if code != 0 else '; '.join(wrong))
 
     # 3. only the install space stays
     for d in ('src', 'build', 'devel'):
