@@ -7,6 +7,7 @@ the launch file and the node cannot drift apart (test/unit/test_launch_files.py
 checks it).  Usage, from a sourced workspace:
 
     /usr/bin/python3 tools/gen_launch.py erp42_serial udp_bridge ...
+    /usr/bin/python3 tools/gen_launch.py ports      # the port tables of README.md and docs/versions.md
 """
 import importlib
 import os
@@ -59,8 +60,48 @@ def docs_with_table(text, node):
     return text[:a] + '\n' + param_table(node) + '\n' + text[b:]
 
 
+#: the documents that hold the port table (between <!-- ports --> and <!-- /ports -->)
+PORT_DOCS = ('README.md', os.path.join('docs', 'versions.md'))
+
+
+def ports_table():
+    """Markdown: every simulator stream, the port the simulator's settings must have for the bridge's
+    defaults in each shipped version (config/sim_versions/), where that port is set, and the bridge
+    argument.  From wire/streams.py and the version profiles; nothing here states a port."""
+    from morai_bridge.wire import sim_versions, streams
+    versions = [sim_versions.load_version(n) for n in sim_versions.available(sim_versions.search_dir_default())]
+    head = ['simulator row', 'settings page', 'the port to set there'] + [
+        v.name + (' (default)' if v.name == sim_versions.DEFAULT else '') for v in versions] + ['bridge argument']
+    rows = ['| %s |' % ' | '.join(head), '|' + '---|' * len(head)]
+    for st in streams.STREAMS:
+        if st.extension:
+            continue
+        sensor = st.name in streams.SENSOR_STREAMS
+        page = 'sensor settings (the %s)' % st.name.upper() if sensor else 'network settings'
+        field = ('destination port (the bridge binds it)' if st.direction == streams.SIM_TO_USER
+                 else 'host port (the simulator listens; the bridge sends to it)')
+        ports = [(v.port(st.name) if st.name in sim_versions.VERSIONED_PORTS else st.port) for v in versions]
+        rows.append('| %s | %s | %s | %s | `%s:=` |' % (streams.SIM_ROWS[st.name], page, field,
+                                                       ' | '.join(str(p) if p else '— (not sent)' for p in ports),
+                                                       st.param))
+    return '\n'.join(rows)
+
+
+def docs_with_ports(text):
+    begin, end = '<!-- ports -->', '<!-- /ports -->'
+    a, b = text.index(begin) + len(begin), text.index(end)
+    return text[:a] + '\n' + ports_table() + '\n' + text[b:]
+
+
 if __name__ == '__main__':
     docs = os.path.join(ROOT, 'docs', 'ros_api.md')
+    if sys.argv[1:] == ['ports']:
+        for name in PORT_DOCS:
+            with open(os.path.join(ROOT, name)) as f:
+                text = docs_with_ports(f.read())
+            with open(os.path.join(ROOT, name), 'w') as f:
+                f.write(text)
+        sys.exit(0)
     for node in sys.argv[1:]:
         text = launch_text(node)     # before opening: a failed import must not truncate the file
         with open(os.path.join(ROOT, 'launch', node + '.launch'), 'w') as f:

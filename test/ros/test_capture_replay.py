@@ -114,6 +114,28 @@ class CaptureReplayTest(unittest.TestCase):
         self.assertTrue(all(b >= a for a, b in zip(secs, secs[1:])), 'clock went backwards')
         self.assertAlmostEqual(secs[-1] - secs[0], 0.05 * 39 + 0.003, places=3)
 
+    def test_relative_file_from_the_callers_directory(self):
+        """`roslaunch morai_msgs capture_replay.launch file:=drive.pcapng` typed in the capture's directory:
+        roslaunch starts the node in ~/.ros, and the node finds the file through $PWD (the caller's)."""
+        tmp = tempfile.mkdtemp()
+        write_capture(os.path.join(tmp, 'drive.pcapng'))
+        ego = Collect('/Ego_topic', EgoVehicleStatus)
+        pwd = os.environ.get('PWD')
+        os.environ['PWD'] = tmp                 # what a shell in that directory passes on
+        try:
+            p = self.replay('drive.pcapng', ['rate:=0', 'node_name:=replay_relative'])
+        finally:
+            if pwd is None:
+                del os.environ['PWD']
+            else:
+                os.environ['PWD'] = pwd
+        try:
+            self.assertTrue(wait_for(lambda: len(ego.msgs) >= 40, 30.0), 'ego %d: file:=drive.pcapng not found '
+                            'from %s' % (len(ego.msgs), tmp))
+        finally:
+            p.shutdown()
+        self.assertEqual(len(ego.msgs), 40)
+
     def test_port_filtered_capture_publishes_the_records_of_the_first_fragments(self):
         """tcpdump 'udp port 7505' keeps only the first IP fragment of each Object Info: the
         records it holds (13 of 20 slots) are published, the farthest objects are missing."""

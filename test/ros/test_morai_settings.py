@@ -89,10 +89,11 @@ def rewrite_ports(sensor_src, network_src, tmp):
     return paths[0], paths[1], ports
 
 
-def emulator_args(ports, camera=None, lidar=None):
+def emulator_args(ports, camera=None, lidar=None, user_ip='127.0.0.1'):
     """Arguments of python3 -m morai_bridge.emu.sim: every stream port from ``ports`` or 0 (off), the
-    camera and LiDAR as :class:`~morai_bridge.wire.morai_settings.Sensor` (mounted as they say)."""
-    args = ['--user-ip', '127.0.0.1', '--listen-ip', '127.0.0.1', '--gps-hz', '10', '--imu-hz', '20',
+    camera and LiDAR as :class:`~morai_bridge.wire.morai_settings.Sensor` (mounted as they say), all
+    sent to ``user_ip`` from 127.0.0.1."""
+    args = ['--user-ip', user_ip, '--listen-ip', '127.0.0.1', '--gps-hz', '10', '--imu-hz', '20',
             '--ego-status-hz', '20', '--object-info-hz', '5']
     for s in streams.STREAMS:
         args += ['--%s-port' % s.name.replace('_', '-'), str(ports.get(s.name, 0))]
@@ -271,6 +272,41 @@ class MoraiSettingsTest(unittest.TestCase):
             run.close()
             cloud.close()
             ego.close()
+
+    def test_two_pcs_the_destination_address_is_bound(self):
+        """Two PCs: the simulator sends to the ROS PC's address, the files' destinationIP (here 127.0.0.2, a
+        second address of this machine).  The launch file morai_settings writes, with no --bind-ip, and
+        udp_bridge.launch network_settings:= both bind it and receive what the emulator sends there."""
+        sensors, network, ports = rewrite_ports(os.path.join(DATA, 'baqu4_morai_sensor.json'),
+                                                os.path.join(DATA, 'baqu4_morai_network.json'), self.tmp)
+        for path in (sensors, network):
+            with open(path) as f:
+                text = f.read()
+            with open(path, 'w') as f:
+                f.write(text.replace('"destinationIP": "127.0.0.1"', '"destinationIP": "127.0.0.2"'))
+        lidar = [s for s in ms.load_sensors(sensors).sensors if s.kind == 'lidar'][0]
+        self.assertEqual(lidar.dest_ip, '127.0.0.2')
+        generated = self.generate(sensors, network)
+        with open(generated) as f:
+            self.assertEqual(f.read().count('<param name="bind_ip" type="str" value="127.0.0.2" />'), 2)
+        shipped = [(os.path.join(LAUNCH_DIR, 'udp_bridge.launch'), ['network_settings:=' + network, 'output:=log'])]
+        for launch in (generated, shipped):
+            ego = Collector('/Ego_topic', EgoVehicleStatus)
+            cloud = Collector('/lidar3D', PointCloud2) if launch is generated else None
+            run = Run(launch, emulator_args(ports, lidar=lidar, user_ip='127.0.0.2'))
+            try:
+                self.assertTrue(wait_for(lambda: ego.first() is not None, T),
+                                '%s: nothing on /Ego_topic from datagrams sent to 127.0.0.2'
+                                % ('generated' if launch is generated else 'udp_bridge.launch'))
+                self.assertEqual(rospy.get_param('/udp_bridge/bind_ip'), '127.0.0.2')
+                if cloud is not None:
+                    self.assertTrue(wait_for(lambda: cloud.first() is not None, T), 'no cloud on /lidar3D')
+                self.assertIsNone(run.emu.poll(), 'the emulator exited: %s' % run.emu.stderr.read(2000))
+            finally:
+                run.close()
+                ego.close()
+                if cloud is not None:
+                    cloud.close()
 
     def test_settings_arg_of_the_shipped_launch_files(self):
         """sensor_bridge.launch settings:= camera_sensor:=2 and udp_bridge.launch settings:= network_settings:=

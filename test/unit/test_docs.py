@@ -23,3 +23,11 @@ def test_param_table_matches_node(node):
 def test_launch_file_is_generated_from_params(node):
     text = open(os.path.join(ROOT, 'launch', node + '.launch')).read()
     assert gen.launch_text(node) == text, 'run /usr/bin/python3 tools/gen_launch.py %s' % node
+
+
+@pytest.mark.parametrize('doc', gen.PORT_DOCS)
+def test_port_table_matches_the_profiles(doc):
+    """README's and docs/versions.md's port tables are the data's (config/sim_versions/, wire/streams.py)."""
+    text = open(os.path.join(ROOT, doc)).read()
+    assert gen.docs_with_ports(text) == text, '%s: the port table is out of date: run /usr/bin/python3 ' \
+        'tools/gen_launch.py ports' % doc

@@ -7,6 +7,7 @@ import io
 import json
 import math
 import os
+import re
 import xml.etree.ElementTree as ET
 from contextlib import redirect_stderr, redirect_stdout
 
@@ -25,6 +26,10 @@ BAQU4_NET = os.path.join(DATA, 'baqu4_morai_network.json')
 def doc(path):
     with open(path) as f:
         return json.load(f)
+
+
+def WARN(line):
+    raise AssertionError('unexpected warning: %s' % line)
 
 
 def nodes_of(plan):
@@ -251,6 +256,159 @@ def test_bad_network_file_names_the_key(tmp_path, edit, key):
     assert key in str(e.value)
 
 
+# ----------------------------------------------------------------------------- keys that are not read
+
+def test_the_public_files_have_no_key_the_schema_lacks():
+    """The schema of the keys MORAI writes is the public files' (a key missing from it would be a
+    warning on every real file)."""
+    for path in (HEVEN, BAQU4):
+        assert ms.load_sensors(path).warnings == ()
+    for path in (HEVEN_NET, BAQU4_NET):
+        assert ms.load_network(path).warnings == ()
+
+
+def net_entries(d):
+    return d['egoNetworkData'][0]['listEgoNetworkInfo']
+
+
+@pytest.mark.parametrize('edit, expect', [
+    # a typo next to a key that is read
+    (lambda d: net_entries(d)[2]['config']['udpConfig'].__setitem__('destinationIp', '127.0.0.1'),
+     'egoNetworkData[0].listEgoNetworkInfo[2].config.udpConfig.destinationIp: did you mean destinationIP?'),
+    # a block one level too high
+    (lambda d: d['egoNetworkData'][0].__setitem__('EgoCtrlConfig', {}),
+     'egoNetworkData[0].EgoCtrlConfig: MORAI writes EgoCtrlConfig in egoNetworkData[].listEgoNetworkInfo[], not here'),
+    # the UDP ego control block in the collision entry, the ego control entry's switched off
+    (lambda d: [net_entries(d)[1].__setitem__('EgoCtrlConfig', net_entries(d)[0]['EgoCtrlConfig']),
+                net_entries(d)[0].__setitem__('EgoCtrlConfig', dict(net_entries(d)[0]['EgoCtrlConfig'], commType=0))],
+     'egoNetworkData[0].listEgoNetworkInfo[1].EgoCtrlConfig.commType is 1 (UDP) in a PUBSUB_TYPE 261 entry'),
+    (lambda d: net_entries(d)[0]['EgoCtrlConfig'].__setitem__('commType', 0),
+     'listEgoNetworkInfo[0].EgoCtrlConfig.commType is not 1 (UDP) although the entry\'s netType is 1'),
+    (lambda d: d.__setitem__('egoNetworkDatas', []), 'egoNetworkDatas: did you mean egoNetworkData?'),
+])
+def test_unread_network_keys_are_warnings_with_their_path(tmp_path, edit, expect):
+    path = write(tmp_path, edited(HEVEN_NET, edit))
+    warnings = ms.load_network(path).warnings
+    assert len([w for w in warnings if expect in w]) == 1, warnings
+    assert all(w.startswith(path + ': ') for w in warnings)
+
+
+@pytest.mark.parametrize('edit, expect', [
+    (lambda d: d['cameraList'][1]['cc'].__setitem__('cameraFov', 90), 'cameraList[1].cc.cameraFov: did you mean cameraFOV?'),
+    (lambda d: d['GPSList'][0]['gc']['udpConfig'].__setitem__('Topic', '/gps'),
+     'GPSList[0].gc.udpConfig.Topic: MORAI writes Topic in'),
+    (lambda d: d['IMUList'][0].__setitem__('position', {}), 'IMUList[0].position: no MORAI settings file we know'),
+    (lambda d: d['Lidar2DList'].append(copy.deepcopy(dict(d['Lidar3DList'][0], lc=dict(d['Lidar3DList'][0]['lc'],
+                                                                                       extra=1)))),
+     'Lidar2DList[0].lc.extra'),
+])
+def test_unread_sensor_keys_are_warnings_with_their_path(tmp_path, edit, expect):
+    d = edited(HEVEN, edit)
+    for e in d['Lidar2DList']:                 # a 2D LiDAR copied from the 3D one needs its own port, frame, topic
+        e['lc']['udpConfig']['destinationPort'] = 2999
+        e['lc']['rosConfig'].update(frameID='scan', Topic='/scan')
+    warnings = ms.load_sensors(write(tmp_path, d)).warnings
+    assert len([w for w in warnings if expect in w]) == 1, warnings
+
+
+def test_cli_warns_on_stderr_and_in_the_launch_file(tmp_path):
+    net = write(tmp_path, edited(HEVEN_NET, lambda d: d['egoNetworkData'][0].__setitem__('EgoCtrlConfig', {})), 'n.json')
+    code, out, err = run_cli(HEVEN, net)
+    assert code == 0
+    line = 'egoNetworkData[0].EgoCtrlConfig: MORAI writes EgoCtrlConfig'
+    assert 'morai_settings: warning: %s: %s' % (net, line) in err
+    assert line in out.split('<node')[0]                 # in the comment at the top
+
+
+# ----------------------------------------------------------------------------- the address udp_bridge binds
+
+def test_the_skeletons_of_docs_settings_md(tmp_path):
+    """docs/settings.md's two skeletons (two PCs) load without a warning and give what the page says."""
+    with open(os.path.join(os.path.dirname(__file__), '..', '..', 'docs', 'settings.md')) as f:
+        blocks = [json.loads(b) for b in re.findall(r'```json\n(.*?)```', f.read(), re.S)]
+    network = ms.parse_network([b for b in blocks if 'egoNetworkData' in b][0], 'network')
+    sensors = ms.parse_sensors([b for b in blocks if 'cameraList' in b][0], 'sensors')
+    assert (network.warnings, sensors.warnings) == ((), ())
+    nodes = nodes_of(ms.plan(sensors, network))
+    assert sorted(nodes) == ['camera_bridge', 'lidar_bridge', 'udp_bridge']
+    for n in nodes.values():
+        assert (n.params['sim_ip'], n.params['bind_ip']) == ('192.168.0.10', '192.168.0.20'), n.name
+    assert (nodes['camera_bridge'].params['port'], nodes['lidar_bridge'].params['port'],
+            nodes['lidar_bridge'].params['model']) == (9291, 2368, 'VLP16')
+    bridge = nodes['udp_bridge'].params
+    assert [bridge[k + '_port'] for k in ('ego_status', 'object_info', 'collision', 'ctrl_cmd', 'gps', 'imu')] == \
+        [1911, 7505, 9092, 9093, 9297, 9299]
+    assert bridge['traffic_light_port'] == 0
+
+
+
+def with_destination(path, ip, streams=None):
+    """The network file with destinationIP ``ip`` on every entry (or the PUBSUB_TYPEs ``streams``)."""
+    def edit(d):
+        for e in net_entries(d):
+            if streams is None or e['PUBSUB_TYPE'] in streams:
+                e['config']['udpConfig']['destinationIP'] = ip
+    return edited(path, edit)
+
+
+def test_bind_ip_is_the_network_files_destination_address(tmp_path):
+    net = ms.load_network(write(tmp_path, with_destination(BAQU4_NET, '192.168.0.20')))
+    bridge = nodes_of(ms.plan(None, net))['udp_bridge'].params
+    assert bridge['bind_ip'] == '192.168.0.20'
+    assert ms.plan(None, net).nodes[0].origins == (('bind_ip', net.path + ': egoNetworkData[0].listEgoNetworkInfo[1]'
+                                                     '.config.udpConfig.destinationIP'),)
+    assert nodes_of(ms.plan(None, net, bind_ip='0.0.0.0'))['udp_bridge'].params['bind_ip'] == '0.0.0.0'
+
+
+def test_bind_ip_two_addresses_are_an_error_naming_both(tmp_path):
+    net = ms.load_network(write(tmp_path, with_destination(HEVEN_NET, '192.168.0.20', streams=(770,))))
+    with pytest.raises(ms.SettingsError) as e:
+        ms.plan(ms.load_sensors(HEVEN), net)
+    text = str(e.value)
+    assert '127.0.0.1 (%s: GPSList[0].gc.udpConfig.destinationIP)' % HEVEN in text
+    assert '192.168.0.20 (%s: egoNetworkData[0].listEgoNetworkInfo[4].config.udpConfig.destinationIP)' % net.path \
+        in text
+    assert '--bind-ip' in text
+    assert nodes_of(ms.plan(ms.load_sensors(HEVEN), net, bind_ip='0.0.0.0'))['udp_bridge'].params['bind_ip'] == '0.0.0.0'
+
+
+def test_cli_warns_when_the_address_is_not_this_machines(tmp_path):
+    net = write(tmp_path, with_destination(BAQU4_NET, '192.0.2.20'), 'n.json')     # TEST-NET-1: nobody's
+    code, out, err = run_cli(BAQU4, net)
+    assert code == 0
+    assert 'udp_bridge: bind_ip 192.0.2.20 is not an address of this machine' in err
+    assert '<param name="bind_ip" type="str" value="192.0.2.20" />' in out
+
+
+def test_udp_bridge_stops_on_an_address_that_is_not_this_machines(tmp_path):
+    from morai_bridge.link.transport import TransportError
+    from morai_bridge.nodes import udp_bridge
+    from morai_bridge.ros.params import load
+    net = write(tmp_path, with_destination(BAQU4_NET, '192.0.2.20'), 'n.json')
+    cfg = load(udp_bridge.PARAMS, lambda n, d: {'network_settings': net}.get(n, d))
+    with pytest.raises(TransportError) as e:
+        udp_bridge.apply_settings(cfg)
+    assert str(e.value).startswith('~bind_ip=192.0.2.20 (from %s: egoNetworkData[0].listEgoNetworkInfo[1].config.'
+                                   'udpConfig.destinationIP) is not an address of this machine' % net)
+    cfg = load(udp_bridge.PARAMS, lambda n, d: {'network_settings': write(
+        tmp_path, with_destination(BAQU4_NET, '127.0.0.2'), 'm.json')}.get(n, d))
+    udp_bridge.apply_settings(cfg)
+    assert cfg.bind_ip == '127.0.0.2'
+
+
+def test_sensor_node_stops_on_an_address_that_is_not_this_machines(tmp_path):
+    sensor_params = pytest.importorskip('morai_bridge.ros.sensor_params')
+    from morai_bridge.link.transport import TransportError
+    from morai_bridge.nodes import lidar_bridge
+    from morai_bridge.ros.params import load
+    path = write(tmp_path, edited(BAQU4, lambda d: d['Lidar3DList'][0]['lc']['udpConfig'].__setitem__(
+        'destinationIP', '192.0.2.20')))
+    cfg = load(lidar_bridge.PARAMS, lambda n, d: {'settings': path}.get(n, d))
+    with pytest.raises(TransportError, match=r'~bind_ip=192.0.2.20 \(from .*Lidar3DList\[0\]\.lc\.udpConfig\.'
+                                             r'destinationIP\) is not an address of this machine'):
+        sensor_params.apply_settings(cfg, lidar_bridge.PARAMS, 'lidar', WARN)
+
+
 # ----------------------------------------------------------------------------- the launch file
 
 writer = pytest.importorskip('morai_bridge.nodes.morai_settings')
@@ -292,6 +450,23 @@ def test_cli_mixed_file_lists_the_ros_sensors_in_a_comment():
     assert 'cameraList[0] (camera, m_SensorUniqueID 4): ROS on /image_jpeg/compressed' in text
 
 
+def test_cli_out_file_is_written_whole_or_left_alone(tmp_path):
+    target = tmp_path / 'morai.launch'
+    assert run_cli(HEVEN, HEVEN_NET, '-o', str(target))[:2] == (0, '')
+    good = target.read_text()
+    assert good.startswith('<?xml') and good.rstrip().endswith('</launch>')
+    bad = write(tmp_path, edited(HEVEN, lambda d: d['Lidar3DList'][0]['lc'].__setitem__('lidar3DType', 99)))
+    code, out, err = run_cli(bad, '-o', str(target))
+    assert (code, out) == (2, '') and 'lidar3DType=99' in err
+    assert target.read_text() == good                    # the earlier file is kept, not emptied
+    fresh = tmp_path / 'new.launch'
+    assert run_cli(bad, '-o', str(fresh))[0] == 2
+    assert not fresh.exists()
+    assert sorted(os.listdir(str(tmp_path))) == sorted(['morai.launch', os.path.basename(bad)])   # no temp left
+    code, _, err = run_cli(HEVEN, '-o', str(tmp_path / 'no' / 'dir.launch'))
+    assert code == 2 and 'cannot write' in err
+
+
 def test_cli_bad_file_prints_nothing_and_exits_2(tmp_path):
     path = write(tmp_path, edited(BAQU4, lambda d: d['Lidar3DList'][0]['lc'].__setitem__('lidar3DType', 99)))
     code, out, err = run_cli(path, BAQU4_NET)
@@ -328,16 +503,16 @@ def test_node_settings_overlay_camera_and_lidar():
     from morai_bridge.ros.params import load
     get = {'settings': HEVEN, 'settings_sensor': 3}
     cfg = load(camera_bridge.PARAMS, lambda n, d: get.get(n, d))
-    assert sensor_params.apply_settings(cfg, camera_bridge.PARAMS, 'camera')
+    assert sensor_params.apply_settings(cfg, camera_bridge.PARAMS, 'camera', WARN)
     assert (cfg.port, cfg.mount_yaw, cfg.width, cfg.fov_deg, cfg.frame_id) == (9295, -70.0, 640, 130.0, 'Camera-3')
     cfg = load(lidar_bridge.PARAMS, lambda n, d: {'settings': BAQU4}.get(n, d))
-    assert sensor_params.apply_settings(cfg, lidar_bridge.PARAMS, 'lidar')
+    assert sensor_params.apply_settings(cfg, lidar_bridge.PARAMS, 'lidar', WARN)
     assert (cfg.port, cfg.model, cfg.topic) == (2368, 'HDL32E', '/lidar3D')
     cfg = load(camera_bridge.PARAMS, lambda n, d: {'settings': BAQU4}.get(n, d))
-    assert not sensor_params.apply_settings(cfg, camera_bridge.PARAMS, 'camera')     # its camera is ROS
+    assert not sensor_params.apply_settings(cfg, camera_bridge.PARAMS, 'camera', WARN)     # its camera is ROS
     cfg = load(camera_bridge.PARAMS, lambda n, d: {'settings': BAQU4, 'settings_sensor': 4}.get(n, d))
     with pytest.raises(ms.SettingsError, match='cameraList\\[0\\] .* is sent over ROS'):
-        sensor_params.apply_settings(cfg, camera_bridge.PARAMS, 'camera')
+        sensor_params.apply_settings(cfg, camera_bridge.PARAMS, 'camera', WARN)
 
 
 def test_udp_bridge_settings_overlay():

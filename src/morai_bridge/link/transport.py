@@ -40,6 +40,32 @@ def resolve_host(host, param):
     return infos[0][4][0]
 
 
+def is_local_address(ip):
+    """False when ``ip`` is not an address of this machine (binding it fails: EADDRNOTAVAIL); '' and
+    '0.0.0.0' (every address) are local.  A name that does not resolve is not local."""
+    if ip in ('', '0.0.0.0'):
+        return True
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.bind((ip, 0))
+        return True
+    except socket.gaierror:
+        return False
+    except OSError as e:
+        return e.errno != errno.EADDRNOTAVAIL
+    finally:
+        s.close()
+
+
+def check_local_address(ip, param, origin):
+    """Raise :class:`TransportError` when ``ip`` (the value of ``param``, read from ``origin``: a
+    settings file and key) is not an address of this machine, saying what to do."""
+    if not is_local_address(ip):
+        raise TransportError('%s=%s (from %s) is not an address of this machine: the simulator sends there, so '
+                             'run this node on the machine that has that address, or set %s (0.0.0.0: every '
+                             'address of this machine)' % (param, ip, origin, param))
+
+
 #: ports from which Linux lets every user bind, unless lowered (net.ipv4.ip_unprivileged_port_start)
 UNPRIVILEGED_PORT_START = 1024
 #: what the demo, and a simulator whose status ports were moved, add to a port below 1024 (909 ->

@@ -15,6 +15,7 @@ first) and the later slots empty: the ObjectStatusList is published, missing
 only the farthest objects.  They are counted (``truncated`` in the summary)
 and a warning, logged once, names the capture filter that keeps every fragment.
 """
+import os
 import time
 
 import rospy
@@ -39,12 +40,29 @@ PARAMS = [
 ] + VERSION_PARAMS + RECEIVE_PARAMS
 
 
+def input_path(path, cwd=None, caller=None):
+    """``path`` as an absolute path.  A relative one is looked for where the node runs (``cwd``) and
+    where the user typed the command (``caller``: ``$PWD``, which roslaunch passes on while it starts
+    nodes in ~/.ros); found nowhere: :class:`ParamError` naming both places."""
+    if os.path.isabs(path):
+        return path
+    cwd = os.getcwd() if cwd is None else cwd
+    caller = os.environ.get('PWD', '') if caller is None else caller
+    places = [d for i, d in enumerate((caller, cwd)) if d and d not in (caller, cwd)[:i]]
+    for d in places:
+        if os.path.exists(os.path.join(d, path)):
+            return os.path.join(d, path)
+    raise ParamError('~file=%s: no such file in %s; give an absolute path (roslaunch starts nodes in %s)'
+                     % (path, ' nor in '.join(places), cwd))
+
+
 def main(argv=None):
     rospy.init_node('capture_replay')
     try:
         cfg = load(PARAMS)
         if not cfg.file:
             raise ParamError('~file is required: the pcap/pcapng file to replay')
+        cfg['file'] = input_path(cfg.file)
         supervisor = NodeSupervisor('capture_replay', cfg)
         replay = CapturePlayer(cfg, supervisor)
         # open once now so a bad path fails fast with a clear message

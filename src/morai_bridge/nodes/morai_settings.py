@@ -1,20 +1,23 @@
 """morai_settings: MORAI SIM's saved sensor (and network) settings as a roslaunch file.
 
-    rosrun morai_msgs morai_settings SensorInfo_<vehicle>.json [NetworkInfo.json] > sensors.launch
-    roslaunch sensors.launch
+    rosrun morai_msgs morai_settings SensorInfo_<vehicle>.json [NetworkInfo.json] -o morai.launch
+    roslaunch morai.launch
 
 One bridge node per sensor the settings send over UDP (camera_bridge, lidar_bridge,
 lidar2d_bridge), udp_bridge for GPS / IMU and, with the network file, its stream ports.  What is
 sent over ROS or switched off is listed in a comment.  A bad file: a message naming the key on
-stderr, exit 2, nothing printed.  Reading the files: :mod:`morai_bridge.wire.morai_settings`;
+stderr, exit 2, nothing printed or written.  Keys the files have that are not read (unknown or
+misplaced) are warnings on stderr and in the file's first comment.  Reading the files: :mod:`morai_bridge.wire.morai_settings`;
 the parameter names and values are checked against the nodes' PARAMS tables here, so no name a
 node does not declare can be written.  docs/settings.md.
 """
 import argparse
 import importlib
+import os
 import sys
 from xml.sax.saxutils import quoteattr
 
+from morai_bridge.link import transport
 from morai_bridge.ros.params import ParamError
 from morai_bridge.wire import morai_settings as ms
 
@@ -76,6 +79,8 @@ def launch_xml(plan, sources, output='screen'):
                      '(docs/settings.md).'])]
     if plan.not_started:
         out.append(_comment(['Not started (not sent over UDP, or no codec):'] + ['  ' + s for s in plan.not_started]))
+    if plan.warnings:
+        out.append(_comment(['Warnings (keys not read):'] + ['  ' + s for s in plan.warnings]))
     if plan.notes:
         out.append(_comment(['Notes:'] + ['  ' + s for s in plan.notes]))
     for n in plan.nodes:
@@ -108,6 +113,26 @@ def _parser():
     return p
 
 
+def not_local(plan):
+    """One line per node whose ~bind_ip is not an address of this machine (the node would stop at
+    start with that error): the launch file may be meant for another PC, so a warning, not an error."""
+    return ['%s: bind_ip %s is not an address of this machine: the simulator sends there, so this launch file '
+            'runs only on the machine that has it (or pass --bind-ip)' % (n.name, n.params['bind_ip'])
+            for n in plan.nodes if 'bind_ip' in n.params and not transport.is_local_address(n.params['bind_ip'])]
+
+
+def write_atomically(path, text):
+    """``path`` holds ``text`` entirely or is left as it was (never half written, never emptied)."""
+    tmp = '%s.tmp%d' % (path, os.getpid())
+    try:
+        with open(tmp, 'w') as f:
+            f.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
     try:
@@ -116,13 +141,17 @@ def main(argv=None):
         plan = ms.plan(sensors, network, args.parent_frame, args.sim_ip, args.bind_ip)
         sources = [args.sensors] + ([args.network] if args.network else [])
         text = launch_xml(plan, sources, args.output)
+        if args.out:
+            write_atomically(args.out, text)
     except (ms.SettingsError, LaunchError) as e:
         sys.stderr.write('morai_settings: %s\n' % e)
         return 2
-    if args.out:
-        with open(args.out, 'w') as f:
-            f.write(text)
-    else:
+    except OSError as e:
+        sys.stderr.write('morai_settings: cannot write %s: %s\n' % (args.out, e.strerror or e))
+        return 2
+    for line in plan.warnings + tuple(not_local(plan)):
+        sys.stderr.write('morai_settings: warning: %s\n' % line)
+    if not args.out:
         sys.stdout.write(text)
     return 0
 

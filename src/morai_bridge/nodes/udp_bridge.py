@@ -66,10 +66,16 @@ def apply_settings(cfg):
     sensors = morai_settings.load_sensors(cfg.settings) if cfg.settings else None
     network = morai_settings.load_network(cfg.network_settings) if cfg.network_settings else None
     declared = {p.name: p for p in PARAMS}
-    for node in morai_settings.plan(sensors, network, udp_bridge=True).nodes:
+    plan = morai_settings.plan(sensors, network, udp_bridge=True)
+    for line in plan.warnings:
+        rospy.logwarn('udp_bridge: %s', line)
+    for node in plan.nodes:
         if node.node == 'udp_bridge':
             for name, value in node.params.items():
                 cfg[name] = declared[name].coerce(value)
+            for name, origin in node.origins:
+                if name == 'bind_ip':
+                    transport.check_local_address(cfg.bind_ip, '~bind_ip', origin)
 
 
 class UdpBridge(object):

@@ -222,7 +222,8 @@ def run_node(node_name, params, bridge_class):
     kind = bridge_class.kind
     try:
         cfg = load(params)
-        if cfg.get('settings') and not apply_settings(cfg, params, kind):
+        if cfg.get('settings') and not apply_settings(cfg, params, kind,
+                                                      lambda line: rospy.logwarn('%s: %s', node_name, line)):
             rospy.loginfo('%s: %s sends no %s over UDP: nothing to bridge', node_name, cfg.settings, kind)
             return
         supervisor = NodeSupervisor(node_name, cfg)

@@ -8,6 +8,7 @@
 * :data:`SETTINGS_PARAMS` and :func:`apply_settings`: ``~settings``, a SensorInfo file of MORAI
   SIM, overriding the port, mount, frames, topics and sensor options (docs/settings.md).
 """
+from morai_bridge.link import transport
 from morai_bridge.ros.params import Param
 from morai_bridge.ros.supervision import FAULT_INJECTION
 from morai_bridge.wire import morai_settings
@@ -64,18 +65,24 @@ SETTINGS_PARAMS = [
 ]
 
 
-def apply_settings(cfg, params, kind):
+def apply_settings(cfg, params, kind, warn):
     """Overwrite ``cfg`` with what ``cfg.settings`` (a SensorInfo file) gives the ``kind`` sensor
-    (camera, lidar, lidar2d).  False when the file sends no such sensor over UDP.  Raises
-    :class:`~morai_bridge.wire.morai_settings.SettingsError` / :class:`ParamError` naming the key."""
+    (camera, lidar, lidar2d); ``warn(text)`` is called for each key of the file that is not read.
+    False when the file sends no such sensor over UDP.  Raises
+    :class:`~morai_bridge.wire.morai_settings.SettingsError` / :class:`ParamError` naming the key, and
+    :class:`~morai_bridge.link.transport.TransportError` when the address the file has the simulator
+    send to is not this machine's."""
     sensors = morai_settings.load_sensors(cfg.settings)
-    values = morai_settings.node_params(kind, sensors, cfg.settings_sensor, cfg.parent_frame)
-    if values is None:
+    for line in sensors.warnings:
+        warn(line)
+    sensor = morai_settings.node_sensor(kind, sensors, cfg.settings_sensor)
+    if sensor is None:
         return False
     declared = {p.name: p for p in params}
-    for name, value in values.items():
+    for name, value in morai_settings.sensor_node_params(sensor, False, cfg.parent_frame).items():
         if name in declared:        # cx / cy: only where the camera node declares them
             cfg[name] = declared[name].coerce(value)
+    transport.check_local_address(cfg.bind_ip, '~bind_ip', morai_settings.address_origin(sensors, sensor))
     return True
 
 

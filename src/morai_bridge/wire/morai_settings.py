@@ -21,6 +21,7 @@ first thing that is missing or unusable, so that nothing is started from half a 
 its private parameters (names of the nodes' PARAMS tables; the launch writer in
 :mod:`morai_bridge.nodes.morai_settings` checks them against those tables).
 """
+import difflib
 import json
 import math
 from typing import Dict, NamedTuple, Optional, Tuple
@@ -117,6 +118,7 @@ class SensorSettings(NamedTuple):
     path: str
     sensors: Tuple[Sensor, ...]
     ignored_lists: Tuple[Tuple[str, int], ...]      # (list name, entries) of lists without a codec
+    warnings: Tuple[str, ...] = ()                  # keys not read (unknown or misplaced), with their path
 
 
 class NetworkEntry(NamedTuple):
@@ -128,11 +130,13 @@ class NetworkEntry(NamedTuple):
     host_ip: str
     port: Optional[int]  # the port the bridge uses (rx: destinationPort, tx: hostPort), None if unknown
     stream: Optional[str]
+    dest_ip: str = ''    # rx: destinationIP, the address the simulator sends to (the bridge binds it)
 
 
 class NetworkSettings(NamedTuple):
     path: str
     entries: Tuple[NetworkEntry, ...]
+    warnings: Tuple[str, ...] = ()                  # keys not read (unknown or misplaced), with their path
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -223,6 +227,103 @@ def _read_json(path, what):
         raise SettingsError('%s: not JSON (a partial or damaged file?): %s' % (path, e)) from None
 
 
+# ----------------------------------------------------------------------------- the keys MORAI writes
+
+#: What MORAI SIM writes, at every level this module reads: the keys of the public files
+#: (test/data/morai_settings/: two 25.S4-era sensor and network files, identical key sets).  An object
+#: is a dict of key -> the schema of its value (None: not looked into); a list is [schema of an entry].
+#: A key that is not here is reported by :func:`key_warnings` (a typo, or a block in the wrong place,
+#: would otherwise be ignored without a word).
+_UDP_KEYS = dict.fromkeys(('hostIP', 'hostPort', 'destinationIP', 'destinationPort', 'receiveTimeout',
+                           'isBufferThreadActivated', 'receiveBufferSize', 'sizeOfAuxHeader'))
+_ROS_KEYS = dict.fromkeys(('handlerType', 'ConnectionTimeout', 'RosBridgeServerUrl', 'RosBridgeIP', 'RosBridgePort',
+                           'Topic', 'RosMessageOnOff', 'frameID', 'childFrameID'))
+_COMMON_CFG = ('commType', 'sensorName', 'sensorPeriod', 'sensorType', 'canConfig', 'serialConfig', 'gnGenerator')
+_NOISE = tuple('%s%s_%s' % (kind, q, axis) for kind in ('bi', 'rd', 'wn') for q, axes in
+               (('Acc', 'xyz'), ('AngV', ('roll', 'pitch', 'yaw'))) for axis in axes)
+_SENSOR_CFG = {
+    'cc': _COMMON_CFG + ('bVizBoundingBox', 'bboxROSConfig', 'cameraFOV', 'cameraResHeight', 'cameraResWidth',
+                         'cameraType', 'compressedRatio', 'depthbit', 'focalLengthmm', 'focalLengthpixel',
+                         'lensDistortion', 'maxDepthRange', 'minDepthRange', 'modelType', 'paramType', 'principalPoint',
+                         'sensorShift', 'sensorSize', 'vizBoundingBox2D', 'vizBoundingBox3D'),
+    'lc': _COMMON_CFG + ('fireDistance', 'frequencyIndex', 'gamma', 'intensityType', 'isVizPointCloud', 'lidar3DType',
+                         'noiseRatio', 'optEq', 'reflecity', 'velodyneUnit'),
+    'gc': _COMMON_CFG + ('gpsStatus',),
+    'ic': _COMMON_CFG + _NOISE,
+}
+
+
+def _sensor_entry(cfg_name):
+    cfg = dict.fromkeys(_SENSOR_CFG[cfg_name]) if cfg_name else {}
+    cfg.update(udpConfig=_UDP_KEYS, rosConfig=_ROS_KEYS)
+    if cfg_name == 'cc':
+        cfg['principalPoint'] = dict.fromkeys(('x', 'y', '_x', '_y'))
+    return {'m_SensorType': None, 'm_SensorUniqueID': None, 'm_TargetUniqueID': None,
+            'pos': dict.fromkeys('xyz'), 'rot': dict.fromkeys(('roll', 'pitch', 'yaw')), cfg_name or '': cfg}
+
+
+#: cameraList -> cc, ...; the 2D LiDAR's configuration object is in no public file: its name is
+#: unknown, so there ('' in the schema) any object holding commType is taken as it
+SENSOR_CFG_NAMES = {'cameraList': 'cc', 'Lidar3DList': 'lc', 'GPSList': 'gc', 'IMUList': 'ic', 'Lidar2DList': None}
+SENSOR_KEYS = dict((name, [_sensor_entry(cfg)]) for name, cfg in SENSOR_CFG_NAMES.items())
+SENSOR_KEYS.update(dict.fromkeys(('DelphiRadarList', 'GroundTruthList', 'LightList', 'RadarList', 'UltrasonicList')))
+_OTHER_CONFIGS = dict.fromkeys(('ros2Config', 'serialConfig', 'canConfig'))
+NETWORK_KEYS = {'egoNetworkData': [{
+    'UNIQUEID': None, 'connectedType': None, 'frameRate': None,
+    'listEgoNetworkInfo': [{
+        'netType': None, 'PUBSUB_TYPE': None, 'Division_TYPE': None,
+        'config': dict(_OTHER_CONFIGS, commType=None, pubSleepTime=None, pubFrequency=None, udpConfig=_UDP_KEYS,
+                       rosConfig=_ROS_KEYS, lcmConfig=None, GrpcConfig=None),
+        'EgoCtrlConfig': dict(_OTHER_CONFIGS, egoCtrlMode=None, _PUBSUB_TYPE=None, commType=None, ctrlSleepTime=None,
+                              ghostModeFlag=None, m_drivingStateInit=None, udpConfig=_UDP_KEYS, rosConfig=_ROS_KEYS),
+    }],
+}]}
+
+
+def _levels(schema, path='', out=None):
+    """{key: [the paths of the objects MORAI writes it in]} of a schema, for 'belongs in' hints."""
+    out = {} if out is None else out
+    if isinstance(schema, list):
+        _levels(schema[0], path + '[]', out)
+    elif isinstance(schema, dict):
+        for k, sub in schema.items():
+            if k:
+                out.setdefault(k, []).append(path or 'the top level')
+            _levels(sub, '%s.%s' % (path, k) if path else k, out)
+    return out
+
+
+def key_warnings(doc, schema, path):
+    """One line per key of ``doc`` (a file at ``path``) that ``schema`` does not have at that place:
+    its path and a likely meant key, or where MORAI writes it."""
+    where = _levels(schema)
+    out = []
+
+    def walk(obj, sch, key):
+        if isinstance(sch, list) and isinstance(obj, list):
+            for i, item in enumerate(obj):
+                walk(item, sch[0], '%s[%d]' % (key, i))
+        elif isinstance(sch, dict) and isinstance(obj, dict):
+            sch = dict(sch)
+            if '' in sch:          # a 2D LiDAR entry: the object holding commType is its configuration
+                cfg = sch.pop('')
+                sch.update((k, cfg) for k, v in obj.items() if isinstance(v, dict) and 'commType' in v)
+            for k, v in obj.items():
+                full = '%s.%s' % (key, k) if key else k
+                if k in sch:
+                    walk(v, sch[k], full)
+                    continue
+                near = [m for m in sch if m and m.lower() == k.lower()] or \
+                    difflib.get_close_matches(k, [m for m in sch if m], 1, 0.8)
+                hint = ('did you mean %s?' % near[0] if near else
+                        'MORAI writes %s in %s, not here' % (k, ' and '.join(sorted(set(where[k])))) if k in where
+                        else 'no MORAI settings file we know has it here')
+                out.append('%s: %s: %s; ignored' % (path, full, hint))
+
+    walk(doc, schema, '')
+    return out
+
+
 # ----------------------------------------------------------------------------- sensor file
 
 def load_sensors(path):
@@ -258,7 +359,7 @@ def parse_sensors(doc, path='<settings>'):
                 and entries:
             ignored.append((list_name, len(entries)))
     _check_unique(sensors, path)
-    return SensorSettings(path, tuple(sensors), tuple(ignored))
+    return SensorSettings(path, tuple(sensors), tuple(ignored), tuple(key_warnings(doc, SENSOR_KEYS, path)))
 
 
 def _parse_sensor(entry, kind, key, path):
@@ -370,7 +471,19 @@ def parse_network(doc, path='<network>'):
             raise SettingsError('%s: %s and %s both set udp_bridge\'s %s port (%d, %d)'
                                 % (path, streams[n.stream].key, n.key, n.stream, streams[n.stream].port, n.port))
         streams[n.stream] = n
-    return NetworkSettings(path, tuple(entries))
+    warnings = key_warnings(doc, NETWORK_KEYS, path)
+    for e, ego in enumerate(egos):
+        for i, info in enumerate(ego['listEgoNetworkInfo']):
+            ctrl = info.get('EgoCtrlConfig')
+            if info.get('PUBSUB_TYPE') != 771 and isinstance(ctrl, dict) and ctrl.get('commType') == COMM_UDP:
+                warnings.append('%s: egoNetworkData[%d].listEgoNetworkInfo[%d].EgoCtrlConfig.commType is 1 (UDP) in '
+                                'a PUBSUB_TYPE %s entry: ego control is read from the PUBSUB_TYPE 771 entry only; '
+                                'ignored' % (path, e, i, info.get('PUBSUB_TYPE')))
+    for n in entries:
+        if n.pubsub == 771 and n.net_type == COMM_UDP and n.port is None:
+            warnings.append('%s: %s.EgoCtrlConfig.commType is not 1 (UDP) although the entry\'s netType is 1: the '
+                            'simulator takes no control over UDP, so udp_bridge sends no ctrl_cmd' % (path, n.key))
+    return NetworkSettings(path, tuple(entries), tuple(warnings))
 
 
 def _parse_net_entry(info, uid, key, path):
@@ -380,7 +493,7 @@ def _parse_net_entry(info, uid, key, path):
     known = PUBSUB_STREAMS.get(pubsub)
     if pubsub == PUBSUB_COMPETITION_STATUS:
         known = ('competition_status', 'rx')
-    stream, port, host_ip = None, None, ''
+    stream, port, host_ip, dest_ip = None, None, '', ''
     if known is not None:
         stream, direction = known[:2]
         if net == COMM_UDP:
@@ -397,7 +510,9 @@ def _parse_net_entry(info, uid, key, path):
                 udp = _get(cfg, 'udpConfig', ck, path, (dict,))
                 port = _port(udp, 'destinationPort' if direction == 'rx' else 'hostPort', ck + '.udpConfig', path)
                 host_ip = _get(udp, 'hostIP', ck + '.udpConfig', path, (str,))
-    return NetworkEntry(key, uid, net, pubsub, division, host_ip, port, stream)
+                if direction == 'rx':
+                    dest_ip = _get(udp, 'destinationIP', ck + '.udpConfig', path, (str,)).strip()
+    return NetworkEntry(key, uid, net, pubsub, division, host_ip, port, stream, dest_ip)
 
 
 # ----------------------------------------------------------------------------- the nodes
@@ -407,12 +522,14 @@ class NodePlan(NamedTuple):
     name: str            # node name
     params: Dict         # private parameter -> value
     source: str          # what it comes from, for the launch file's comment
+    origins: Tuple[Tuple[str, str], ...] = ()   # (parameter, the file and key it was read from), for errors
 
 
 class Plan(NamedTuple):
     nodes: Tuple[NodePlan, ...]
     not_started: Tuple[str, ...]      # one line per sensor or stream the settings do not send over UDP
     notes: Tuple[str, ...]            # facts the user should see (poses for a URDF, mismatches)
+    warnings: Tuple[str, ...] = ()    # keys of the files that were not read (unknown or misplaced)
 
 
 def _prefix(kind, s, many):
@@ -478,6 +595,7 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
     network file or when GPS / IMU are sent over UDP, always with ``udp_bridge`` (its ~settings)."""
     nodes, off, notes = [], [], []
     bridge = {}
+    listen = []         # (file: key, address) of every stream udp_bridge receives: the address it binds
     if sensors is not None:
         for kind in ('camera', 'lidar', 'lidar2d'):
             udp = [s for s in sensors.sensors if s.kind == kind and s.udp]
@@ -509,7 +627,7 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
                 if s.frame_id:
                     bridge['%s_frame_id' % kind] = s.frame_id
                 bridge.setdefault('sim_ip', sim_ip or s.host_ip)
-                bridge.setdefault('bind_ip', bind_ip or s.dest_ip)
+                listen.append(('%s: %s.udpConfig.destinationIP' % (sensors.path, _cfg_key(s)), s.dest_ip))
                 notes.append('%s (%s, frame %s): mount %s relative to %s; udp_bridge publishes no TF for it'
                              % (s.key, kind, s.frame_id or '-', _fmt_pose(s.pose), parent_frame))
             elif any(s.kind == kind for s in sensors.sensors):
@@ -525,6 +643,8 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
             bridge['%s_port' % stream] = n.port
             if sim_ip is None and n.host_ip:
                 bridge.setdefault('sim_ip', n.host_ip)
+            if n.dest_ip:
+                listen.append(('%s: %s.config.udpConfig.destinationIP' % (network.path, n.key), n.dest_ip))
         for n in network.entries:
             if n.stream is None:
                 off.append('%s: PUBSUB_TYPE %d (netType %s): stream unknown to this bridge'
@@ -546,17 +666,48 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
                          'their default ports')
         if sim_ip is not None:
             bridge['sim_ip'] = sim_ip
+        origins = ()
         if bind_ip is not None:
             bridge['bind_ip'] = bind_ip
+        elif listen:
+            bridge['bind_ip'], origins = _one_address(listen), (('bind_ip', listen[0][0]),)
         what = ' and '.join(p for p, x in ((sensors and sensors.path, sensors), (network and network.path, network))
                             if x is not None)
-        nodes.append(NodePlan('udp_bridge', 'udp_bridge', bridge, what))
-    return Plan(tuple(nodes), tuple(off), tuple(notes))
+        nodes.append(NodePlan('udp_bridge', 'udp_bridge', bridge, what, origins))
+    warnings = (sensors.warnings if sensors is not None else ()) + (network.warnings if network is not None else ())
+    return Plan(tuple(nodes), tuple(off), tuple(notes), warnings)
+
+
+def _cfg_key(s):
+    """'GPSList[0].gc' of a sensor: its configuration object's key (the 2D LiDAR's name is unknown)."""
+    return '%s.%s' % (s.key, SENSOR_CFG_NAMES.get(s.key.split('[')[0]) or '<configuration>')
+
+
+def _one_address(listen):
+    """The one address udp_bridge binds for streams the settings send to ``listen`` [(where, ip)]."""
+    addresses = sorted(set(ip for _, ip in listen))
+    if len(addresses) > 1:
+        first = dict((ip, where) for where, ip in reversed(listen))
+        raise SettingsError('udp_bridge binds one address, but the settings send its streams to %s; make them one '
+                            'address in the simulator\'s settings, or choose one with --bind-ip (0.0.0.0: every '
+                            'address of this machine)' % ' and '.join('%s (%s)' % (ip, first[ip]) for ip in addresses))
+    return addresses[0]
 
 
 def node_params(kind, sensors, uid=-1, parent_frame='base_link'):
     """Parameters of the one ``kind`` node (camera, lidar, lidar2d) for sensor ``uid`` (-1: the first
     sent over UDP), or None when the settings send no such sensor over UDP (for ``~settings``)."""
+    s = node_sensor(kind, sensors, uid)
+    return None if s is None else sensor_node_params(s, False, parent_frame)
+
+
+def address_origin(sensors, s):
+    """Where sensor ``s``'s destinationIP (the address its node binds) is in the file, for errors."""
+    return '%s: %s.udpConfig.destinationIP' % (sensors.path, _cfg_key(s))
+
+
+def node_sensor(kind, sensors, uid=-1):
+    """The :class:`Sensor` the one ``kind`` node bridges (see :func:`node_params`), or None."""
     udp = [s for s in sensors.sensors if s.kind == kind and s.udp]
     if uid >= 0:
         match = [s for s in sensors.sensors if s.kind == kind and s.uid == uid]
@@ -565,9 +716,5 @@ def node_params(kind, sensors, uid=-1, parent_frame='base_link'):
         if not match[0].udp:
             raise SettingsError('%s: %s (m_SensorUniqueID %d) is sent over %s, not UDP'
                                 % (sensors.path, match[0].key, uid, match[0].comm_name))
-        s = match[0]
-    elif udp:
-        s = udp[0]
-    else:
-        return None
-    return sensor_node_params(s, False, parent_frame)
+        return match[0]
+    return udp[0] if udp else None

@@ -68,6 +68,22 @@ STREAMS = (
     Stream('sync', 9201, USER_TO_SIM, (lockstep.EmuSyncCmd, lockstep.EmuSyncTick), extension=True),
 )
 
+#: each stream's row in MORAI SIM's settings (the manual's message name), and the settings page that
+#: has it: the network settings, except GPS and IMU, which are sensors (their ports are in the sensor
+#: settings of the vehicle).  For the port tables of the docs (tools/gen_launch.py ports).
+SIM_ROWS = {
+    'ego_status': 'Ego Vehicle Status', 'competition_status': 'Competition vehicle status (competition build)',
+    'object_info': 'Object Info', 'traffic_light': 'Get Traffic Light', 'collision': 'Collision Data',
+    'intersection': 'Get Intersection Status', 'vehicle_collision': 'NPC Vehicle Collision',
+    'sim_status': 'Sim Status', 'gps': 'GPS sensor', 'imu': 'IMU sensor', 'ctrl_cmd': 'Ego Ctrl Cmd',
+    'set_traffic_light': 'Set Traffic Light', 'set_intersection': 'Set Intersection',
+    'lamps': 'Lamp Control', 'scenario_load': 'Scenario Load', 'save_sensor_data': 'Save Sensor Data',
+    'sensor_control': 'Sensor Control', 'npc_ghost': 'NPC Ghost Cmd', 'multi_ego': 'Multi Ego Setting',
+    'ego_ghost': 'Ego Ghost Cmd', 'gv_direct': 'Ground Vehicle Direct Cmd', 'gv_state': 'Ground Vehicle State Cmd',
+    'sim_control': 'Sim Control',
+}
+SENSOR_STREAMS = ('gps', 'imu')
+
 BY_NAME = {s.name: s for s in STREAMS}
 FROM_SIM = tuple(s for s in STREAMS if s.direction == SIM_TO_USER)
 TO_SIM = tuple(s for s in STREAMS if s.direction == USER_TO_SIM)
