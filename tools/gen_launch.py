@@ -54,10 +54,15 @@ def param_table(node):
     return '\n'.join(rows)
 
 
-def docs_with_table(text, node):
-    begin, end = '<!-- params:%s -->' % node, '<!-- /params:%s -->' % node
+def between(text, name, body):
+    """``text`` with what stands between ``<!-- name -->`` and ``<!-- /name -->`` replaced by ``body``."""
+    begin, end = '<!-- %s -->' % name, '<!-- /%s -->' % name
     a, b = text.index(begin) + len(begin), text.index(end)
-    return text[:a] + '\n' + param_table(node) + '\n' + text[b:]
+    return text[:a] + '\n' + body + '\n' + text[b:]
+
+
+def docs_with_table(text, node):
+    return between(text, 'params:' + node, param_table(node))
 
 
 #: the documents that hold the port table (between <!-- ports --> and <!-- /ports -->)
@@ -88,9 +93,7 @@ def ports_table():
 
 
 def docs_with_ports(text):
-    begin, end = '<!-- ports -->', '<!-- /ports -->'
-    a, b = text.index(begin) + len(begin), text.index(end)
-    return text[:a] + '\n' + ports_table() + '\n' + text[b:]
+    return between(text, 'ports', ports_table())
 
 
 if __name__ == '__main__':

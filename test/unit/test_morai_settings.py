@@ -309,6 +309,7 @@ def test_unread_sensor_keys_are_warnings_with_their_path(tmp_path, edit, expect)
         e['lc']['rosConfig'].update(frameID='scan', Topic='/scan')
     warnings = ms.load_sensors(write(tmp_path, d)).warnings
     assert len([w for w in warnings if expect in w]) == 1, warnings
+    assert len(warnings) == 1, warnings          # no other key is reported (the 2D LiDAR's fireDistance is read)
 
 
 def test_cli_warns_on_stderr_and_in_the_launch_file(tmp_path):
@@ -355,8 +356,8 @@ def test_bind_ip_is_the_network_files_destination_address(tmp_path):
     net = ms.load_network(write(tmp_path, with_destination(BAQU4_NET, '192.168.0.20')))
     bridge = nodes_of(ms.plan(None, net))['udp_bridge'].params
     assert bridge['bind_ip'] == '192.168.0.20'
-    assert ms.plan(None, net).nodes[0].origins == (('bind_ip', net.path + ': egoNetworkData[0].listEgoNetworkInfo[1]'
-                                                     '.config.udpConfig.destinationIP'),)
+    assert ms.plan(None, net).nodes[0].bind_origin == (net.path + ': egoNetworkData[0].listEgoNetworkInfo[1]'
+                                                       '.config.udpConfig.destinationIP')
     assert nodes_of(ms.plan(None, net, bind_ip='0.0.0.0'))['udp_bridge'].params['bind_ip'] == '0.0.0.0'
 
 

@@ -48,7 +48,8 @@ def input_path(path, cwd=None, caller=None):
         return path
     cwd = os.getcwd() if cwd is None else cwd
     caller = os.environ.get('PWD', '') if caller is None else caller
-    places = [d for i, d in enumerate((caller, cwd)) if d and d not in (caller, cwd)[:i]]
+    places = [caller] if caller and caller != cwd else []
+    places.append(cwd)
     for d in places:
         if os.path.exists(os.path.join(d, path)):
             return os.path.join(d, path)

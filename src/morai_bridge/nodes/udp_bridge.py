@@ -73,9 +73,8 @@ def apply_settings(cfg):
         if node.node == 'udp_bridge':
             for name, value in node.params.items():
                 cfg[name] = declared[name].coerce(value)
-            for name, origin in node.origins:
-                if name == 'bind_ip':
-                    transport.check_local_address(cfg.bind_ip, '~bind_ip', origin)
+            if node.bind_origin:
+                transport.check_local_address(cfg.bind_ip, '~bind_ip', node.bind_origin)
 
 
 class UdpBridge(object):

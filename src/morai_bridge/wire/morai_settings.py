@@ -254,7 +254,7 @@ _SENSOR_CFG = {
 
 
 def _sensor_entry(cfg_name):
-    cfg = dict.fromkeys(_SENSOR_CFG[cfg_name]) if cfg_name else {}
+    cfg = dict.fromkeys(_SENSOR_CFG[cfg_name or 'lc'])
     cfg.update(udpConfig=_UDP_KEYS, rosConfig=_ROS_KEYS)
     if cfg_name == 'cc':
         cfg['principalPoint'] = dict.fromkeys(('x', 'y', '_x', '_y'))
@@ -263,7 +263,8 @@ def _sensor_entry(cfg_name):
 
 
 #: cameraList -> cc, ...; the 2D LiDAR's configuration object is in no public file: its name is
-#: unknown, so there ('' in the schema) any object holding commType is taken as it
+#: unknown, so there ('' in the schema) any object holding commType is taken as it, with the 3D
+#: LiDAR's keys (fireDistance is read from it: inferred, docs/settings.md)
 SENSOR_CFG_NAMES = {'cameraList': 'cc', 'Lidar3DList': 'lc', 'GPSList': 'gc', 'IMUList': 'ic', 'Lidar2DList': None}
 SENSOR_KEYS = dict((name, [_sensor_entry(cfg)]) for name, cfg in SENSOR_CFG_NAMES.items())
 SENSOR_KEYS.update(dict.fromkeys(('DelphiRadarList', 'GroundTruthList', 'LightList', 'RadarList', 'UltrasonicList')))
@@ -456,13 +457,22 @@ def load_network(path):
 def parse_network(doc, path='<network>'):
     egos = _get(doc, 'egoNetworkData', '', path, (list,))
     entries = []
+    warnings = key_warnings(doc, NETWORK_KEYS, path)
     for e, ego in enumerate(egos):
         ek = 'egoNetworkData[%d]' % e
         uid = _int(ego, 'UNIQUEID', ek, path)
         infos = _get(ego, 'listEgoNetworkInfo', ek, path, (list,))
         for i, info in enumerate(infos):
             key = '%s.listEgoNetworkInfo[%d]' % (ek, i)
-            entries.append(_parse_net_entry(info, uid, key, path))
+            n = _parse_net_entry(info, uid, key, path)
+            entries.append(n)
+            ctrl = info.get('EgoCtrlConfig')
+            if n.pubsub != 771 and isinstance(ctrl, dict) and ctrl.get('commType') == COMM_UDP:
+                warnings.append('%s: %s.EgoCtrlConfig.commType is 1 (UDP) in a PUBSUB_TYPE %d entry: ego control is '
+                                'read from the PUBSUB_TYPE 771 entry only; ignored' % (path, key, n.pubsub))
+            if n.pubsub == 771 and n.net_type == COMM_UDP and n.port is None:
+                warnings.append('%s: %s.EgoCtrlConfig.commType is not 1 (UDP) although the entry\'s netType is 1: '
+                                'the simulator takes no control over UDP, so udp_bridge sends no ctrl_cmd' % (path, key))
     streams = {}
     for n in entries:
         if n.stream is None or n.port is None:
@@ -471,18 +481,6 @@ def parse_network(doc, path='<network>'):
             raise SettingsError('%s: %s and %s both set udp_bridge\'s %s port (%d, %d)'
                                 % (path, streams[n.stream].key, n.key, n.stream, streams[n.stream].port, n.port))
         streams[n.stream] = n
-    warnings = key_warnings(doc, NETWORK_KEYS, path)
-    for e, ego in enumerate(egos):
-        for i, info in enumerate(ego['listEgoNetworkInfo']):
-            ctrl = info.get('EgoCtrlConfig')
-            if info.get('PUBSUB_TYPE') != 771 and isinstance(ctrl, dict) and ctrl.get('commType') == COMM_UDP:
-                warnings.append('%s: egoNetworkData[%d].listEgoNetworkInfo[%d].EgoCtrlConfig.commType is 1 (UDP) in '
-                                'a PUBSUB_TYPE %s entry: ego control is read from the PUBSUB_TYPE 771 entry only; '
-                                'ignored' % (path, e, i, info.get('PUBSUB_TYPE')))
-    for n in entries:
-        if n.pubsub == 771 and n.net_type == COMM_UDP and n.port is None:
-            warnings.append('%s: %s.EgoCtrlConfig.commType is not 1 (UDP) although the entry\'s netType is 1: the '
-                            'simulator takes no control over UDP, so udp_bridge sends no ctrl_cmd' % (path, n.key))
     return NetworkSettings(path, tuple(entries), tuple(warnings))
 
 
@@ -522,7 +520,7 @@ class NodePlan(NamedTuple):
     name: str            # node name
     params: Dict         # private parameter -> value
     source: str          # what it comes from, for the launch file's comment
-    origins: Tuple[Tuple[str, str], ...] = ()   # (parameter, the file and key it was read from), for errors
+    bind_origin: str = ''  # the file and key ~bind_ip was read from ('' when given), for errors
 
 
 class Plan(NamedTuple):
@@ -627,7 +625,7 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
                 if s.frame_id:
                     bridge['%s_frame_id' % kind] = s.frame_id
                 bridge.setdefault('sim_ip', sim_ip or s.host_ip)
-                listen.append(('%s: %s.udpConfig.destinationIP' % (sensors.path, _cfg_key(s)), s.dest_ip))
+                listen.append((address_origin(sensors, s), s.dest_ip))
                 notes.append('%s (%s, frame %s): mount %s relative to %s; udp_bridge publishes no TF for it'
                              % (s.key, kind, s.frame_id or '-', _fmt_pose(s.pose), parent_frame))
             elif any(s.kind == kind for s in sensors.sensors):
@@ -666,21 +664,16 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
                          'their default ports')
         if sim_ip is not None:
             bridge['sim_ip'] = sim_ip
-        origins = ()
+        origin = ''
         if bind_ip is not None:
             bridge['bind_ip'] = bind_ip
         elif listen:
-            bridge['bind_ip'], origins = _one_address(listen), (('bind_ip', listen[0][0]),)
+            bridge['bind_ip'], origin = _one_address(listen), listen[0][0]
         what = ' and '.join(p for p, x in ((sensors and sensors.path, sensors), (network and network.path, network))
                             if x is not None)
-        nodes.append(NodePlan('udp_bridge', 'udp_bridge', bridge, what, origins))
+        nodes.append(NodePlan('udp_bridge', 'udp_bridge', bridge, what, origin))
     warnings = (sensors.warnings if sensors is not None else ()) + (network.warnings if network is not None else ())
     return Plan(tuple(nodes), tuple(off), tuple(notes), warnings)
-
-
-def _cfg_key(s):
-    """'GPSList[0].gc' of a sensor: its configuration object's key (the 2D LiDAR's name is unknown)."""
-    return '%s.%s' % (s.key, SENSOR_CFG_NAMES.get(s.key.split('[')[0]) or '<configuration>')
 
 
 def _one_address(listen):
@@ -703,7 +696,8 @@ def node_params(kind, sensors, uid=-1, parent_frame='base_link'):
 
 def address_origin(sensors, s):
     """Where sensor ``s``'s destinationIP (the address its node binds) is in the file, for errors."""
-    return '%s: %s.udpConfig.destinationIP' % (sensors.path, _cfg_key(s))
+    cfg = SENSOR_CFG_NAMES.get(s.key.split('[')[0]) or '<configuration>'     # the 2D LiDAR's name is unknown
+    return '%s: %s.%s.udpConfig.destinationIP' % (sensors.path, s.key, cfg)
 
 
 def node_sensor(kind, sensors, uid=-1):
