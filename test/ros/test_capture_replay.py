@@ -16,7 +16,7 @@ import dpkt
 import roslaunch
 import rospy
 import rostest
-from rosgraph_msgs.msg import Clock
+from rosgraph_msgs.msg import Clock, Log
 
 from morai_msgs.msg import EgoVehicleStatus, GetTrafficLightStatus, GPSMessage, ObjectStatusList
 
@@ -56,6 +56,30 @@ def write_capture(path):
         frames += ip_frames(ts + 0.003, 50000, 1900, b'NOTIFY * HTTP/1.1\r\n\r\n', ident); ident += 1
     with open(path, 'wb') as f:
         w = dpkt.pcapng.Writer(f, linktype=dpkt.pcap.DLT_EN10MB)
+        for ts, frame in frames:
+            w.writepkt(frame, ts=ts)
+
+
+# two sentences of the shared 2024 capture (GPS on 9091, 24.R2's port)
+GGA = b'$GPGGA,223047.5,3714.4040,N,12646.4377,E,1,09,1.0,29.1,M,0.0,M,,*5A\r\n'
+RMC = b'$GPRMC,223047.5,A,3714.4040,N,12646.4377,E,000.0,116.5,120924,000.0,E,A,*22\r\n'
+
+
+def write_era_capture(path):
+    """Five ego statuses (packet time 1726147000 + k), five traffic lights (no packet time: stamped
+    with the record's time T0 + 0.1 k + 0.002) and three GPS datagrams to 9091, 24.R2's GPS port."""
+    frames = []
+    for k in range(5):
+        ts = T0 + 0.1 * k
+        ego = udp.make(udp.EgoVehicleStatus, sec=1726147000 + k, nsec=0, pos_x=float(k))
+        frames += ip_frames(ts, 908, 909, udp.encode(ego), 10 * k + 1)
+        tl = udp.make(udp.GetTrafficLightStatus, traffic_light_index='C119BS010007', traffic_light_type=2,
+                      traffic_light_status=16)
+        frames += ip_frames(ts + 0.002, 7603, 7502, udp.encode(tl), 10 * k + 2)
+        if k < 3:
+            frames += ip_frames(ts + 0.004, 9090, 9091, GGA if k % 2 else RMC, 10 * k + 3)
+    with open(path, 'wb') as f:
+        w = dpkt.pcap.Writer(f, linktype=dpkt.pcap.DLT_EN10MB)
         for ts, frame in frames:
             w.writepkt(frame, ts=ts)
 
@@ -120,6 +144,11 @@ class CaptureReplayTest(unittest.TestCase):
         tmp = tempfile.mkdtemp()
         write_capture(os.path.join(tmp, 'drive.pcapng'))
         ego = Collect('/Ego_topic', EgoVehicleStatus)
+        logs = Collect('/rosout', Log)
+
+        def done_lines():
+            with logs.lock:
+                return [m.msg for m in logs.msgs if m.name.endswith('replay_relative') and 'done:' in m.msg]
         pwd = os.environ.get('PWD')
         os.environ['PWD'] = tmp                 # what a shell in that directory passes on
         try:
@@ -130,11 +159,14 @@ class CaptureReplayTest(unittest.TestCase):
             else:
                 os.environ['PWD'] = pwd
         try:
-            self.assertTrue(wait_for(lambda: len(ego.msgs) >= 40, 30.0), 'ego %d: file:=drive.pcapng not found '
-                            'from %s' % (len(ego.msgs), tmp))
+            self.assertTrue(wait_for(lambda: len(ego.msgs) >= 40 and done_lines(), 30.0),
+                            'ego %d: file:=drive.pcapng not found from %s' % (len(ego.msgs), tmp))
         finally:
             p.shutdown()
         self.assertEqual(len(ego.msgs), 40)
+        done = done_lines()
+        self.assertEqual(len(done), 1, done)
+        self.assertTrue(done[0].endswith('(40 not MORAI messages, to port 1900)'), done[0])
 
     def test_port_filtered_capture_publishes_the_records_of_the_first_fragments(self):
         """tcpdump 'udp port 7505' keeps only the first IP fragment of each Object Info: the
@@ -162,6 +194,50 @@ class CaptureReplayTest(unittest.TestCase):
         for m in objs.msgs:
             self.assertEqual([o.unique_id for o in m.npc_list], list(range(100, 113)))
             self.assertEqual([o.position.x for o in m.npc_list], [10.0 + i for i in range(13)])
+
+    def test_skipped_stream_named_with_its_version_and_stamps_on_one_timeline(self):
+        """GPS on 24.R2's port replayed as 25.S4 (the default): the node says which sim_version (or
+        port parameter) would decode it; headers without a packet time carry the capture's record
+        time (the packet-timed ego keeps its own), or the replay's clock with arrival_time:=now."""
+        tmp = tempfile.mkdtemp()
+        path = os.path.join(tmp, 'era.pcap')
+        write_era_capture(path)
+        logs = Collect('/rosout', Log)
+        ego = Collect('/Ego_topic', EgoVehicleStatus)
+        tl = Collect('/GetTrafficLightStatus', GetTrafficLightStatus)
+        gps = Collect('/gps', GPSMessage)
+
+        def replay_lines():
+            with logs.lock:
+                return [m.msg for m in logs.msgs if m.name.endswith('replay_era')]
+        p = self.replay(path, ['rate:=0', 'node_name:=replay_era'])
+        try:
+            self.assertTrue(wait_for(lambda: any('done:' in t for t in replay_lines()), 30.0), replay_lines())
+        finally:
+            p.shutdown()
+        hint = 'port 9091: 3 gps datagrams, skipped (sim_version 25.S4: this replay has it on 9297; ' \
+            'sim_version 24.R2 receives it on that port; sim_version:=24.R2 or gps_port:=9091 decodes them)'
+        done = [t for t in replay_lines() if 'done:' in t][0]
+        self.assertIn(hint, done)
+        self.assertNotIn('not MORAI', done)
+        self.assertTrue(any(t.startswith('capture_replay: port 9091: 1 gps datagram, skipped') for t in replay_lines()),
+                        'no warning when the port was first seen: %s' % replay_lines())
+        self.assertEqual(gps.msgs, [])
+        self.assertEqual([m.header.stamp.secs for m in ego.msgs], [1726147000 + k for k in range(5)])
+        self.assertEqual(len(tl.msgs), 5)
+        for k, m in enumerate(tl.msgs):
+            self.assertAlmostEqual(m.header.stamp.to_sec(), T0 + 0.1 * k + 0.002, places=5)
+
+        del tl.msgs[:]
+        t_start = rospy.Time.now().to_sec()
+        p = self.replay(path, ['rate:=0', 'node_name:=replay_era_now', 'arrival_time:=now', 'sim_version:=24.R2'])
+        try:
+            self.assertTrue(wait_for(lambda: len(tl.msgs) >= 5 and len(gps.msgs) >= 3, 30.0),
+                            'lights %d, gps %d' % (len(tl.msgs), len(gps.msgs)))
+        finally:
+            p.shutdown()
+        for m in tl.msgs + gps.msgs:
+            self.assertGreaterEqual(m.header.stamp.to_sec(), t_start)
 
     @unittest.skipUnless(os.path.exists(SHARED), 'shared capture %s not present' % SHARED)
     def test_shared_capture(self):

@@ -2,11 +2,14 @@
 
 Each UDP datagram of the file goes through the same decoding path as live
 traffic (``SimReceiver.feed``), routed by its destination port with the bridge's
-``~<stream>_port`` parameters (their defaults are the ports MORAI's example and
-the shared captures use).  Timing follows the capture at ``~rate`` (1 =
-recorded speed, 0 = as fast as possible); with ``~publish_clock`` the node
-publishes /clock from the capture's own timestamps, so ``use_sim_time``
-consumers see recorded time and the pacing never depends on ROS time.
+``~<stream>_port`` parameters (defaults: those of ``~sim_version``, the release
+that made the capture; datagrams to other ports are counted, and the summary
+names the version or port parameter that would decode them).  Timing follows
+the capture at ``~rate`` (1 = recorded speed, 0 = as fast as possible); with
+``~publish_clock`` the node publishes /clock from the capture's own timestamps,
+so ``use_sim_time`` consumers see recorded time and the pacing never depends on
+ROS time.  Headers without a packet time get the capture's record time
+(``~arrival_time``).
 
 A capture taken with a port filter (``udp port 7505``) holds only the first IP
 fragment of each 2160-byte Object Info.  Such a datagram is replayed with the
@@ -37,6 +40,9 @@ PARAMS = [
     Param('sim_ip', '0.0.0.0', 'only replay datagrams from this source address (0.0.0.0: all)'),
     Param('start_delay', 0.0, 'wait this long before replaying, e.g. for subscribers to connect [s]', minimum=0.0),
     Param('progress_period', 5.0, 'seconds between progress lines (0: none)', minimum=0.0),
+    Param('arrival_time', 'capture', 'stamp of packets without a time of their own (all packets with stamp_source '
+          'ros): capture (when the capture recorded them: one timeline with the packet times and /clock) or now '
+          '(the replay\'s clock)', choices=('capture', 'now')),
 ] + VERSION_PARAMS + RECEIVE_PARAMS
 
 

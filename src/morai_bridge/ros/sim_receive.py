@@ -124,9 +124,11 @@ def receive_clock():
 class SimReceiver(object):
     """Decode and publish every enabled receive stream (see the module docstring)."""
 
-    def __init__(self, cfg, sim_ip, bind_ip, live=True, log=None, on_dead=None, version=None):
+    def __init__(self, cfg, sim_ip, bind_ip, live=True, log=None, on_dead=None, version=None, clock=None):
         """``cfg``: the parameters with the sim_version's values filled in
-        (:func:`morai_bridge.ros.package_config.apply_sim_version`); ``version``: that SimVersion."""
+        (:func:`morai_bridge.ros.package_config.apply_sim_version`); ``version``: that SimVersion;
+        ``clock``: the function that stamps a packet without a time of its own (default: the
+        receive time, :func:`receive_clock`; a replay passes the capture's record time)."""
         self.cfg = cfg
         self.version = version or sim_versions.load_version(sim_versions.DEFAULT)
         self.live = live
@@ -145,7 +147,7 @@ class SimReceiver(object):
         self._frame_id = cfg.frame_id
         self._gps_frame_id, self._imu_frame_id = cfg.gps_frame_id, cfg.imu_frame_id
         self._gps_offsets = (cfg.gps_east_offset, cfg.gps_north_offset)
-        self._now = receive_clock()           # rospy.Time.now, shorter on the wall clock
+        self._now = clock or receive_clock()  # rospy.Time.now, shorter on the wall clock
         # stream name -> what to do with its decoded packet (publish, and keep what services need)
         on_packet = {'ego_status': self._on_ego_status, 'competition_status': self._on_competition_status,
                      'object_info': self._on_object_info,

@@ -195,6 +195,14 @@ def port_table(search_dir=None):
     return dict((k, [(v.name, v.port(k)) for v in versions]) for k in VERSIONED_PORTS)
 
 
+def versions_receiving(stream, port, search_dir=None):
+    """Names of the shipped profiles whose default destination port of ``stream`` (any
+    sim -> user stream) is ``port``: which ``sim_version`` would have received it there."""
+    if stream not in VERSIONED_PORTS:
+        return available(search_dir or search_dir_default()) if port == streams.BY_NAME[stream].port else []
+    return [name for name, p in port_table(search_dir)[stream] if p == port]
+
+
 def to_yaml(version, comment=''):
     """The text of a profile file for ``version`` (what the sign self-test writes)."""
     data = dict((k, getattr(version, k)) for k in _KEYS)
