@@ -11,6 +11,7 @@ checks it).  Usage, from a sourced workspace:
 """
 import importlib
 import os
+import re
 import sys
 from xml.sax.saxutils import quoteattr
 
@@ -65,16 +66,22 @@ def docs_with_table(text, node):
     return between(text, 'params:' + node, param_table(node))
 
 
-#: the documents that hold the port table (between <!-- ports --> and <!-- /ports -->)
-PORT_DOCS = ('README.md', os.path.join('docs', 'versions.md'))
+#: the documents that hold a port table: every version's between <!-- ports --> and <!-- /ports -->,
+#: one version's between <!-- ports:NAME --> and <!-- /ports:NAME -->
+PORT_DOCS = ('README.md', os.path.join('docs', 'versions.md'), os.path.join('docs', 'day_one.md'))
+PORT_MARKER = re.compile(r'<!-- (ports(?::([A-Za-z0-9_.-]+))?) -->')
 
 
-def ports_table():
+def ports_table(only=None):
     """Markdown: every simulator stream, the port the simulator's settings must have for the bridge's
-    defaults in each shipped version (config/sim_versions/), where that port is set, and the bridge
-    argument.  From wire/streams.py and the version profiles; nothing here states a port."""
+    defaults in each shipped version (config/sim_versions/; ``only``: that one), where that port is
+    set, and the bridge argument.  From wire/streams.py and the version profiles; nothing here
+    states a port."""
     from morai_bridge.wire import sim_versions, streams
-    versions = [sim_versions.load_version(n) for n in sim_versions.available(sim_versions.search_dir_default())]
+    names = sim_versions.available(sim_versions.search_dir_default())
+    if only is not None and only not in names:
+        raise ValueError('no version profile %s (have %s)' % (only, ', '.join(names)))
+    versions = [sim_versions.load_version(n) for n in names if only in (None, n)]
     head = ['simulator row', 'settings page', 'the port to set there'] + [
         v.name + (' (default)' if v.name == sim_versions.DEFAULT else '') for v in versions] + ['bridge argument']
     rows = ['| %s |' % ' | '.join(head), '|' + '---|' * len(head)]
@@ -93,7 +100,9 @@ def ports_table():
 
 
 def docs_with_ports(text):
-    return between(text, 'ports', ports_table())
+    for m in PORT_MARKER.finditer(text):
+        text = between(text, m.group(1), ports_table(m.group(2)))
+    return text
 
 
 if __name__ == '__main__':

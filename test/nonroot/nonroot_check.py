@@ -13,6 +13,8 @@ $MORAI_NONROOT_USER) for every step; as a normal user it runs the steps as that 
    the bridge stops with the message that says what to do (the argument that moves the port,
    the sysctl and its file, not setcap), or runs, where this machine lets users bind 909.
 4. A rostest, `rostest morai_msgs demo.test`, as the user.
+4b. docs/day_one.md's private master and headless RViz: `roslaunch -p PORT morai_msgs demo.launch`, then
+   `python3 tools/rviz_snapshot.py` against it (Xvfb and rviz as the user, no XDG_RUNTIME_DIR).
 5. pytest test/nonroot: morai_udp_dump, morai_check_signs, the bridge's and the sensor bridges'
    ports refused with that message.
 
@@ -182,6 +184,22 @@ def main():
                                                                  ' * ERRORS'))]
         report('rostest morai_msgs demo.test (%s)' % ' '.join(s.strip(' *') for s in summary[-3:]),
                code == 0 and ' * RESULT: SUCCESS' in out, 'exit %s: %s' % (code, tail(out, 30)))
+
+        # 4b. docs/day_one.md: a private master from roslaunch -p, and RViz without a screen
+        port = free_port()
+        # unbuffered: the nodes' lines reach the log file while they run, not at exit
+        env = user.env(ROS_MASTER_URI='http://127.0.0.1:%d' % port, PYTHONUNBUFFERED='1')
+        p, log = user.run(ENV + 'exec roslaunch -p %d morai_msgs demo.launch' % port, 'day_one_demo.log', None,
+                          env=env, background=True)
+        try:
+            found, out = wait_for_text(log.name, ['udp_bridge: receiving from'], 180, p)
+            code, shot = user.run(ENV + '%s tools/rviz_snapshot.py "$HOME/rviz.png" --after 15' % PY,
+                                  'rviz_snapshot.log', 180, env=env) if found else ('demo not up', tail(out))
+        finally:
+            stop(p, log)
+        line = [x for x in shot.splitlines() if x.startswith('rviz_snapshot:')]
+        report('python3 tools/rviz_snapshot.py on a private master (%s)' % (line[-1] if line else 'no result'),
+               code == 0, 'exit %s: %s' % (code, tail(shot)))
 
         # 5. the refused-port message of every tool
         code, out = user.run(ENV + '%s -m pytest -p no:cacheprovider -rfEs test/nonroot' % PY, 'pytest.log', 600)

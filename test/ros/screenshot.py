@@ -1,81 +1,19 @@
-"""Screenshots of a headless X server and what the RViz test looks for in them.
+"""What the RViz test looks for in a screenshot of the headless X server.
 
-Xvfb started with ``-fbdir DIR`` keeps its screen in ``DIR/Xvfb_screen0`` as an
-XWD file (memory-mapped: reading it gives the current screen), so no X client
-tool (xwd, import) is needed; :func:`read_xwd` decodes it with numpy.
+The X server and the screen reading are the user's tool's (tools/rviz_snapshot.py: Xvfb with
+``-fbdir`` keeps its screen as an XWD file, decoded with numpy); this module re-exports them.
 """
+import importlib.util
 import os
-import signal
-import struct
-import subprocess
-import tempfile
 
 import numpy as np
 
-XWD_HEADER = ('header_size file_version pixmap_format pixmap_depth pixmap_width pixmap_height xoffset '
-              'byte_order bitmap_unit bitmap_bit_order bitmap_pad bits_per_pixel bytes_per_line visual_class '
-              'red_mask green_mask blue_mask bits_per_rgb colormap_entries ncolors window_width window_height '
-              'window_x window_y window_bdrwidth').split()
+_spec = importlib.util.spec_from_file_location(
+    'rviz_snapshot', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tools', 'rviz_snapshot.py'))
+snapshot = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(snapshot)
+XWD_HEADER, read_xwd, HeadlessX = snapshot.XWD_HEADER, snapshot.read_xwd, snapshot.HeadlessX
 BACKGROUND = (48, 48, 48)     # rviz/morai.rviz: Background Color
-
-
-def read_xwd(path):
-    """An XWD file (ZPixmap, 24/32 bits per pixel, TrueColor) -> uint8 array of shape (h, w, 3)."""
-    with open(path, 'rb') as f:
-        data = f.read()
-    h = dict(zip(XWD_HEADER, struct.unpack('>25I', data[:100])))
-    if h['file_version'] != 7 or h['pixmap_format'] != 2 or h['bits_per_pixel'] not in (24, 32):
-        raise ValueError('%s: unsupported XWD (version %d, format %d, %d bpp)' % (
-            path, h['file_version'], h['pixmap_format'], h['bits_per_pixel']))
-    start = h['header_size'] + 12 * h['ncolors']
-    width, height, bpl = h['pixmap_width'], h['pixmap_height'], h['bytes_per_line']
-    raw = np.frombuffer(data, dtype=np.uint8, count=bpl * height, offset=start).reshape(height, bpl)
-    nbytes = h['bits_per_pixel'] // 8
-    px = raw[:, :width * nbytes].reshape(height, width, nbytes).astype(np.uint32)
-    order = range(nbytes) if h['byte_order'] == 0 else range(nbytes - 1, -1, -1)   # 0 = LSBFirst
-    value = np.zeros((height, width), dtype=np.uint32)
-    for shift, k in enumerate(order):
-        value |= px[:, :, k] << (8 * shift)
-    out = np.empty((height, width, 3), dtype=np.uint8)
-    for c, mask in enumerate((h['red_mask'], h['green_mask'], h['blue_mask'])):
-        lsb = (mask & -mask).bit_length() - 1
-        top = mask >> lsb
-        out[:, :, c] = ((value & mask) >> lsb) * 255 // max(top, 1)
-    return out
-
-
-class HeadlessX(object):
-    """Xvfb on a free display number, its screen readable with :meth:`screenshot`."""
-
-    def __init__(self, width=1280, height=800):
-        self.dir = tempfile.mkdtemp(prefix='morai_xvfb_')
-        r, w = os.pipe()
-        self.proc = subprocess.Popen(['Xvfb', '-displayfd', str(w), '-screen', '0', '%dx%dx24' % (width, height),
-                                      '-fbdir', self.dir, '-nolisten', 'tcp', '-noreset', '-nocursor'],
-                                     pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        os.close(w)
-        number = b''
-        with os.fdopen(r, 'rb') as f:
-            number = f.readline().strip()
-        if not number:
-            err = self.proc.stderr.read().decode(errors='replace') if self.proc.poll() is not None else ''
-            raise RuntimeError('Xvfb did not start: %s' % err[-500:])
-        self.display = ':' + number.decode()
-
-    def screenshot(self):
-        return read_xwd(os.path.join(self.dir, 'Xvfb_screen0'))
-
-    def close(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        for name in os.listdir(self.dir):
-            os.unlink(os.path.join(self.dir, name))
-        os.rmdir(self.dir)
 
 
 def render_area(img, background=BACKGROUND, min_fraction=0.3):

@@ -128,6 +128,26 @@ class RvizScreenshotTest(unittest.TestCase):
         self.assertIsNone(self.rviz.poll(), 'rviz exited with %s (log: %s)' % (self.rviz.poll(), log_path))
         self.assertEqual(problems, [], 'screenshot %s: %s' % (output_path(), '; '.join(problems)))
 
+    def test_the_users_snapshot_tool(self):
+        """docs/day_one.md's headless one-liner: tools/rviz_snapshot.py writes a PNG of rviz/morai.rviz
+        showing the demo (its 3D view present, the picture not blank) and exits 0."""
+        self.wait_for_scene()
+        out = output_path()[:-4] + '.tool.png'
+        if os.path.exists(out):
+            os.unlink(out)
+        p = subprocess.run([sys.executable, os.path.join(rospkg.RosPack().get_path('morai_msgs'), 'tools', 'rviz_snapshot.py'), out,
+                            '--after', '20', '--size', '1024x700'], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=120)
+        text = p.stdout.decode(errors='replace')
+        print(text)
+        self.assertEqual(p.returncode, 0, text)
+        from PIL import Image
+        import numpy as np
+        img = np.asarray(Image.open(out).convert('RGB'))
+        self.assertEqual(img.shape, (700, 1024, 3))
+        self.assertIsNotNone(screenshot.render_area(img), 'no 3D view in %s' % out)
+        self.assertIn('rviz_snapshot: %s (1024x700' % out, text)
+
 
 if __name__ == '__main__':
     rospy.init_node('test_rviz_screenshot')

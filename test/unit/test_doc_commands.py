@@ -19,7 +19,11 @@ PACKAGE = 'morai_msgs'
 OTHER_PACKAGES = {'rviz', 'rqt_robot_monitor', 'rqt_image_view', 'image_view', 'rqt_graph', 'tf2_ros', 'tf'}
 #: modules run with `python3 -m` that are not ours
 OTHER_MODULES = {'pytest', 'venv', 'pip', 'http.server', 'json.tool'}
-TOOL = re.compile(r'^(?:sudo\s+)?((?:\S*=\S*\s+)*)(rosrun|roslaunch|rostest|(?:/usr/bin/)?python3 -m)\s+(.*)$')
+TOOL = re.compile(r'^(?:sudo\s+)?((?:\S*=\S*\s+)*)(rosrun|roslaunch|rostest|(?:/usr/bin/)?python3 -m|'
+                  r'(?:/usr/bin/)?python3(?= tools/))\s+(.*)$')
+#: roslaunch's options that take a value (the others take none)
+ROSLAUNCH_VALUE_OPTIONS = {'-p', '--port', '--pid', '--run_id', '--wait-timeout', '-u', '--server_uri', '--args',
+                           '--find-node', '--ros-args'}
 
 
 def code_lines(text):
@@ -55,7 +59,7 @@ def commands():
                     if a.startswith(('<', '[', '...', '$', '"', "'")) or a in ('\\', '&'):
                         break
                     args.append(a)
-                tool = m.group(2).split('/')[-1]
+                tool = m.group(2).strip().split('/')[-1]
                 if tool == 'python3 -m' and 'PYTHONPATH=' in m.group(1):
                     tool = 'PYTHONPATH=src python3 -m'
                 found.append((doc, tool, args))
@@ -105,7 +109,7 @@ def check_options(args, argv):
 
 def test_the_docs_show_commands():
     tools = {t for _, t, _ in COMMANDS}
-    assert {'rosrun', 'roslaunch', 'rostest', 'PYTHONPATH=src python3 -m'} <= tools, tools
+    assert {'rosrun', 'roslaunch', 'rostest', 'PYTHONPATH=src python3 -m', 'python3'} <= tools, tools
     assert len(COMMANDS) > 30
 
 
@@ -131,6 +135,8 @@ def test_rosrun(doc, tool, args):
 @pytest.mark.parametrize('doc, tool, args', [c for c in COMMANDS if c[1] == 'roslaunch'],
                          ids=ids([c for c in COMMANDS if c[1] == 'roslaunch']))
 def test_roslaunch(doc, tool, args):
+    while args and args[0].startswith('-'):       # roslaunch's own options
+        args = args[2:] if args[0] in ROSLAUNCH_VALUE_OPTIONS else args[1:]
     if args and args[0] != PACKAGE:
         assert args[0].endswith('.launch') and not os.path.exists(os.path.join(ROOT, 'launch', args[0])) or \
             args[0].startswith('-'), 'roslaunch %s: a launch file of this package is run as roslaunch %s %s' % (
@@ -151,6 +157,17 @@ def test_rostest(doc, tool, args):
     names = [a for a in args if not a.startswith('-')]
     assert names[:1] == [PACKAGE] and len(names) >= 2, 'rostest %s: expected rostest %s FILE.test' % (args, PACKAGE)
     assert glob.glob(os.path.join(ROOT, 'test', '**', names[1]), recursive=True), 'no test file %s' % names[1]
+
+
+PYTHON_TOOLS = [c for c in COMMANDS if c[1] == 'python3']
+
+
+@pytest.mark.parametrize('doc, tool, args', PYTHON_TOOLS, ids=ids(PYTHON_TOOLS))
+def test_python_tool(doc, tool, args):
+    """`python3 tools/X.py ...`: the script exists and takes the options shown."""
+    script = os.path.join(ROOT, args[0])
+    assert os.path.isfile(script), 'python3 %s: no such file' % args[0]
+    check_options(args[1:], [script])
 
 
 PYTHON_M = [c for c in COMMANDS if c[1].endswith('python3 -m')]

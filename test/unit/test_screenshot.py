@@ -2,6 +2,7 @@
 synthetic pictures: XWD decoding, and that a blank screen or a missing colour fails."""
 import importlib.util
 import os
+import re
 import struct
 
 import numpy as np
@@ -108,3 +109,33 @@ def test_summed_minimum():
 
 def test_palette_to_8_bit():
     assert shot.to_rgb8((0.10, 0.35, 1.00, 1.0)) == (26, 89, 255)
+
+
+# --- tools/rviz_snapshot.py: rviz's messages, the harmless ones named (docs/day_one.md) ---
+
+SEEN = [   # rviz 1.14.19 under Xvfb on Debian 12, demo.launch sensors:=true rviz:=true (2026-11-26)
+    "QStandardPaths: XDG_RUNTIME_DIR not set, defaulting to '/tmp/runtime-root'",
+    '\x1b[0m[ INFO] [1795668080.556068089]: rviz version 1.14.19\x1b[0m',
+    '\x1b[0m[ INFO] [1795668080.563658863]: Forcing OpenGl version 0.\x1b[0m',
+    '[rospack] Error: no such package media_export',
+    '[librospack]: error while executing command',
+    '\x1b[0m[ INFO] [1795668081.411480972]: Stereo is NOT SUPPORTED\x1b[0m',
+    '\x1b[0m[ INFO] [1795668081.411579167]: OpenGl version: 4.5 (GLSL 4.5) limited to GLSL 1.4 on Mesa system.\x1b[0m',
+    'X connection to :99 broken (explicit kill or server shutdown).',
+]
+
+
+def test_rviz_messages_seen_here_are_all_known_harmless():
+    tool = shot.snapshot
+    out = tool.classify(SEEN + ['[ WARN] [1.0]: Fixed Frame [map] does not exist', ''])
+    assert [t for t, m in out if m is None] == ['[ WARN] [1.0]: Fixed Frame [map] does not exist']
+    assert [t for t, m in out if m] == [SEEN[0], SEEN[3], SEEN[4], SEEN[7]]     # INFO lines are not shown
+
+
+def test_every_harmless_message_is_in_the_day_one_table():
+    tool = shot.snapshot
+    with open(os.path.join(ROOT, 'docs', 'day_one.md')) as f:
+        rows = [line for line in f.read().splitlines() if line.startswith('| `')]
+    for pattern, _ in tool.HARMLESS:
+        assert any(re.search(pattern, row.replace('`', '')) for row in rows), \
+            'docs/day_one.md lists no message matching %r' % pattern

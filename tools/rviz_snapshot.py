@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""A picture of RViz on a machine without a screen (over SSH, in CI): Xvfb, rviz, a PNG.
+
+    python3 tools/rviz_snapshot.py rviz.png                           # rviz/morai.rviz after 15 s
+    python3 tools/rviz_snapshot.py view.png --config my.rviz --after 30 --size 1920x1080
+
+It needs what rviz needs: a running ROS master with something to show (the demo, a bridge, a
+replay) and the sourced workspace (``source <(bash tools/dev.sh env)``); Xvfb and rviz come with
+tools/deb-packages.txt.  It starts Xvfb on a free display (``-fbdir``: the screen is a file, so no
+X client tool is needed), rviz on it with Mesa's software OpenGL, waits, writes the PNG, stops both,
+and prints rviz's warnings, each known harmless one with what it means (docs/day_one.md).  Exit
+status 0 when the picture is not blank, 1 when it is (or rviz died), 2 on a usage error.
+"""
+import argparse
+import os
+import re
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIG = os.path.join(ROOT, 'rviz', 'morai.rviz')
+
+XWD_HEADER = ('header_size file_version pixmap_format pixmap_depth pixmap_width pixmap_height xoffset '
+              'byte_order bitmap_unit bitmap_bit_order bitmap_pad bits_per_pixel bytes_per_line visual_class '
+              'red_mask green_mask blue_mask bits_per_rgb colormap_entries ncolors window_width window_height '
+              'window_x window_y window_bdrwidth').split()
+
+#: what rviz prints on a machine like this one that is not a problem: (pattern, what it means).
+#: Seen with rviz 1.14 on Debian 12 under Xvfb and Mesa llvmpipe (docs/day_one.md lists them).
+HARMLESS = (
+    (r'XDG_RUNTIME_DIR not set', 'Qt found no per-user runtime directory (no desktop login, e.g. SSH or '
+     'root) and uses one under /tmp'),
+    (r'no such package media_export', 'rviz asks rospack for the optional media_export package (extra Ogre '
+     'media paths); Debian does not package it, and rviz uses its own media'),
+    (r'\[librospack\]: error while executing command', 'the same rospack query as media_export'),
+    (r'Forcing OpenGl version 0', 'rviz was given no --opengl version: it takes what the driver offers'),
+    (r'Stereo is NOT SUPPORTED', 'the display has no stereo (3D glasses) mode'),
+    (r'limited to GLSL 1\.4 on Mesa', 'rviz caps shaders on Mesa; every display of rviz/morai.rviz works with it'),
+    (r'X connection to .* broken|The X11 connection broke', 'printed when the X server stops first (here: '
+     'after the picture is taken, or when xvfb-run ends)'),
+)
+
+
+def read_xwd(path):
+    """An XWD file (ZPixmap, 24/32 bits per pixel, TrueColor) -> uint8 array of shape (h, w, 3)."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    h = dict(zip(XWD_HEADER, struct.unpack('>25I', data[:100])))
+    if h['file_version'] != 7 or h['pixmap_format'] != 2 or h['bits_per_pixel'] not in (24, 32):
+        raise ValueError('%s: unsupported XWD (version %d, format %d, %d bpp)' % (
+            path, h['file_version'], h['pixmap_format'], h['bits_per_pixel']))
+    start = h['header_size'] + 12 * h['ncolors']
+    width, height, bpl = h['pixmap_width'], h['pixmap_height'], h['bytes_per_line']
+    raw = np.frombuffer(data, dtype=np.uint8, count=bpl * height, offset=start).reshape(height, bpl)
+    nbytes = h['bits_per_pixel'] // 8
+    px = raw[:, :width * nbytes].reshape(height, width, nbytes).astype(np.uint32)
+    order = range(nbytes) if h['byte_order'] == 0 else range(nbytes - 1, -1, -1)   # 0 = LSBFirst
+    value = np.zeros((height, width), dtype=np.uint32)
+    for shift, k in enumerate(order):
+        value |= px[:, :, k] << (8 * shift)
+    out = np.empty((height, width, 3), dtype=np.uint8)
+    for c, mask in enumerate((h['red_mask'], h['green_mask'], h['blue_mask'])):
+        lsb = (mask & -mask).bit_length() - 1
+        top = mask >> lsb
+        out[:, :, c] = ((value & mask) >> lsb) * 255 // max(top, 1)
+    return out
+
+
+class HeadlessX(object):
+    """Xvfb on a free display number, its screen readable with :meth:`screenshot`."""
+
+    def __init__(self, width=1280, height=800):
+        self.dir = tempfile.mkdtemp(prefix='morai_xvfb_')
+        r, w = os.pipe()
+        self.proc = subprocess.Popen(['Xvfb', '-displayfd', str(w), '-screen', '0', '%dx%dx24' % (width, height),
+                                      '-fbdir', self.dir, '-nolisten', 'tcp', '-noreset', '-nocursor'],
+                                     pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        os.close(w)
+        with os.fdopen(r, 'rb') as f:
+            number = f.readline().strip()
+        if not number:
+            err = self.proc.stderr.read().decode(errors='replace') if self.proc.poll() is not None else ''
+            raise RuntimeError('Xvfb did not start: %s' % err[-500:])
+        self.display = ':' + number.decode()
+
+    def screenshot(self):
+        return read_xwd(os.path.join(self.dir, 'Xvfb_screen0'))
+
+    def close(self):
+        stop(self.proc)
+        for name in os.listdir(self.dir):
+            os.unlink(os.path.join(self.dir, name))
+        os.rmdir(self.dir)
+
+
+def stop(proc, timeout=10.0):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def classify(lines):
+    """rviz's output lines that are not INFO -> [(line, meaning or None when not known harmless)]."""
+    out = []
+    for line in lines:
+        text = re.sub(r'\x1b\[[0-9;]*m', '', line).strip()
+        if not text or text.startswith('[ INFO]'):
+            continue
+        meaning = next((m for p, m in HARMLESS if re.search(p, text)), None)
+        out.append((text, meaning))
+    return out
+
+
+def size(text):
+    m = re.match(r'^(\d+)x(\d+)$', text)
+    if not m or not (320 <= int(m.group(1)) <= 8192 and 240 <= int(m.group(2)) <= 8192):
+        raise argparse.ArgumentTypeError('%r: expected WIDTHxHEIGHT, e.g. 1280x800' % text)
+    return int(m.group(1)), int(m.group(2))
+
+
+def master_online():
+    import rosgraph
+    return rosgraph.Master('/rviz_snapshot').is_online()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('output', help='the PNG to write')
+    ap.add_argument('--config', default=CONFIG, help='rviz configuration (default: rviz/morai.rviz)')
+    ap.add_argument('--after', type=float, default=15.0,
+                    help='seconds between starting rviz and the picture (default 15: rviz with software '
+                    'OpenGL takes 5-10 s to show the first frame)')
+    ap.add_argument('--size', type=size, default=(1280, 800), help='screen WIDTHxHEIGHT (default 1280x800)')
+    args = ap.parse_args(argv)
+    if not os.path.isfile(args.config):
+        ap.error('--config %s: no such file' % args.config)
+    if not args.output.lower().endswith('.png'):
+        ap.error('%s: the picture is written as PNG; give a name ending in .png' % args.output)
+    try:
+        online = master_online()
+    except ImportError:
+        ap.error('rosgraph not found: source the workspace first (source <(bash tools/dev.sh env))')
+    if not online:
+        ap.error('no ROS master at %s: start what rviz should show first (bash tools/dev.sh demo, a bridge, '
+                 'a replay)' % os.environ.get('ROS_MASTER_URI', 'http://localhost:11311'))
+    x = HeadlessX(*args.size)
+    log = tempfile.TemporaryFile(mode='w+')
+    rviz = subprocess.Popen(['rviz', '-d', args.config], stdout=log, stderr=subprocess.STDOUT,
+                            env=dict(os.environ, DISPLAY=x.display, LIBGL_ALWAYS_SOFTWARE='1'))
+    try:
+        end = time.monotonic() + args.after
+        while time.monotonic() < end and rviz.poll() is None:
+            time.sleep(0.2)
+        died = rviz.poll()
+        img = x.screenshot()
+    finally:
+        stop(rviz)
+        x.close()
+    from PIL import Image
+    Image.fromarray(img).save(args.output)
+    log.seek(0)
+    for text, meaning in classify(log.read().splitlines()):
+        print('rviz: %s%s' % (text, '  [harmless: %s]' % meaning if meaning else ''))
+    if died is not None:
+        print('rviz_snapshot: rviz exited with status %d before the picture; %s shows what was on the screen'
+              % (died, args.output), file=sys.stderr)
+        return 1
+    if img.std() < 5.0:
+        print('rviz_snapshot: %s is blank (pixel standard deviation %.1f): rviz drew nothing in %.0f s; '
+              'try a longer --after' % (args.output, img.std(), args.after), file=sys.stderr)
+        return 1
+    print('rviz_snapshot: %s (%dx%d, %.0f s after rviz started)' % (args.output, args.size[0], args.size[1],
+                                                                   args.after))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
