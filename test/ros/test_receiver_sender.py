@@ -100,6 +100,82 @@ class ReceiverSenderTest(unittest.TestCase):
             else:
                 self.assertTrue(before <= m.header.stamp <= rospy.Time.now())
 
+    def test_gps_blackout_is_no_fix(self):
+        """25.S4 in a GPS blackout zone sends 0000.0000,N,00000.0000,E with RMC status A (AISW
+        udp_bridge.py @c7798bc) and GGA quality 1 (hard-coded: the heven report @4d26e0e): published
+        with NavSatFix STATUS_NO_FIX and GPSMessage.status 0, counted; a real position keeps its fix."""
+        from sensor_msgs.msg import NavSatFix, NavSatStatus
+        from morai_msgs.msg import GPSMessage
+        from morai_bridge.wire import nmea
+        sim, cfg, rx = self.start_receiver('gpsout')
+        fixes = Waiter('/gpsout/gps/fix', NavSatFix)
+        gps = Waiter('/gpsout/gps', GPSMessage)
+        real = nmea.build('GP', 'GGA', ('044646.150', '3714.5407', 'N', '12646.4262', 'E', '1', '09', '1.0', '29.9',
+                                        'M', '0.0', 'M', '', ''))
+        m = fixes.until(lambda: sim.send('gps', nmea.encode(real)), lambda m: m.latitude > 37.0)
+        self.assertEqual(m.status.status, NavSatStatus.STATUS_FIX)
+        self.assertAlmostEqual(m.latitude, 37.2423, places=3)
+        self.assertEqual(m.position_covariance_type, NavSatFix.COVARIANCE_TYPE_UNKNOWN)
+        blackout = (nmea.build('GP', 'GGA', ('044647.150', '0000.0000', 'N', '00000.0000', 'E', '1', '09', '1.0',
+                                             '0.0', 'M', '0.0', 'M', '', '')),
+                    nmea.build('GP', 'RMC', ('044647.150', 'A', '0000.0000', 'N', '00000.0000', 'E', '000.0', '214.6',
+                                             '010826', '000.0', 'E', 'A', '')))
+        # RMC has no altitude: it gets the last real GGA's, which the blackout GGA did not replace
+        for sentence, altitude in zip(blackout, (0.0, 29.9)):
+            m = fixes.until(lambda: sim.send('gps', nmea.encode(sentence)),
+                            lambda m: m.latitude == 0.0 and abs(m.altitude - altitude) < 1e-6)
+            self.assertIsNotNone(m, sentence.raw)
+            self.assertEqual(m.status.status, NavSatStatus.STATUS_NO_FIX, sentence.raw)
+            self.assertEqual((m.latitude, m.longitude), (0.0, 0.0))
+        g = gps.until(lambda: sim.send('gps', nmea.encode(blackout[0])), lambda m: m.latitude == 0.0)
+        self.assertEqual(g.status, 0)
+        self.assertTrue(wait_for(lambda: rx.stats['gps'].no_fix >= 3 and rx.stats['gps'].no_fix_last, 5))
+        fixes.until(lambda: sim.send('gps', nmea.encode(real)), lambda m: m.latitude > 37.0)
+        self.assertTrue(wait_for(lambda: not rx.stats['gps'].no_fix_last, 5))
+
+    def imu_datagram(self, sec, nsec, gyro_z=0.0):
+        """A 115-byte IMU datagram; nsec written as the unsigned 32 bits a C# uint would give."""
+        import struct
+        data = bytearray(udp.encode(udp.make(udp.ImuData, sec=sec, nsec=0, ori_w=1.0, ang_vel_z=gyro_z)))
+        data[29:33] = struct.pack('<I', nsec)
+        return bytes(data)
+
+    def test_imu_catch_up_burst_is_one_message(self):
+        """25.S4's catch-up bursts: packets under 2 ms apart with the same stamp (the heven report
+        @4d26e0e section 6.6; on one host the noise differed between them: the stamp decides).
+        Three with one stamp -> one message, two counted; with imu_duplicates:=true all three."""
+        from sensor_msgs.msg import Imu
+        for ns, keep, want in (('burst', False, 1), ('burst_kept', True, 3)):
+            sim, cfg, rx = self.start_receiver(ns, imu_duplicates=keep)
+            w = Waiter('/%s/imu' % ns, Imu)
+            stamps = iter(range(100000000, 300000000, 1000000))    # a new stamp per resend: no duplicate
+            w.until(lambda: sim.send('imu', self.imu_datagram(1785560206, next(stamps), 5.0)),
+                    lambda m: m.angular_velocity.z == 5.0)
+            for noise in (0.1, 0.1, 0.2):                       # same stamp; the third with other noise
+                sim.send('imu', self.imu_datagram(1785560206, 366000000, noise))
+            sim.send('imu', self.imu_datagram(1785560206, 386000000, 9.0))
+            self.assertIsNotNone(w.wait(lambda m: m.angular_velocity.z == 9.0, 5))
+            with w.cond:
+                got = [m.angular_velocity.z for m in w.msgs if m.angular_velocity.z != 5.0]
+            self.assertEqual(len(got), want + 1, got)
+            self.assertEqual(got[0], 0.1)
+            self.assertTrue(wait_for(lambda: rx.stats['imu'].duplicates == 3 - want, 5), rx.stats['imu'].duplicates)
+
+    def test_imu_nsec_out_of_range_gives_a_valid_stamp(self):
+        """The heven report's saved IMU sample had nsec 3,074,316,224 (> 1e9; negative as int32): the
+        message is stamped on arrival, never with an invalid time, and the packet is counted."""
+        from sensor_msgs.msg import Imu
+        for ns, version in (('bad25', '25.S4'), ('bad24', '24.R2')):
+            sim, cfg, rx = self.start_receiver(ns, sim_version=version)
+            w = Waiter('/%s/imu' % ns, Imu)
+            before = rospy.Time.now()
+            m = w.until(lambda: sim.send('imu', self.imu_datagram(1785560206, 3074316224, 7.0)),
+                        lambda m: m.angular_velocity.z == 7.0)
+            self.assertIsNotNone(m, ns)
+            self.assertTrue(0 <= m.header.stamp.nsecs < 1000000000)
+            self.assertTrue(before <= m.header.stamp <= rospy.Time.now(), (ns, m.header.stamp))
+            self.assertTrue(wait_for(lambda: rx.bad_stamps >= 1, 5), ns)
+
     def sender(self, ns, **over):
         sim = FakeSim()
         cfg, version = config(sim, ns, **over)

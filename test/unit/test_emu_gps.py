@@ -81,14 +81,15 @@ def shape(value: str, variable: bool) -> str:
 
 
 def emulator_sentences():
-    """The emulator's sentences: parked at the origin, then moving north at 36 km/h."""
+    """The emulator's sentences: parked at the origin, then moving north at 36 km/h, as 24.R2 (the
+    captures' release) writes them; 25.S4's time fraction and RMC speed differ (test_sim_emulator)."""
     rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rx.bind(("127.0.0.1", 0))
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     kw = {field: -1 for field, _, _ in LISTEN_PORTS.values()}
     for name, (field, _, _) in SEND_PORTS.items():
         kw[field] = rx.getsockname()[1] if name == "gps" else 0
-    sim = SimEmulator(SimConfig(deterministic=True, **kw))
+    sim = SimEmulator(SimConfig(deterministic=True, sim_version="24.R2", **kw))
     out = []
     try:
         sim.step(1)

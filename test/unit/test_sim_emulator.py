@@ -649,8 +649,71 @@ def test_gps_nmea_and_imu(make_sim, rx):
     sim.step(5)
     rmc = [nmea.parse(d) for d in rx.raw() if d.startswith(b"$GPRMC")][-1]
     assert rmc.latitude - gga.latitude == pytest.approx(100.3 / 111000, rel=0.01)
-    assert rmc.speed_knots == pytest.approx(10 / 0.514444, abs=0.1)
+    # 25.S4 (the default): 10 m/s x 0.00053995 prints 0.0 knots (heven report); course = heading north
+    assert rmc.speed_knots == 0.0
     assert rmc.course_deg == pytest.approx(0.0, abs=0.1)
+
+
+@pytest.mark.parametrize("version, knots, course", [
+    ("24.R2", 10 / 0.514444, 0.0),          # a correct speed in knots (assumed: no moving 2024 capture)
+    ("25.S4", 0.0, 0.0),                    # 10 m/s x 0.00053995 = 0.0054: "000.0"
+])
+def test_gps_rmc_speed_and_course_per_version(make_sim, rx, version, knots, course):
+    """RMC as each version writes it: heading east-north-east while the ego drives north-east would
+    tell heading from course; here the ego drives north with heading north, course 0 either way,
+    and reversing tells them apart (below)."""
+    sim, client = make_sim(only=("gps",), sim_version=version)
+    client.ctrl(cmd_type=2, velocity=36.0)
+    client.send("ego_ghost", udp.make(udp.EgoGhostCmd, position_y=100.0, rotation_z=90.0, speed=36.0))
+    sim.step(3)
+    rmc = [nmea.parse(d) for d in rx.raw() if d.startswith(b"$GPRMC")][-1]
+    assert rmc.speed_knots == pytest.approx(knots, abs=0.1)
+    assert rmc.course_deg == pytest.approx(course, abs=0.1)
+
+
+def test_gps_time_fraction_per_version(make_sim, rx):
+    """24.R2 writes tenths (the 2024 capture: .5 .7 .9 at 5 Hz); 25.S4 the milliseconds unpadded
+    (HHMMSS.{ms:D1}: 20 ms -> '.20', the heven report)."""
+    for version, want in (("24.R2", b"000000.0"), ("25.S4", b"000000.20")):
+        sim, client = make_sim(only=("gps",), sim_version=version)
+        rx.raw()
+        sim.step(1)                               # deterministic clock: 20 ms after 00:00:00
+        gga = [d for d in rx.raw() if d.startswith(b"$GPGGA")][-1]
+        assert gga.split(b",")[1] == want, (version, gga)
+
+
+def test_gps_blackout_zone_sends_zero_position_with_a_fix(make_sim, rx, tmp_path):
+    """Inside a scenario's gps_blackouts box the GPS sends 0000.0000,N,00000.0000,E while GGA still
+    says quality 1 and RMC status A (AISW udp_bridge.py, heven report); outside, the position."""
+    (tmp_path / "tunnel.json").write_text(json.dumps({
+        "ego": {"position": [0.0, 0.0], "yaw_deg": 90.0},
+        "gps_blackouts": [{"min": [-5.0, -5.0], "max": [5.0, 5.0]}]}))
+    sim, client = make_sim(only=("gps",), scenario="tunnel", scenario_dir=str(tmp_path))
+    sim.step(1)
+    gga, rmc = [d for d in rx.raw() if d.startswith(b"$")][-2:]
+    assert gga.split(b",")[2:7] == [b"0000.0000", b"N", b"00000.0000", b"E", b"1"]
+    assert rmc.split(b",")[2:7] == [b"A", b"0000.0000", b"N", b"00000.0000", b"E"]
+    client.send("ego_ghost", udp.make(udp.EgoGhostCmd, position_y=50.0, rotation_z=90.0))
+    sim.step(5)                           # GPS at 10 Hz: due again within 5 steps of 20 ms
+    gga = nmea.parse([d for d in rx.raw() if d.startswith(b"$GPGGA")][-1])
+    assert gga.latitude == pytest.approx(37.2297, abs=1e-3)
+
+
+def test_scenario_rejects_an_empty_blackout_box(tmp_path):
+    from morai_bridge.emu.scenario import ScenarioError, parse_scenario
+    with pytest.raises(ScenarioError, match=r"gps_blackouts\[0\]: min must be below max"):
+        parse_scenario({"gps_blackouts": [{"min": [1.0, 0.0], "max": [0.0, 1.0]}]}, "bad")
+
+
+def test_imu_catch_up_burst(make_sim, rx):
+    """imu_burst_every_s: the IMU datagram repeated back to back (same stamp and state), as 25.S4's
+    scheduler sends it (heven report 6.6: packets under 2 ms apart with the same stamp)."""
+    sim, client = make_sim(only=("imu",), imu_burst_every_s=0.1, imu_burst_copies=3)
+    sim.step(10)                          # 0.2 s at 50 Hz: 10 datagrams + 2 bursts of 2 extra
+    raw = [d for d in rx.raw() if d.startswith(b"#IMUData$")]
+    assert len(raw) == 10 + 2 * 2
+    repeats = sum(1 for a, b in zip(raw, raw[1:]) if a == b)
+    assert repeats == 4
 
 
 def test_utm_conversion_matches_the_capture():

@@ -121,6 +121,9 @@ class Scenario(NamedTuple):
     obstacles: Tuple[ActorSpec, ...] = ()
     traffic_lights: Optional[Tuple[LightSpec, ...]] = None
     intersections: Optional[Tuple[IntersectionSpec, ...]] = None
+    #: GPS blackout zones, map (x_min, y_min, x_max, y_max): inside, the GPS sends position 0/0
+    #: (as MORAI's scenario noise boxes make 25.S4 do); None: the scenario sets none
+    gps_blackouts: Optional[Tuple[Tuple[float, float, float, float], ...]] = None
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -300,10 +303,18 @@ def _intersection(where, obj) -> IntersectionSpec:
                             r.number("offset_s", 0.0, minimum=0.0))
 
 
+def _blackout(where, obj) -> Tuple[float, float, float, float]:
+    r = _Reader(obj, where, ("min", "max"))
+    lo, hi = r.point("min", dims=(2,)), r.point("max", dims=(2,))
+    if not (lo[0] < hi[0] and lo[1] < hi[1]):
+        raise ScenarioError(f"{where}: min must be below max in x and y, got {list(lo)} / {list(hi)}")
+    return lo + hi
+
+
 def parse_scenario(obj, name: str = "") -> Scenario:
     """Validate a decoded JSON scenario; ScenarioError says what and where."""
     r = _Reader(obj, name or "scenario", ("description", "ego", "vehicles", "pedestrians",
-                                          "obstacles", "traffic_lights", "intersections"))
+                                          "obstacles", "traffic_lights", "intersections", "gps_blackouts"))
     r.where = ""
     vehicles = tuple(_vehicle(w[1:], o) for w, o in r.items("vehicles"))
     pedestrians = tuple(_pedestrian(w[1:], o) for w, o in r.items("pedestrians"))
@@ -324,8 +335,10 @@ def parse_scenario(obj, name: str = "") -> Scenario:
         intersections = tuple(_intersection(w[1:], o) for w, o in r.items("intersections"))
         if len({i.index for i in intersections}) != len(intersections):
             raise ScenarioError("intersections: duplicate index")
+    blackouts = tuple(_blackout(w[1:], o) for w, o in r.items("gps_blackouts")) \
+        if r.has("gps_blackouts") else None
     return Scenario(name, r.text("description"), _ego(obj["ego"]) if r.has("ego") else None,
-                    vehicles, pedestrians, obstacles, lights, intersections)
+                    vehicles, pedestrians, obstacles, lights, intersections, blackouts)
 
 
 def scenario_path(scenario_dir: str, name: str) -> str:

@@ -180,6 +180,8 @@ class SimEmulator(SimCommands, SyncExtension, SimSending):
         self._lamps = (0, 0)
         self._sensors: Dict[int, Tuple[float, ...]] = {}
         self._scenario_name = ""
+        self._gps_blackouts = ()      # map boxes where the GPS sends 0/0 (the scenario's gps_blackouts)
+        self._imu_burst_t = 0         # simulated time [ns] of the last IMU catch-up burst
         self._paused = False
         self._status = SimStatusSnapshot(_PLAYING, 0, 0, "", int(SimResult.NONE))
         # time: simulated clock (ns), steps made, step periods ticked (streams are due by tick)
@@ -525,6 +527,8 @@ class SimEmulator(SimCommands, SyncExtension, SimSending):
             self._lights = [TrafficLight(s) for s in sc.traffic_lights]
         if sc.intersections is not None:
             self._intersections = [Intersection(s) for s in sc.intersections]
+        if sc.gps_blackouts is not None:
+            self._gps_blackouts = sc.gps_blackouts
         self._scenario_name = sc.name
         self._paused = bool(set_pause)
         self._contacts, self._npc_pairs = self._detect()

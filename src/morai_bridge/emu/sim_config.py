@@ -88,6 +88,8 @@ class SimConfig(NamedTuple):
     sim_status_hz: float = 10.0
     gps_hz: float = 10.0
     imu_hz: float = 50.0
+    imu_burst_every_s: float = 0.0
+    imu_burst_copies: int = 3
     # packet variants
     ego_status_data_length: int = 200
     object_info_data_length: int = 2128
@@ -215,6 +217,10 @@ class SimConfig(NamedTuple):
             raise ValueError(f"map_data_id={self.map_data_id!r} does not fit int32")
         if not 1 <= self.gps_utm_zone <= 60:
             raise ValueError(f"gps_utm_zone={self.gps_utm_zone!r}: 1..60")
+        if not (math.isfinite(self.imu_burst_every_s) and self.imu_burst_every_s >= 0):
+            raise ValueError(f"imu_burst_every_s={self.imu_burst_every_s!r}: >= 0 (0 = no bursts)")
+        if not (isinstance(self.imu_burst_copies, int) and 1 <= self.imu_burst_copies <= 10):
+            raise ValueError(f"imu_burst_copies={self.imu_burst_copies!r}: 1..10")
         if not (math.isfinite(self.light_hold_s) and self.light_hold_s >= 0):
             raise ValueError(f"light_hold_s={self.light_hold_s!r}: >= 0 (0 = until changed)")
         try:
@@ -319,6 +325,9 @@ FIELD_DOCS = {
     "intersection_hz": "Get Intersection Status rate (one datagram per intersection)",
     "sim_status_hz": "SimStatus rate",
     "gps_hz": "GPS rate ($GPGGA + $GPRMC, one datagram each)",
+    "imu_burst_every_s": "send an IMU catch-up burst this often: the IMU datagram imu_burst_copies times back to "
+                         "back, same stamp and state, as 25.S4's sensor scheduler does (0 = never)",
+    "imu_burst_copies": "datagrams in an IMU catch-up burst (the first included)",
     "imu_hz": "#IMUData$ rate",
     "ego_status_data_length": "Ego Vehicle Status variant: 200 (229 B), 216, 152, 132 or 94",
     "object_info_data_length": "Object Info variant: 2128 (with timestamp) or 2120",

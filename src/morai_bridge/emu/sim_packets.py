@@ -136,18 +136,31 @@ def sim_status(st):
                     command_option=st.option, result=st.result)
 
 
-def gps(ego, time_ns: int, cfg):
-    """($GPGGA, $GPRMC) of the ego's reference point at simulated time ``time_ns`` (UTC)."""
+#: 25.S4's RMC speed factor: m/s x this, where knots need x 1.94384 (the heven report, docs/versions.md)
+RMC_SPEED_DEFECT = 0.00053995
+
+
+def gps(ego, time_ns: int, cfg, version, blackout: bool = False):
+    """($GPGGA, $GPRMC) of the ego's reference point at simulated time ``time_ns`` (UTC), as
+    ``version`` writes them (its ``nmea_time``, ``rmc_speed``, ``rmc_course``).  In a GPS
+    blackout zone (``blackout``) the position is 0000.0000,N,00000.0000,E with GGA quality 1 and
+    RMC status A, as 25.S4 sends it (altitude 0: not documented)."""
     lat, lon = utm_to_latlon(ego.x + cfg.gps_utm_offset_x, ego.y + cfg.gps_utm_offset_y,
                              cfg.gps_utm_zone)
+    alt = ego.z + cfg.gps_alt_offset
+    if blackout:
+        lat = lon = alt = 0.0
     when = _EPOCH + datetime.timedelta(microseconds=time_ns // 1000)
     vx, vy = ego.velocity("map")
-    course = (90.0 - math.degrees(math.atan2(vy, vx))) % 360.0 if (vx or vy) else \
-        (90.0 - ego.yaw_deg) % 360.0
+    if version.rmc_course == "heading" or not (vx or vy):
+        course = (90.0 - ego.yaw_deg) % 360.0
+    else:
+        course = (90.0 - math.degrees(math.atan2(vy, vx))) % 360.0
+    speed = abs(ego.v) * (RMC_SPEED_DEFECT if version.rmc_speed == "mps_x_0.00053995" else KNOTS_PER_MPS)
     utc = when.time().replace(tzinfo=None)
-    return (nmea.make_gga(utc, lat, lon, ego.z + cfg.gps_alt_offset),
-            nmea.make_rmc(utc, when.date(), lat, lon, abs(ego.v) * KNOTS_PER_MPS,
-                          round(course, 1) % 360.0))
+    return (nmea.make_gga(utc, lat, lon, alt, time_form=version.nmea_time),
+            nmea.make_rmc(utc, when.date(), lat, lon, speed, round(course, 1) % 360.0,
+                          time_form=version.nmea_time))
 
 
 def imu(ego, sec, nsec):

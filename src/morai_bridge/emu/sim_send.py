@@ -61,13 +61,23 @@ class SimSending:
         if "sim_status" in streams:
             self._send("sim_status", encode(packets.sim_status(self._status_snapshot())))
         if "gps" in streams:
-            for sentence in packets.gps(self._ego, self._time_ns, cfg):
+            e = self._ego
+            blackout = any(x0 <= e.x <= x1 and y0 <= e.y <= y1 for x0, y0, x1, y1 in self._gps_blackouts)
+            for sentence in packets.gps(e, self._time_ns, cfg, self.version, blackout):
                 self._send("gps", encode(sentence))
         if "imu" in streams:
             if self.version.imu_bytes == 107:
-                self._send("imu", encode(packets.imu(self._ego, None, None)))
+                data = encode(packets.imu(self._ego, None, None))
             else:   # 25.S4: seconds of the host's local time, milliseconds of UTC
-                self._send("imu", encode(packets.imu(self._ego, sec + self._utc_offset(), nsec)))
+                data = encode(packets.imu(self._ego, sec + self._utc_offset(), nsec))
+            self._send("imu", data)
+            # a catch-up burst: the same datagram again, back to back (25.S4's scheduler, the heven
+            # report section 6.6)
+            every = round(cfg.imu_burst_every_s * NS)
+            if every and self._time_ns - self._imu_burst_t >= every:
+                self._imu_burst_t = self._time_ns
+                for _ in range(cfg.imu_burst_copies - 1):
+                    self._send("imu", data)
 
     def _utc_offset(self):
         """Seconds the host's local time is ahead of UTC, where the version's IMU seconds are

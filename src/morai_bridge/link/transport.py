@@ -143,7 +143,7 @@ class StreamStats(object):
 
     __slots__ = ('name', 'received', 'published', 'decode_errors', 'wrong_type', 'foreign',
                  'handler_errors', 'last_rx', 'last_error', 'last_foreign', 'data_length_mismatch',
-                 'last_mismatch', 'empty_slots', 'zero_position')
+                 'last_mismatch', 'empty_slots', 'zero_position', 'no_fix', 'no_fix_last', 'duplicates')
 
     def __init__(self, name):
         self.name = name
@@ -160,6 +160,9 @@ class StreamStats(object):
         self.last_mismatch = ''         # what the last of them carried and what was expected
         self.empty_slots = 0     # record slots that held no object (all zero, or obj_type -1): not published
         self.zero_position = 0   # ego status packets at exactly (0, 0) while moving (a competition status?)
+        self.no_fix = 0          # GPS sentences without a fix (void, quality 0, or a blackout's 0/0 position)
+        self.no_fix_last = False  # the last GPS sentence with a position had no fix
+        self.duplicates = 0      # IMU packets with the stamp of the one before (catch-up bursts): not published
 
     def age(self, now=None):
         if self.last_rx is None:

@@ -75,6 +75,10 @@ class BridgeDiagnostics(object):
                 text += ('; %d moving status packets at exactly (0, 0): the 25.S4 competition build sends its '
                          'competition status (position withheld) on 909 and the full status on 911: '
                          'sim_version:=25.S4.MolitComp03' % st.zero_position)
+            if name == 'gps' and st.no_fix_last:
+                level = max(level, WARN)
+                text += ('; no fix: the last position was void or 0/0 (a GPS blackout zone), published with '
+                         'NavSatFix status NO_FIX')
             if st.handler_errors:
                 level = ERROR
                 text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
@@ -98,6 +102,10 @@ class BridgeDiagnostics(object):
                 stat.add('empty slots (not published)', st.empty_slots)
             if name == 'ego_status':
                 stat.add('moving at exactly (0, 0)', st.zero_position)
+            if name == 'gps':
+                stat.add('sentences without a fix (void, or 0/0 in a blackout)', st.no_fix)
+            if name == 'imu':
+                stat.add('duplicates (catch-up bursts; not published)', st.duplicates)
             return stat
         return task
 

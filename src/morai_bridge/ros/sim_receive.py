@@ -65,6 +65,8 @@ FRAME_PARAMS = [
 OUTPUT_PARAMS = [
     Param('stamp_source', 'sim', 'header stamps: sim (packet time) or ros (receive time)',
           choices=('sim', 'ros')),
+    Param('imu_duplicates', False, 'publish an IMU packet with the same stamp as the one before (the simulator\'s '
+          'catch-up bursts) too; false: counted on /diagnostics, not published'),
     Param('publish_odom', False, 'publish nav_msgs/Odometry (SI, ENU)'),
     Param('publish_tf', False, 'broadcast TF frame_id -> child_frame_id'),
     Param('gps_east_offset', 0.0, 'GPSMessage.eastOffset: map origin east [m]'),
@@ -181,6 +183,8 @@ class SimReceiver(object):
         self.status_sign = cfg.status_steering_sign or sim_versions.bridge_signs(self.version).status_steering_sign
         # 25.S4's IMU seconds are the simulator host's local time: stamped on arrival instead
         self._imu_on_arrival = self.version.imu_seconds == 'local'
+        self._imu_duplicates = cfg.imu_duplicates
+        self._last_imu_stamp = None
         # traffic-light id -> (status, type, receive stamp) of the last packet with that id
         self.traffic_lights = {}
         # latest ego status (wire form and what was published), for the sync tick service
@@ -240,8 +244,8 @@ class SimReceiver(object):
             st.last_error = 'got %s on the %s port' % (type(msg).__name__, name)
             rospy.logwarn_throttle(5.0, 'udp_bridge: %s (check the simulator port settings)' % st.last_error)
             return
-        handler(msg)
-        st.published += 1
+        if handler(msg) is not False:      # False: the packet was not published (a duplicate)
+            st.published += 1
 
     def _decode_tolerant(self, st, name, tolerant, data, addr, error):
         """After the strict decoder's DecodeError: the message when the datagram's total
@@ -354,16 +358,32 @@ class SimReceiver(object):
         self.pubs['sim_status'].publish(sim_to_ros.sim_proc_status(w, self._now(), self.last_sim_command))
 
     def _on_gps(self, w):
-        if w.altitude is not None:
+        if w.altitude is not None and (w.latitude or w.longitude):
             self.gps_alt = w.altitude
         east, north = self._gps_offsets
         g, n = sim_to_ros.gps(w, self._now(), self._gps_frame_id, east, north, self.gps_alt)
         if g is not None:
+            st = self.stats['gps']
+            st.no_fix_last = g.status == 0
+            if st.no_fix_last:
+                st.no_fix += 1
             self.pubs['gps'].publish(g)
             self.navsat_pub.publish(n)
 
     def _on_imu(self, w):
-        stamp = self._now() if self._imu_on_arrival else self._stamp(w.sec, w.nsec)
+        # a catch-up burst repeats the packet's stamp (its state too, or new sensor noise on some
+        # hosts: the stamp decides, as the heven report advises)
+        stamp = (w.sec, w.nsec)
+        if stamp == self._last_imu_stamp and w.sec is not None and not self._imu_duplicates:
+            self.stats['imu'].duplicates += 1
+            return False
+        self._last_imu_stamp = stamp
+        if self._imu_on_arrival:
+            if w.sec is not None and not 0 <= w.nsec < 1000000000:
+                self.bad_stamps += 1
+            stamp = self._now()
+        else:
+            stamp = self._stamp(w.sec, w.nsec)
         self.pubs['imu'].publish(sim_to_ros.imu(w, stamp, self._imu_frame_id))
 
     # ------------------------------------------------------------ for services

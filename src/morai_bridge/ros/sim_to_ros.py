@@ -224,7 +224,9 @@ def gps_fix(w, altitude=None):
     """(latitude, longitude, altitude, fix quality) of an NMEA sentence with a position, else None.
 
     ``altitude`` is used when the sentence has none (RMC): the last GGA's (0.0 before any).
-    The fix quality is GGA's, else 1 for an RMC with status 'A' and 0 otherwise."""
+    The fix quality is GGA's, else 1 for an RMC with status 'A' and 0 otherwise; and 0 for the
+    position 0/0, which MORAI sends in a GPS blackout zone with GGA quality 1 and RMC status A
+    (docs/versions.md): the position is kept as sent, the fix is not."""
     if w.latitude is None or w.longitude is None:
         return None
     alt = w.altitude
@@ -233,6 +235,8 @@ def gps_fix(w, altitude=None):
     fix = w.fix_quality
     if fix is None:
         fix = 1 if w.status == 'A' else 0
+    if w.latitude == 0.0 and w.longitude == 0.0:
+        fix = 0
     return w.latitude, w.longitude, alt, fix
 
 

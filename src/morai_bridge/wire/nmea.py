@@ -311,24 +311,31 @@ def _dm(value: float, width: int, hemispheres: str):
     return f"{degrees:0{width}d}{minutes:07.4f}", hemi
 
 
-def _hms(t: datetime.time) -> str:
-    """hhmmss.s: MORAI writes the time with one decimal (truncated, never 60.0 s)."""
+TIME_FORMS = ("tenths", "milliseconds")
+
+
+def _hms(t: datetime.time, form: str = "tenths") -> str:
+    """hhmmss.s: the 2024 captures' time, tenths of a second (truncated, never 60.0 s); or, with
+    ``form`` "milliseconds", 25.S4's hhmmss.<ms> written without padding (4 ms -> ".4", 400 ms ->
+    ".400": a parser that reads it as a decimal fraction is wrong by up to 0.9 s)."""
+    if form == "milliseconds":
+        return f"{t.hour:02d}{t.minute:02d}{t.second:02d}.{t.microsecond // 1000:d}"
     return f"{t.hour:02d}{t.minute:02d}{t.second:02d}.{t.microsecond // 100000:d}"
 
 
 def make_gga(utc_time: datetime.time, latitude: float, longitude: float, altitude: float,
              fix_quality: int = 1, num_satellites: int = 9, hdop: float = 1.0,
-             geoid_separation: float = 0.0, talker: str = "GP") -> NmeaSentence:
+             geoid_separation: float = 0.0, talker: str = "GP", time_form: str = "tenths") -> NmeaSentence:
     """A GGA sentence exactly as MORAI emits it (see the captured example above).
 
-    14 fields: time hhmmss.s, ddmm.mmmm / dddmm.mmmm (4 decimals of arc-minutes,
+    14 fields: time hhmmss.s (``time_form``: :func:`_hms`), ddmm.mmmm / dddmm.mmmm (4 decimals of arc-minutes,
     ~0.2 m), quality, two-digit satellites, HDOP / altitude / geoid separation
     with one decimal, and the two trailing empty fields (differential age and
     station id).
     """
     lat, ns = _dm(latitude, 2, "NS")
     lon, ew = _dm(longitude, 3, "EW")
-    return build(talker, "GGA", (_hms(utc_time), lat, ns, lon, ew, str(int(fix_quality)),
+    return build(talker, "GGA", (_hms(utc_time, time_form), lat, ns, lon, ew, str(int(fix_quality)),
                                  f"{int(num_satellites):02d}", f"{hdop:.1f}",
                                  f"{altitude:.1f}", "M", f"{geoid_separation:.1f}", "M",
                                  "", ""))
@@ -336,7 +343,7 @@ def make_gga(utc_time: datetime.time, latitude: float, longitude: float, altitud
 
 def make_rmc(utc_time: datetime.time, date: datetime.date, latitude: float, longitude: float,
              speed_knots: float = 0.0, course_deg: float = 0.0, status: str = "A",
-             talker: str = "GP") -> NmeaSentence:
+             talker: str = "GP", time_form: str = "tenths") -> NmeaSentence:
     """An RMC sentence exactly as MORAI emits it (see the captured example above).
 
     13 fields: time hhmmss.s, status, position as in GGA, speed and course as
@@ -346,6 +353,6 @@ def make_rmc(utc_time: datetime.time, date: datetime.date, latitude: float, long
     """
     lat, ns = _dm(latitude, 2, "NS")
     lon, ew = _dm(longitude, 3, "EW")
-    return build(talker, "RMC", (_hms(utc_time), status, lat, ns, lon, ew,
+    return build(talker, "RMC", (_hms(utc_time, time_form), status, lat, ns, lon, ew,
                                  f"{speed_knots:05.1f}", f"{course_deg:05.1f}",
                                  date.strftime("%d%m%y"), "000.0", "E", "A", ""))

@@ -43,11 +43,17 @@ VERSIONED_PORTS = {'ego_status': streams.BY_NAME['ego_status'].port, 'competitio
 #: a ROS port parameter with this value takes the version's port
 VERSION_PORT = -1
 _KEYS = ('ctrl_steer_positive', 'status_steer_positive', 'ghost_steer_positive', 'ctrl_cmd_bytes', 'imu_bytes',
-         'empty_collision_slot', 'packet_clock', 'imu_seconds', 'ports')
+         'empty_collision_slot', 'packet_clock', 'imu_seconds', 'nmea_time', 'rmc_speed', 'rmc_course', 'ports')
 _DOC_KEYS = ('name', 'description', 'sources', 'confidence')
 _CHOICES = {'ctrl_steer_positive': SIDES, 'status_steer_positive': SIDES, 'ghost_steer_positive': SIDES,
             'ctrl_cmd_bytes': (55, 59), 'imu_bytes': (107, 115), 'empty_collision_slot': ('zero', 'minus_one'),
-            'packet_clock': ('simulation', 'host_wall_clock'), 'imu_seconds': ('utc', 'local')}
+            'packet_clock': ('simulation', 'host_wall_clock'), 'imu_seconds': ('utc', 'local'),
+            'nmea_time': ('tenths', 'milliseconds'), 'rmc_speed': ('knots', 'mps_x_0.00053995'),
+            'rmc_course': ('course_over_ground', 'heading')}
+#: keys a profile may leave out (files written before they existed), with the value then taken.  The
+#: GPS output keys are read by the emulator only: the bridge publishes neither the NMEA time nor RMC
+#: speed or course (docs/versions.md).
+_OPTIONAL = {'nmea_time': 'tenths', 'rmc_speed': 'knots', 'rmc_course': 'course_over_ground'}
 _CONFIDENCE = ('measured', 'single source', 'inferred', 'documented')
 _NAME = re.compile(r'^[A-Za-z0-9_.-]+$')
 
@@ -66,6 +72,12 @@ class SimVersion(NamedTuple):
     empty_collision_slot: str
     packet_clock: str
     imu_seconds: str
+    # GPS sentences: the UTC time's fraction (hhmmss.s tenths, or hhmmss.<ms> unpadded), what RMC's
+    # speed field holds (knots, or m/s x 0.00053995: 25.S4's defect) and its course (over ground, or
+    # the sensor's heading)
+    nmea_time: str = _OPTIONAL['nmea_time']
+    rmc_speed: str = _OPTIONAL['rmc_speed']
+    rmc_course: str = _OPTIONAL['rmc_course']
     ports: Tuple[Tuple[str, int], ...] = ()
     description: str = ''
     sources: Tuple[Tuple[str, str], ...] = ()
@@ -128,6 +140,8 @@ def parse_version(data, where='simulator version', name=''):
         raise VersionError('%s: unknown keys %s (known: %s)' % (where, ', '.join(unknown), ', '.join(_KEYS)))
     values = {}
     for key, choices in _CHOICES.items():
+        if key not in data and key in _OPTIONAL:
+            continue
         if key not in data:
             raise VersionError('%s: %s is missing (one of %s)' % (where, key, ', '.join(map(str, choices))))
         if data[key] not in choices or isinstance(data[key], bool):
