@@ -8,6 +8,7 @@ covers the same simulated seconds whatever the machine's load.  No assertion dep
 Expected signs come from the profiles (config/sim_versions, each with its sources) and, where a
 test says so, directly from outside evidence (cited per test; the ledger is docs/versions.md).
 """
+import math
 import os
 import signal
 import socket
@@ -24,13 +25,15 @@ from helpers import free_port  # below the ephemeral range: no bind to port 0 ca
 from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
 from morai_bridge.selftest import check_signs as cs
 from morai_bridge.selftest import cli
+from morai_bridge.selftest import signs
 from morai_bridge.selftest.signs import (LEFT, RIGHT, Phase, Sample, compare, judge,
                                          measured_version, unwrapped_change)
-from morai_bridge.wire import sim_versions, udp
+from morai_bridge.wire import sim_versions, udp, vehicle_profiles
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRC = os.path.join(ROOT, "src")
 SHIPPED = sim_versions.available(sim_versions.search_dir_default())
+VEHICLES = cli.vehicle_dir()
 
 
 # ----------------------------------------------------------------------------- the verdict (pure)
@@ -290,6 +293,62 @@ def test_the_heading_wraps_through_180_during_the_run():
     assert result.exit_status == cs.EXIT_OK, text
     plus = result.verdict.phases[1]
     assert plus.turn == LEFT and 1.5 < plus.heading_change_deg < 90
+
+
+# ----------------------------------------------------------------------------- the steering gain
+
+def test_wheel_angle_inverts_the_kinematic_bicycle():
+    """yaw rate = v cos(beta) tan(delta) / L, tan(beta) = l_r tan(delta) / L: inverted exactly."""
+    for delta_deg, lr in ((5.0, 0.0), (24.0, 1.5275), (-20.0, 1.2)):
+        d = math.radians(delta_deg)
+        beta = math.atan(lr * math.tan(d) / 3.0)
+        rate = 1.4 * math.cos(beta) * math.tan(d) / 3.0
+        assert math.degrees(signs.wheel_angle(rate, 1.4, 3.0, lr)) == pytest.approx(delta_deg, abs=1e-9)
+    assert signs.wheel_angle(5.0, 1.0, 3.0, 2.0) is None          # no angle turns that fast
+
+
+def test_steady_yaw_rate_is_the_slope_with_its_error():
+    samples = [signs.Sample(0.1 * k, 179.0 + 2.0 * 0.1 * k + (0.05 if k % 2 else -0.05), 5.0, 1.0)
+               for k in range(20)]                                   # 2 deg/s across +-180, +-0.05 noise
+    rate, se = signs.steady_yaw_rate(samples)
+    assert math.degrees(rate) == pytest.approx(2.0, abs=0.05)
+    assert 0 < math.degrees(se) < 0.05
+    assert signs.steady_yaw_rate(samples[:2]) is None
+
+
+@pytest.mark.parametrize("sim_max, gain_flag", [(23.0, True), (32.9, False)])
+def test_the_full_scale_angle_is_the_simulators_not_the_profiles(tmp_path, sim_max, gain_flag):
+    """The emulator's car steers sim_max deg at steer 1, the ioniq5 profile says 32.9: the run reports
+    the emulator's angle within 1 deg (the issue's acceptance), says whether the profile agrees, and
+    --write-vehicle writes a profile udp_bridge can load.  With --gain a second magnitude shows the
+    (linear) gain."""
+    ioniq5 = vehicle_profiles.load_profile("ioniq5", VEHICLES)
+    out_file = tmp_path / "my_car.yaml"
+    result, text, snap = run_against(
+        options("25.S4.MolitComp03", gain=gain_flag, vehicle=ioniq5, write_vehicle=str(out_file), phase_time=4.0),
+        sim_version="25.S4.MolitComp03", max_steer_deg=sim_max, wheelbase=3.0, length=4.635,
+        rear_overhang=0.79)
+    assert result.exit_status == cs.EXIT_OK, text
+    g = result.gain
+    assert g.full_scale_deg == pytest.approx(sim_max, abs=1.0), text
+    assert len(g.phases) == (4 if gain_flag else 2)
+    if gain_flag:
+        assert g.linear is True and [m for m, _ in g.by_magnitude] == [0.3, 0.6]
+        assert "linear: " in text
+    else:
+        assert g.linear is None and "linearity not checked" in text
+    assert ("DIFFERS" in text) == (sim_max != ioniq5.max_steering_deg), text
+    written = vehicle_profiles.load_profile(str(out_file))
+    assert written.max_steering_deg == pytest.approx(g.full_scale_deg, abs=0.01)
+    assert (written.wheelbase_m, written.length_m) == (ioniq5.wheelbase_m, ioniq5.length_m)
+    assert "max_steering_deg" in written.verified and written.name == "ioniq5-measured"
+    assert_braked(snap, result)
+
+
+def test_the_gain_is_not_measured_without_a_turn():
+    g = signs.measure_gain([signs.Phase(0.3, tuple(signs.Sample(0.1 * k, 10.0, 5.0, 1.0, wheelbase=3.0)
+                                                   for k in range(20)))])
+    assert g.full_scale_deg is None and "heading changed 0.00 deg" in g.why
 
 
 # ----------------------------------------------------------------------------- refusals and aborts

@@ -19,7 +19,11 @@ user's guide.  A run:
    after a run, a refusal, an error or Ctrl-C;
 5. judges the samples (:func:`.signs.judge`), prints the wire signs, compares them with the
    ``--sim-version`` profile, prints the bridge parameters and, with ``--write FILE``, writes a
-   version profile ``udp_bridge.launch sim_version:=FILE`` loads.
+   version profile ``udp_bridge.launch sim_version:=FILE`` loads;
+6. measures the full-scale steering angle from the same phases (:func:`.signs.measure_gain`; with
+   ``--gain`` two more phases at a second steer magnitude show whether the gain is linear), prints
+   it against the ``--vehicle-profile``'s maximum and, with ``--write-vehicle FILE``, writes that
+   vehicle profile with the measured maximum (``vehicle_profile:=FILE``).
 
 Exit status: 0 measured, 1 inconclusive (nothing written), 2 refused to start / usage / I/O error,
 3 aborted during the run, 130 interrupted (Ctrl-C).  In every case the stop command was sent.
@@ -34,13 +38,13 @@ import traceback
 from typing import NamedTuple, Optional
 
 from morai_bridge.link.transport import UdpSender, bind_udp, resolve_host
-from morai_bridge.wire import sim_versions, streams, udp
+from morai_bridge.wire import sim_versions, streams, udp, vehicle_profiles
 from morai_bridge.wire.enums import CtrlMode, Gear, LonglCmdType
 
 from . import signs
 from .signs import Phase, Sample, Thresholds
 
-__all__ = ["Options", "SignCheck", "RunResult", "stop_command", "drive_command",
+__all__ = ["Options", "SignCheck", "RunResult", "stop_command", "drive_command", "steer_plan", "planned_time",
            "PROG", "EXIT_OK", "EXIT_INCONCLUSIVE", "EXIT_REFUSED", "EXIT_ABORTED", "EXIT_INTERRUPTED"]
 
 PROG = "morai_check_signs"
@@ -77,6 +81,9 @@ class Options(NamedTuple):
     yes: bool = False
     write: str = ""
     thresholds: Thresholds = Thresholds()
+    gain: bool = False              # two more phases at a second steer magnitude (linearity)
+    vehicle: object = None          # VehicleProfile to compare the full-scale angle with (None: none)
+    write_vehicle: str = ""
 
 
 class RunResult(NamedTuple):
@@ -87,6 +94,8 @@ class RunResult(NamedTuple):
     stop_sent: int                  # stop commands sent
     stopped: Optional[bool]         # the status showed the ego stopped afterwards (None: no status)
     written: str                    # the profile file written ('' if none)
+    gain: Optional[signs.Gain] = None   # the full-scale steering angle measured (None unless driven)
+    written_vehicle: str = ""       # the vehicle profile file written ('' if none)
 
 
 class _Refused(Exception):
@@ -246,7 +255,8 @@ class SignCheck(object):
         return t_rx
 
     def _sample(self, msg, t):
-        return Sample(t, msg.yaw, msg.signed_vel, msg.steer, msg.ang_vel_z, msg.wheelbase or 0.0)
+        rear = msg.size_x / 2.0 - msg.rear_overhang if msg.size_x and msg.rear_overhang is not None else 0.0
+        return Sample(t, msg.yaw, msg.signed_vel, msg.steer, msg.ang_vel_z, msg.wheelbase or 0.0, max(0.0, rear))
 
     def describe(self, msg):
         mode = {_AUTO: "automatic", _KEYBOARD: "keyboard"}.get(msg.ctrl_mode, "unknown")
@@ -282,7 +292,13 @@ class SignCheck(object):
             return RunResult(status, None, None, reason, self.stop_sent, stopped, "")
         self._say_stop(stopped)
         verdict = signs.judge(phases, self.o.thresholds)
-        return self._report(verdict, stopped)
+        vehicle = self.o.vehicle
+        gain = signs.measure_gain(phases, vehicle.wheelbase_m if vehicle is not None else 0.0, self.o.thresholds)
+        result = self._report(verdict, stopped)
+        written = self._report_gain(gain)
+        if result.exit_status == EXIT_OK and self.o.write_vehicle and not written:
+            result = result._replace(exit_status=EXIT_REFUSED, reason="cannot write %s" % self.o.write_vehicle)
+        return result._replace(gain=gain, written_vehicle=written)
 
     def _say_stop(self, stopped):
         where = "%s:%d" % self.sim_addr
@@ -319,8 +335,8 @@ class SignCheck(object):
 
     def _plan_text(self):
         o = self.o
-        steer = "wire steer %+.2f" % o.steer + (" then %+.2f" % -o.steer if o.reverse else "")
-        secs = planned_time(o.accel_time, o.phase_time, o.reverse)
+        steer = "wire steer " + " then ".join("%+.2f" % v for v in steer_plan(o.steer, o.reverse, o.gain))
+        secs = planned_time(o.accel_time, o.phase_time, o.reverse, o.gain)
         return ("The ego will drive FORWARD at %.1f km/h for up to %.0f s (about %.0f m), %s, then brake to a "
                 "stop.  Make sure the road ahead and to both sides is clear." % (
                     o.speed_kmh, secs, o.speed_kmh / 3.6 * secs, steer))
@@ -349,9 +365,7 @@ class SignCheck(object):
     def _drive(self):
         o = self.o
         plan = [("accelerate", 0.0, o.accel_time)]
-        plan.append(("steer %+.2f" % o.steer, o.steer, o.phase_time))
-        if o.reverse:
-            plan.append(("steer %+.2f" % -o.steer, -o.steer, o.phase_time))
+        plan += [("steer %+.2f" % v, v, o.phase_time) for v in steer_plan(o.steer, o.reverse, o.gain)]
         start_wall = self.monotonic()
         self._drain()
         index, phase_t0 = 0, None
@@ -456,10 +470,6 @@ class SignCheck(object):
                 "-" if r.imu_rate is None else "%+.4f" % r.imu_rate,
                 "-" if r.status_steer_deg is None else "%+.2f deg" % r.status_steer_deg,
                 r.turn or "-"))
-        for r in verdict.phases[1:]:
-            if r.effective_wheel_deg is not None and r.steer:
-                self.say("steer %+.2f: effective front-wheel angle %+.1f deg (+ left; kinematic estimate "
-                         "from the yaw rate, speed and wheelbase)" % (r.steer, r.effective_wheel_deg))
         for n in verdict.notes:
             self.say("note: " + n)
         cmp_ = signs.compare(base, verdict)
@@ -504,6 +514,62 @@ class SignCheck(object):
                      % (base.name, s.steering_sign, s.status_steering_sign))
         return RunResult(EXIT_OK, verdict, cmp_, "", self.stop_sent, stopped, written)
 
+    def _report_gain(self, gain):
+        """Print the full-scale steering angle; write the vehicle profile when asked.  Returns the
+        file written ('')."""
+        o, vehicle = self.o, self.o.vehicle
+        self.say("")
+        self.say("Full-scale steering angle (the front-wheel angle of Ego Ctrl Cmd steer = 1; kinematic estimate "
+                 "from the heading's slope, speed and wheelbase in each phase's steady part):")
+        for p in gain.phases:
+            self.say("  steer %+.2f: front wheels %+.2f +- %.2f deg (+ left) -> full scale %.1f +- %.1f deg"
+                     % (p.steer, p.effective_deg, p.sigma_deg, p.full_scale_deg, p.sigma_full_deg))
+        if gain.full_scale_deg is None:
+            self.say("  not measured: %s" % gain.why)
+            if o.write_vehicle:
+                self.say("  nothing written to %s" % o.write_vehicle)
+            return ""
+        if gain.why:
+            self.say("  (left out: %s)" % gain.why)
+        if gain.linear is None:
+            lin = "linearity not checked: one steer magnitude (--gain adds a second)"
+        else:
+            values = [v for _, v in gain.by_magnitude]
+            lin = "%s: %s differ by %.1f %%" % (
+                "linear" if gain.linear else "NOT LINEAR", " and ".join(
+                    "%.1f deg at steer %.2f" % (v, m) for m, v in gain.by_magnitude),
+                100.0 * (max(values) - min(values)) / gain.full_scale_deg)
+        self.say("  measured: %.1f +- %.1f deg (%s)" % (gain.full_scale_deg, gain.sigma_deg, lin))
+        if vehicle is not None:
+            ratio = gain.full_scale_deg / vehicle.max_steering_deg
+            agrees = abs(gain.full_scale_deg - vehicle.max_steering_deg) <= max(1.0, 2.0 * gain.sigma_deg)
+            self.say("  vehicle profile %s: max_steering_deg %g: %s" % (
+                vehicle.name, vehicle.max_steering_deg, "agrees" if agrees else
+                "DIFFERS: with this profile the wheels turn %.2f times the CtrlCmd.steering asked for; use "
+                "max_steering_deg:=%.1f (or --write-vehicle FILE and vehicle_profile:=FILE)"
+                % (ratio, gain.full_scale_deg)))
+        if not o.write_vehicle:
+            return ""
+        return self._write_vehicle(gain)
+
+    def _write_vehicle(self, gain):
+        o = self.o
+        date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        base = o.vehicle
+        source = ("measured by %s on %s: %.2f +- %.2f deg from %d steering phases (%s; simulator at %s:%d, "
+                  "sim_version %s)%s" % (
+                      PROG, date, gain.full_scale_deg, gain.sigma_deg, len(gain.phases),
+                      ", ".join("steer %+.2f: %.2f deg" % (p.steer, p.full_scale_deg) for p in gain.phases),
+                      self.sim_addr[0], self.sim_addr[1], o.version.name,
+                      "" if base is None else "; profile %s said %.1f" % (base.name, base.max_steering_deg)))
+        text = vehicle_profiles.to_yaml(base, gain.full_scale_deg, source, comment=(
+            "Vehicle profile written by %s on %s.\nUse: roslaunch morai_msgs udp_bridge.launch vehicle_profile:=%s"
+            % (PROG, date, os.path.abspath(os.path.expanduser(o.write_vehicle)))))
+        path = write_file(o.write_vehicle, text, self.say)
+        if path:
+            self.say("  wrote %s (vehicle profile, max_steering_deg %.2f)" % (path, gain.full_scale_deg))
+        return path
+
     def _write(self, verdict):
         o = self.o
         date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -522,24 +588,40 @@ class SignCheck(object):
             "Simulator version profile written by %s on %s (simulator at %s:%d, based on %s).\n"
             "Use: roslaunch morai_msgs udp_bridge.launch sim_version:=%s"
             % (PROG, date, self.sim_addr[0], self.sim_addr[1], o.version.name, os.path.abspath(o.write))))
-        path = os.path.abspath(os.path.expanduser(o.write))
-        tmp = path + ".tmp%d" % os.getpid()
-        try:
-            with open(tmp, "w") as f:
-                f.write(text)
-            os.replace(tmp, path)
-        except OSError as e:
-            self.say("%s: cannot write %s: %s" % (PROG, path, e.strerror or e))
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            return ""
-        self.say("")
-        self.say("wrote %s (profile %s)" % (path, v.name))
+        path = write_file(o.write, text, self.say)
+        if path:
+            self.say("")
+            self.say("wrote %s (profile %s)" % (path, v.name))
         return path
 
 
-def planned_time(accel_time, phase_time, reverse):
+def write_file(name, text, say):
+    """Write ``text`` to ``name`` whole or not at all; the absolute path, or '' (said why)."""
+    path = os.path.abspath(os.path.expanduser(name))
+    tmp = path + ".tmp%d" % os.getpid()
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        say("%s: cannot write %s: %s" % (PROG, path, e.strerror or e))
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return ""
+    return path
+
+
+def steer_plan(steer, reverse=True, gain=False):
+    """The wire steer of each steering phase: +steer (and -steer); with ``gain`` a second
+    magnitude too (twice the first, or half of it when twice would pass 1)."""
+    mags = [steer]
+    if gain:
+        mags.append(2.0 * steer if 2.0 * steer <= 1.0 else steer / 2.0)
+    return [v for m in mags for v in ((m, -m) if reverse else (m,))]
+
+
+def planned_time(accel_time, phase_time, reverse, gain=False):
     """The longest a drive takes as planned, s (simulated time)."""
-    return accel_time + phase_time * (2 if reverse else 1)
+    return accel_time + phase_time * len(steer_plan(1.0, reverse, gain))

@@ -7,7 +7,7 @@ import signal
 import sys
 
 from morai_bridge.link.transport import TransportError, resolve_host
-from morai_bridge.wire import sim_versions, streams, udp
+from morai_bridge.wire import sim_versions, streams, udp, vehicle_profiles
 from morai_bridge.wire.enums import Gear
 
 from .check_signs import (EXIT_REFUSED, MAX_TEST_SPEED, PROG, STOP_REPEATS, Options, SignCheck, planned_time,
@@ -39,6 +39,12 @@ def _port(text):
     if not 1 <= v <= 65535:
         raise argparse.ArgumentTypeError("port out of range 1..65535: %s" % text)
     return v
+
+
+def vehicle_dir():
+    """config/vehicles beside the version profiles' directory (source tree or install space)."""
+    d = version_dir()
+    return os.path.join(os.path.dirname(d), "vehicles") if d else None
 
 
 def version_dir(argv0=None):
@@ -102,6 +108,15 @@ def build_parser():
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation on the terminal")
     p.add_argument("--write", metavar="FILE",
                    help="write the measured version profile here (only when the measurement is conclusive)")
+    p.add_argument("--gain", action="store_true",
+                   help="two more steering phases at a second steer magnitude (twice --steer, or half of it "
+                        "above 0.5): shows whether the steering gain is linear")
+    p.add_argument("--vehicle-profile", default="morai_sedan", metavar="NAME|FILE",
+                   help="vehicle profile whose max_steering_deg the measured full-scale angle is compared with, "
+                        "and whose wheelbase serves when the status has none (default %(default)s; known: "
+                        + (", ".join(vehicle_profiles.available(vehicle_dir())) or "none found") + ")")
+    p.add_argument("--write-vehicle", metavar="FILE",
+                   help="write the vehicle profile with the measured max_steering_deg here (only when measured)")
     return p
 
 
@@ -131,11 +146,16 @@ def main(argv=None, stdin=None, stdout=None) -> int:
     except sim_versions.VersionError as e:
         sys.stderr.write("%s: error: %s\n" % (PROG, e))
         return EXIT_REFUSED
-    if args.write:
-        d = os.path.dirname(os.path.abspath(os.path.expanduser(args.write)))
-        if not os.path.isdir(d) or not os.access(d, os.W_OK):
-            sys.stderr.write("%s: error: --write %s: directory %s does not exist or is not writable\n"
-                             % (PROG, args.write, d))
+    try:
+        vehicle = vehicle_profiles.load_profile(args.vehicle_profile, vehicle_dir())
+    except vehicle_profiles.ProfileError as e:
+        sys.stderr.write("%s: error: --vehicle-profile: %s\n" % (PROG, e))
+        return EXIT_REFUSED
+    for flag, name in (("--write", args.write), ("--write-vehicle", args.write_vehicle)):
+        d = os.path.dirname(os.path.abspath(os.path.expanduser(name or ".")))
+        if name and (not os.path.isdir(d) or not os.access(d, os.W_OK)):
+            sys.stderr.write("%s: error: %s %s: directory %s does not exist or is not writable\n"
+                             % (PROG, flag, name, d))
             return EXIT_REFUSED
     if args.abort_speed is not None and args.abort_speed <= args.speed:
         sys.stderr.write("%s: error: --abort-speed %g must be above --speed %g\n" % (PROG, args.abort_speed, args.speed))
@@ -147,8 +167,9 @@ def main(argv=None, stdin=None, stdout=None) -> int:
                    settle_time=args.settle_time, reverse=not args.one_way, max_start_speed=args.max_start_speed,
                    abort_speed=args.abort_speed or 0.0, status_timeout=args.status_timeout,
                    max_run_time=args.max_run_time or planned_time(args.accel_time, args.phase_time,
-                                                                  not args.one_way) + 20.0,
-                   yes=args.yes, write=args.write or "")
+                                                                  not args.one_way, args.gain) + 20.0,
+                   yes=args.yes, write=args.write or "", gain=args.gain, vehicle=vehicle,
+                   write_vehicle=args.write_vehicle or "")
     previous = _terminate_as_interrupt()
     try:
         try:

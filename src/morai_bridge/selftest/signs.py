@@ -19,6 +19,13 @@ road that curves or slopes the car one way whatever the steer then shows up as a
 The status ``ang_vel_z`` is reported (its sign is not independently documented) but does not
 decide anything.  The Ego Ghost Cmd's steer cannot be measured by driving: its side stays the
 profile's.
+
+* **The full-scale steering angle** (what ``steer = 1`` turns the front wheels by), from the same
+  phases (:func:`measure_gain`): in each phase's steady window the heading's slope (a least-squares
+  fit, with its standard error) is the yaw rate; the kinematic bicycle model turns it into the
+  front-wheel angle (reference point at the box centre, ``rear_to_center`` ahead of the rear axle,
+  as the status reports length and rear overhang); that angle over the commanded steer is the full
+  scale.  Phases of two steer magnitudes show whether the gain is linear.
 """
 import math
 from typing import Dict, NamedTuple, Optional, Sequence, Tuple
@@ -28,7 +35,8 @@ from morai_bridge.wire.units import KMH_TO_MPS
 
 __all__ = ["Sample", "Phase", "Thresholds", "PhaseResult", "Verdict", "judge", "judge_phase",
            "unwrapped_change", "wrap180", "opposite", "Comparison", "compare", "measured_version",
-           "LEFT", "RIGHT"]
+           "LEFT", "RIGHT", "GainPhase", "Gain", "measure_gain", "steady_yaw_rate", "wheel_angle",
+           "LINEAR_WITHIN"]
 
 LEFT, RIGHT = "left", "right"
 
@@ -45,7 +53,8 @@ class Sample(NamedTuple):
     speed_kmh: float                # signed_vel, km/h (+ forward)
     steer_deg: Optional[float]      # status steer, deg, in the wire's own sign (None: not carried)
     yaw_rate_deg_s: Optional[float] = None   # status ang_vel_z, deg/s (reported, not decisive)
-    wheelbase: float = 0.0          # m, from the status (0: unknown) for the effective-angle estimate
+    wheelbase: float = 0.0          # m, from the status (0: unknown) for the full-scale angle
+    rear_to_center: float = 0.0     # m, the status position ahead of the rear axle (length / 2 - rear overhang)
 
 
 class Phase(NamedTuple):
@@ -75,7 +84,6 @@ class PhaseResult(NamedTuple):
     imu_rate: Optional[float]       # mean IMU ang_vel_z, rad/s
     status_yaw_rate_deg_s: Optional[float]   # mean status ang_vel_z
     status_steer_deg: Optional[float]        # mean status steer
-    effective_wheel_deg: Optional[float]     # atan(wheelbase x yaw rate / speed), + = left
     turn: Optional[str]             # LEFT / RIGHT / None (not measured)
     ctrl_positive: Optional[str]    # where + wire steer turns, by this phase
     status_positive: Optional[str]  # where + status steer points, by this phase
@@ -136,15 +144,6 @@ def judge_phase(phase: Phase, th: Thresholds = Thresholds()) -> PhaseResult:
     imu = _mean(phase.imu_rates)
     status_rate = _mean(x.yaw_rate_deg_s for x in s)
     status_steer = _mean(x.steer_deg for x in s)
-    wheelbase = _mean(x.wheelbase for x in s if x.wheelbase and x.wheelbase > 0)
-    effective = None
-    rate = None
-    if heading is not None and duration > 0:
-        rate = math.radians(heading) / duration
-    elif imu is not None:
-        rate = imu
-    if rate is not None and wheelbase and mean_speed > 0:
-        effective = math.degrees(math.atan(wheelbase * rate / (mean_speed * KMH_TO_MPS)))
 
     def result(turn, why):
         ctrl = status = None
@@ -156,7 +155,7 @@ def judge_phase(phase: Phase, th: Thresholds = Thresholds()) -> PhaseResult:
             why = ('the status steer stayed below %.1f deg (%s): its sign is not measured'
                    % (th.min_steer_deg, 'not carried' if status_steer is None else '%.2f deg' % status_steer))
         return PhaseResult(steer, len(s), duration, distance, mean_speed, heading, imu, status_rate,
-                           status_steer, effective, turn, ctrl, status, why)
+                           status_steer, turn, ctrl, status, why)
 
     if len(s) < 2:
         return result(None, 'no status in the window (%d sample%s)' % (len(s), '' if len(s) == 1 else 's'))
@@ -222,6 +221,118 @@ def judge(phases: Sequence[Phase], th: Thresholds = Thresholds()) -> Verdict:
                          % (r.steer, r.status_yaw_rate_deg_s, r.turn,
                             r.turn if r.status_yaw_rate_deg_s > 0 else opposite(r.turn)))
     return Verdict(ctrl, status, results, tuple(reasons), tuple(notes))
+
+
+# ----------------------------------------------------------------------------- the steering gain
+
+#: two steer magnitudes whose full-scale estimates differ by at most this fraction count as linear
+LINEAR_WITHIN = 0.05
+
+
+class GainPhase(NamedTuple):
+    steer: float
+    effective_deg: float            # front-wheel angle, + = left
+    sigma_deg: float                # its standard error (from the heading fit)
+    full_scale_deg: float           # |effective| / |steer|
+    sigma_full_deg: float
+
+
+class Gain(NamedTuple):
+    phases: Tuple[GainPhase, ...]
+    full_scale_deg: Optional[float]         # None: not measured (``why``)
+    sigma_deg: Optional[float]              # the estimate's uncertainty (1 sigma)
+    by_magnitude: Tuple[Tuple[float, float], ...]   # (|steer|, mean full scale) per magnitude
+    linear: Optional[bool]                  # None: one magnitude only
+    why: str
+
+
+def steady_yaw_rate(samples: Sequence[Sample]):
+    """(yaw rate, its standard error), rad/s, + = CCW: the least-squares slope of the unwrapped
+    heading over the status clock; None with fewer than 3 usable samples or no time span."""
+    pts = [(x.t, x.yaw_deg) for x in samples
+           if x.yaw_deg is not None and math.isfinite(x.yaw_deg) and math.isfinite(x.t)]
+    if len(pts) < 3:
+        return None
+    yaw = [pts[0][1]]
+    for (_, a), (_, b) in zip(pts, pts[1:]):
+        yaw.append(yaw[-1] + wrap180(b - a))
+    t = [p[0] for p in pts]
+    n = len(t)
+    tm, ym = sum(t) / n, sum(yaw) / n
+    sxx = sum((x - tm) ** 2 for x in t)
+    if sxx <= 0:
+        return None
+    slope = sum((x - tm) * (y - ym) for x, y in zip(t, yaw)) / sxx
+    resid = sum((y - ym - slope * (x - tm)) ** 2 for x, y in zip(t, yaw))
+    se = math.sqrt(resid / (n - 2) / sxx) if n > 2 else 0.0
+    return math.radians(slope), math.radians(se)
+
+
+def wheel_angle(yaw_rate, speed_mps, wheelbase, rear_to_center=0.0):
+    """Front-wheel angle (rad, + = left) of the kinematic bicycle model that gives ``yaw_rate``
+    (rad/s) at ``speed_mps`` measured ``rear_to_center`` m ahead of the rear axle:
+    yaw rate = v cos(beta) tan(delta) / L with tan(beta) = l_r tan(delta) / L; None when no
+    angle gives that yaw rate (a rate too high for the speed)."""
+    k = yaw_rate * wheelbase / speed_mps
+    q = 1.0 - (k * rear_to_center / wheelbase) ** 2
+    if q <= 0:
+        return None
+    return math.atan(k / math.sqrt(q))
+
+
+def measure_gain(phases: Sequence[Phase], wheelbase_default: float = 0.0, th: Thresholds = Thresholds()) -> Gain:
+    """The full-scale steering angle from the steering phases (see the module docstring).
+    ``wheelbase_default`` (m) serves when the status carries no wheelbase."""
+    out, whys = [], []
+    for ph in phases:
+        if not ph.steer:
+            continue
+        s = [x for x in ph.samples if math.isfinite(x.t) and math.isfinite(x.speed_kmh)]
+        fit = steady_yaw_rate(s)
+        speed = _mean(x.speed_kmh for x in s)
+        wheelbase = _mean(x.wheelbase for x in s if x.wheelbase and x.wheelbase > 0) or wheelbase_default
+        rear = _mean(x.rear_to_center for x in s if x.rear_to_center and x.rear_to_center > 0) or 0.0
+        label = 'steer %+.2f' % ph.steer
+        if fit is None:
+            whys.append('%s: fewer than 3 headings in the steady window' % label)
+            continue
+        if not speed or speed * KMH_TO_MPS < 0.3:
+            whys.append('%s: not moving forward (%.2f km/h)' % (label, speed or 0.0))
+            continue
+        if not wheelbase:
+            whys.append('%s: no wheelbase (the status carries none; give --vehicle-profile)' % label)
+            continue
+        rate, se = fit
+        heading = math.degrees(rate) * (s[-1].t - s[0].t)
+        if abs(heading) < th.min_heading_deg:
+            whys.append('%s: the heading changed %.2f deg in the steady window (at least %.1f needed)'
+                        % (label, heading, th.min_heading_deg))
+            continue
+        v = speed * KMH_TO_MPS
+        angles = [wheel_angle(r, v, wheelbase, rear) for r in (rate - se, rate, rate + se)]
+        if any(a is None for a in angles):
+            whys.append('%s: yaw rate %.3f rad/s is too high for %.2f m/s' % (label, rate, v))
+            continue
+        delta = math.degrees(angles[1])
+        sigma = abs(math.degrees(angles[2] - angles[0])) / 2.0
+        out.append(GainPhase(ph.steer, delta, sigma, abs(delta) / abs(ph.steer), sigma / abs(ph.steer)))
+    if not out:
+        return Gain((), None, None, (), None, '; '.join(whys) or 'no steering phase')
+    floor = 0.01        # deg: a noiseless simulator fits exactly; weights stay finite
+    w = [1.0 / max(p.sigma_full_deg, floor) ** 2 for p in out]
+    full = sum(wi * p.full_scale_deg for wi, p in zip(w, out)) / sum(w)
+    n = len(out)
+    spread = math.sqrt(sum((p.full_scale_deg - full) ** 2 for p in out) / (n - 1)) if n > 1 else 0.0
+    sigma = math.sqrt(1.0 / sum(w) + spread ** 2 / n)
+    mags = {}
+    for p in out:
+        mags.setdefault(round(abs(p.steer), 3), []).append(p.full_scale_deg)
+    by_mag = tuple(sorted((m, sum(v) / len(v)) for m, v in mags.items()))
+    linear = None
+    if len(by_mag) > 1:
+        values = [v for _, v in by_mag]
+        linear = (max(values) - min(values)) / full <= LINEAR_WITHIN
+    return Gain(tuple(out), full, sigma, by_mag, linear, '; '.join(whys))
 
 
 # ----------------------------------------------------------------------------- profiles

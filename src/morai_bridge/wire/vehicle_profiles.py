@@ -129,3 +129,19 @@ def load_profile(name_or_path, search_dir=None):
 def choose(explicit, from_profile):
     """The value in force: an explicitly set parameter (> 0) overrides the profile's value."""
     return float(explicit) if explicit and explicit > 0 else from_profile
+
+
+def to_yaml(base, max_steering_deg, source, comment=''):
+    """The text of a profile file: ``base`` (a VehicleProfile) with ``max_steering_deg`` measured
+    (``source`` says how; the key is then listed as verified).  What the sign self-test writes."""
+    data = {'name': (base.name if base.name.endswith('-measured') else base.name + '-measured')}
+    if base.description:
+        data['description'] = base.description
+    data['max_steering_deg'] = round(float(max_steering_deg), 2)
+    for k in REQUIRED[1:] + OPTIONAL:
+        if getattr(base, k) is not None:
+            data[k] = getattr(base, k)
+    data['sources'] = {'max_steering_deg': source}
+    data['verified'] = sorted(set(base.verified) | {'max_steering_deg'})
+    head = ''.join('# %s\n' % line for line in comment.splitlines())
+    return head + yaml.safe_dump(data, default_flow_style=False, sort_keys=False)
