@@ -133,6 +133,30 @@ class ReceiverSenderTest(unittest.TestCase):
         fixes.until(lambda: sim.send('gps', nmea.encode(real)), lambda m: m.latitude > 37.0)
         self.assertTrue(wait_for(lambda: not rx.stats['gps'].no_fix_last, 5))
 
+    def test_other_egos_are_published_with_the_vehicles(self):
+        """MORAI documents Object Info type -1 as "Ego vehicle" (MORAI-ROS_morai_msgs ObjectStatus.msg
+        @115255c).  A -1 slot with a size away from our ego is another ego: in npc_list, type -1 kept; one
+        at our ego's place is our own and the -1 slot without a size (heven-ad-2026's empty slot, id 0,
+        zeros) is empty: both left out and counted; before any ego status no -1 slot is published."""
+        sim, cfg, rx = self.start_receiver('multi')
+        objs = Waiter('/multi/Object_topic', ObjectStatusList)
+        car = udp.ObjectRecord(10, 1, -20.0, 5.0, 0, 0, 4.6, 1.9, 1.5, 0.9, 2.8, 0.9, 0, 0, 0, 0, 0, 0, 'L')
+        other = car._replace(obj_id=2, obj_type=-1, pos_x=30.0, pos_y=0.0, size_x=4.635, link_id='')
+        own = other._replace(obj_id=1, pos_x=100.4, pos_y=50.2)
+        empty = udp.ObjectRecord(0, -1, *(0.0,) * 16, '')
+        packet = udp.make(udp.ObjectInfo, sec=6, nsec=0, objects=(own, other, car, empty))
+        m = objs.until(lambda: sim.send('object_info', packet), lambda m: m.header.stamp.secs == 6)
+        self.assertEqual([o.unique_id for o in m.npc_list], [10])        # no ego status yet
+        status = udp.make(udp.EgoVehicleStatus, 200, sec=7, nsec=0, pos_x=100.0, pos_y=50.0)
+        Waiter('/multi/Ego_topic', EgoVehicleStatus).until(lambda: sim.send('ego_status', status),
+                                                           lambda m: m.header.stamp.secs == 7)
+        before = rx.stats['object_info'].empty_slots
+        m = objs.until(lambda: sim.send('object_info', packet._replace(sec=8)), lambda m: m.header.stamp.secs == 8)
+        self.assertEqual([(o.unique_id, o.type) for o in m.npc_list], [(2, -1), (10, 1)])
+        self.assertEqual(m.num_of_npcs, 2)
+        self.assertAlmostEqual(m.npc_list[0].size.x, 4.635, places=3)
+        self.assertTrue(wait_for(lambda: rx.stats['object_info'].empty_slots - before >= 18, 5))
+
     def imu_datagram(self, sec, nsec, gyro_z=0.0):
         """A 115-byte IMU datagram; nsec written as the unsigned 32 bits a C# uint would give."""
         import struct

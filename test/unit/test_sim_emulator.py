@@ -705,6 +705,20 @@ def test_scenario_rejects_an_empty_blackout_box(tmp_path):
         parse_scenario({"gps_blackouts": [{"min": [1.0, 0.0], "max": [0.0, 1.0]}]}, "bad")
 
 
+def test_multi_ego_scene_sends_other_egos_as_type_minus_one(make_sim, rx):
+    """config/scenarios/multi_ego.json: the two other egos in Object Info with obj_type -1 (MORAI's
+    "Ego vehicle", ObjectStatus.msg of MORAI-ROS_morai_msgs 115255c) and their size; our own ego is
+    not in the list; the NPC keeps type 1."""
+    sim, client = make_sim(only=("object_info",), scenario="multi_ego")
+    sim.step(1)
+    m = [udp.decode(d) for d in rx.raw() if d.startswith(b"#MoraiObjInfo$")][-1]
+    by_id = {r.obj_id: r for r in m.objects}
+    assert set(by_id) == {2, 3, 10}
+    assert (by_id[2].obj_type, by_id[3].obj_type, by_id[10].obj_type) == (-1, -1, 1)
+    assert by_id[3].size_x == pytest.approx(4.635) and by_id[3].pos_x == pytest.approx(15.0)
+    assert by_id[3].wheelbase == pytest.approx(3.0)
+
+
 def test_imu_catch_up_burst(make_sim, rx):
     """imu_burst_every_s: the IMU datagram repeated back to back (same stamp and state), as 25.S4's
     scheduler sends it (heven report 6.6: packets under 2 ms apart with the same stamp)."""

@@ -56,12 +56,12 @@ from morai_bridge.wire.units import KMH_TO_MPS
 from .sim_signals import IntersectionSpec, LightSpec, check_plan
 
 __all__ = ["ScenarioError", "EgoStart", "PathSpec", "ActorSpec", "Scenario", "Actor",
-           "OBJ_PEDESTRIAN", "OBJ_VEHICLE", "OBJ_OBSTACLE", "parse_scenario", "load_scenario",
+           "OBJ_PEDESTRIAN", "OBJ_VEHICLE", "OBJ_OBSTACLE", "OBJ_EGO", "parse_scenario", "load_scenario",
            "scenario_path", "VALID_NAME"]
 
 # plain ints of wire.enums.ObjectType
-OBJ_PEDESTRIAN, OBJ_VEHICLE, OBJ_OBSTACLE = (
-    int(ObjectType.PEDESTRIAN), int(ObjectType.VEHICLE), int(ObjectType.OBSTACLE))
+OBJ_PEDESTRIAN, OBJ_VEHICLE, OBJ_OBSTACLE, OBJ_EGO = (
+    int(ObjectType.PEDESTRIAN), int(ObjectType.VEHICLE), int(ObjectType.OBSTACLE), int(ObjectType.EGO))
 VALID_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,30}$")
 
 #: how far (deg) a drifting pedestrian's walk may lean off its path (wander_m)
@@ -69,6 +69,7 @@ MAX_DRIFT_DEG = 15.0
 
 DEFAULT_SIZES = {
     OBJ_VEHICLE: (4.6, 1.9, 1.5),
+    OBJ_EGO: (4.6, 1.9, 1.5),
     OBJ_PEDESTRIAN: (0.5, 0.5, 1.75),
     OBJ_OBSTACLE: (1.0, 1.0, 1.0),
 }
@@ -240,10 +241,12 @@ def _path(obj, where) -> PathSpec:
     raise ScenarioError(f"{where}.type: 'line' or 'circle', got {kind!r}")
 
 
-def _vehicle(where, obj) -> ActorSpec:
+def _vehicle(where, obj, obj_type=OBJ_VEHICLE) -> ActorSpec:
+    """A vehicle; with ``obj_type`` OBJ_EGO another ego vehicle of a multi-ego scene (Object Info
+    sends it with obj_type -1, MORAI's "Ego vehicle")."""
     r = _Reader(obj, where, ("id", "name", "size", "position", "yaw_deg", "speed_kmh", "path",
                              "link_id", "wheelbase"))
-    size = r.size(DEFAULT_SIZES[OBJ_VEHICLE])
+    size = r.size(DEFAULT_SIZES[obj_type])
     path = _path(obj["path"], where + ".path") if r.has("path") else None
     if (path is None) == (not r.has("position")):
         raise ScenarioError(f"{where}: a vehicle needs either a 'path' or a 'position'")
@@ -251,7 +254,7 @@ def _vehicle(where, obj) -> ActorSpec:
     wheelbase = r.number("wheelbase", 0.59 * size[0], positive=True)
     if wheelbase > size[0]:
         raise ScenarioError(f"{where}.wheelbase: longer than the vehicle")
-    return ActorSpec(r.integer("id", None, 1, 32767), OBJ_VEHICLE, size, pos[0], pos[1],
+    return ActorSpec(r.integer("id", None, 1, 32767), obj_type, size, pos[0], pos[1],
                      pos[2] if len(pos) > 2 else 0.0, r.number("yaw_deg", 0.0),
                      r.number("speed_kmh", 0.0, minimum=0.0), path, 0.0, r.text("name"),
                      r.text("link_id", "", limit=38), wheelbase)
@@ -314,13 +317,15 @@ def _blackout(where, obj) -> Tuple[float, float, float, float]:
 def parse_scenario(obj, name: str = "") -> Scenario:
     """Validate a decoded JSON scenario; ScenarioError says what and where."""
     r = _Reader(obj, name or "scenario", ("description", "ego", "vehicles", "pedestrians",
-                                          "obstacles", "traffic_lights", "intersections", "gps_blackouts"))
+                                          "obstacles", "traffic_lights", "intersections", "gps_blackouts",
+                                          "egos"))
     r.where = ""
     vehicles = tuple(_vehicle(w[1:], o) for w, o in r.items("vehicles"))
     pedestrians = tuple(_pedestrian(w[1:], o) for w, o in r.items("pedestrians"))
     obstacles = tuple(_obstacle(w[1:], o) for w, o in r.items("obstacles"))
+    egos = tuple(_vehicle(w[1:], o, OBJ_EGO) for w, o in r.items("egos"))
     seen = {}
-    for a in vehicles + pedestrians + obstacles:
+    for a in vehicles + pedestrians + obstacles + egos:
         if a.id in seen:
             raise ScenarioError(f"id {a.id} is used twice (ids are unique across vehicles, "
                                 f"pedestrians and obstacles)")
@@ -338,7 +343,7 @@ def parse_scenario(obj, name: str = "") -> Scenario:
     blackouts = tuple(_blackout(w[1:], o) for w, o in r.items("gps_blackouts")) \
         if r.has("gps_blackouts") else None
     return Scenario(name, r.text("description"), _ego(obj["ego"]) if r.has("ego") else None,
-                    vehicles, pedestrians, obstacles, lights, intersections, blackouts)
+                    vehicles + egos, pedestrians, obstacles, lights, intersections, blackouts)
 
 
 def scenario_path(scenario_dir: str, name: str) -> str:
@@ -381,7 +386,7 @@ class Actor:
         self.name = spec.name
         self.length, self.width, self.height = spec.size
         self.link_id = spec.link_id
-        if spec.obj_type == OBJ_VEHICLE:
+        if spec.obj_type in (OBJ_VEHICLE, OBJ_EGO):
             self.wheelbase = spec.wheelbase
             self.overhang = self.rear_overhang = (self.length - spec.wheelbase) / 2.0
         else:

@@ -7,7 +7,6 @@ latest ego status and SimStatus for the services, counts everything per stream
 (:class:`morai_bridge.link.transport.StreamStats`) and, in replay mode
 (``live=False``), takes datagrams from :meth:`feed` instead of sockets.
 """
-import operator
 import threading
 import time
 import traceback
@@ -65,6 +64,9 @@ FRAME_PARAMS = [
 OUTPUT_PARAMS = [
     Param('stamp_source', 'sim', 'header stamps: sim (packet time) or ros (receive time)',
           choices=('sim', 'ros')),
+    Param('own_ego_radius', 2.0, 'an Object Info slot of type -1 (MORAI\'s "Ego vehicle") with a size farther than '
+          'this from our ego status is another ego, published with the vehicles (type -1 kept); nearer, or '
+          'before the first ego status, it is our own and left out [m]', minimum=0.0),
     Param('imu_duplicates', False, 'publish an IMU packet with the same stamp as the one before (the simulator\'s '
           'catch-up bursts) too; false: counted on /diagnostics, not published'),
     Param('publish_odom', False, 'publish nav_msgs/Odometry (SI, ENU)'),
@@ -96,7 +98,6 @@ STAMPED = ('ego_status', 'competition_status', 'object_info', 'collision', 'imu'
 # slots of the packets with records (what is not published of them is counted as empty)
 OBJECT_SLOTS = udp.variants_of(udp.ObjectInfo)[0].records.count
 COLLISION_SLOTS = udp.variants_of(udp.CollisionData)[0].records.count
-_OBJ_TYPE = operator.itemgetter(1)          # ObjectRecord.obj_type
 
 
 def enabled_streams(cfg):
@@ -184,6 +185,7 @@ class SimReceiver(object):
         # 25.S4's IMU seconds are the simulator host's local time: stamped on arrival instead
         self._imu_on_arrival = self.version.imu_seconds == 'local'
         self._imu_duplicates = cfg.imu_duplicates
+        self._own_ego_radius = cfg.own_ego_radius
         self._last_imu_stamp = None
         # traffic-light id -> (status, type, receive stamp) of the last packet with that id
         self.traffic_lights = {}
@@ -318,14 +320,12 @@ class SimReceiver(object):
             sim_to_ros.ego_status(w, self._stamp(w.sec, w.nsec), self._frame_id, self.status_sign))
 
     def _on_object_info(self, w):
-        objects = w.objects
-        # empty slots: all-zero ones (the codec leaves them out) and type -1 ones (not published);
-        # min() over the types runs in C, the count only when there is a -1
-        empty = OBJECT_SLOTS - len(objects)
-        if objects and min(map(_OBJ_TYPE, objects)) < 0:
-            empty += sum(1 for r in objects if r[1] < 0)
-        self.stats['object_info'].empty_slots += empty
-        self.pubs['object_info'].publish(sim_to_ros.object_list(w, self._stamp(w.sec, w.nsec), self._frame_id))
+        own = self.status
+        m = sim_to_ros.object_list(w, self._stamp(w.sec, w.nsec), self._frame_id,
+                                   None if own is None else (own.pos_x, own.pos_y), self._own_ego_radius)
+        # slots not published: empty ones (all zero, or type -1 without a size), our own ego, unknown types
+        self.stats['object_info'].empty_slots += OBJECT_SLOTS - m.num_of_npcs - m.num_of_pedestrian - m.num_of_obstacle
+        self.pubs['object_info'].publish(m)
 
     def _on_collision(self, w):
         records = w.records

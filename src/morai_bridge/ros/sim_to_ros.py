@@ -18,6 +18,8 @@ says so); EgoVehicleStatus.velocity is m/s (the wire carries km/h); the standard
 Signature of a converter: ``(w, stamp, frame_id, ...)``: the codec's message, the header
 stamp (rospy.Time), the header frame id, then what the stream needs besides.
 """
+import math
+
 from geometry_msgs.msg import Point, Quaternion, TransformStamped, Vector3
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
@@ -110,13 +112,24 @@ def object_status(r, new=_new, ObjectStatus=ObjectStatus, Vector3=Vector3):
     return o
 
 
-def object_list(w, stamp, frame_id):
+def other_ego(r, own, radius):
+    """True when an Object Info record of obj_type -1 (MORAI's "Ego vehicle") is another ego:
+    it has a size (an empty slot has none) and lies farther than ``radius`` m from ``own``, the
+    (x, y) of this bridge's ego (None: not known yet, so not told from our own: False)."""
+    return (own is not None and (r.size_x > 0.0 or r.size_y > 0.0)
+            and math.hypot(r.pos_x - own[0], r.pos_y - own[1]) > radius)
+
+
+def object_list(w, stamp, frame_id, own=None, own_radius=2.0):
     """ObjectStatusList of an Object Info packet: each record in the list of its type, in
-    packet order; empty slots (all zero, dropped by the codec, or obj_type -1) and records of
-    unknown types are left out."""
+    packet order; other ego vehicles (obj_type -1, :func:`other_ego`) with the vehicles,
+    their type kept; empty slots (all zero, dropped by the codec, or obj_type -1 without a
+    size), our own ego and records of unknown types are left out."""
     lists = ([], [], [])                    # npc_list, pedestrian_list, obstacle_list
     for r in w.objects:
         i = LIST_OF_TYPE.get(r.obj_type)
+        if i is None and r.obj_type == -1 and other_ego(r, own, own_radius):
+            i = 0
         if i is not None:
             lists[i].append(object_status(r))
     m = _new(ObjectStatusList)
