@@ -53,7 +53,7 @@ import struct
 from collections import Counter, OrderedDict
 from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
-__all__ = ["CaptureError", "CaptureDependencyError", "CaptureReader", "read_capture", "Reassembler",
+__all__ = ["CaptureError", "CaptureDependencyError", "CaptureReader", "read_capture", "write_pcap", "Reassembler",
            "TruncatedPayload", "PORT_FILTER_HINT"]
 
 #: What to tell a user whose capture lost the later fragments (docs/udp_dump.md).
@@ -512,3 +512,36 @@ def read_capture(path, **options) -> CaptureReader:
     :class:`TruncatedPayload`) and ``partial_timeout`` (default 1 s).
     """
     return CaptureReader(path, **options)
+
+
+def write_pcap(path: str, records) -> int:
+    """Write ``records`` ``(timestamp, (src_ip, src_port), (dst_ip, dst_port), payload)`` as a
+    classic pcap (microseconds, link type RAW: one IPv4 + UDP packet per datagram, unfragmented,
+    checksums 0 = not computed), whole or not at all; returns the number written.  What
+    :func:`read_capture` reads back record for record (the field report's capture)."""
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, _MAX_DATAGRAM, 101)]
+    n = 0
+    for ts, src, dst, payload in records:
+        payload = bytes(payload)
+        if len(payload) > _MAX_DATAGRAM - 28:
+            raise CaptureError(f"a datagram of {len(payload)} bytes does not fit one IPv4 packet")
+        udp_hdr = struct.pack("!HHHH", src[1], dst[1], 8 + len(payload), 0)
+        ip_hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28 + len(payload), n & 0xFFFF, 0, 64, _IP_PROTO_UDP, 0,
+                             socket.inet_aton(src[0]), socket.inet_aton(dst[0]))
+        packet = ip_hdr + udp_hdr + payload
+        sec = int(ts)
+        usec = min(999999, int(round((ts - sec) * 1e6)))
+        out.append(struct.pack("<IIII", sec, usec, len(packet), len(packet)) + packet)
+        n += 1
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    try:
+        with open(tmp, "wb") as f:
+            f.write(b"".join(out))
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return n
