@@ -19,7 +19,33 @@ ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared" / "captures" / "MORAI.pcap"
 FIXTURES = sorted(p for p in (ROOT / "test" / "data" / "field").iterdir() if p.is_dir())
 SHIPPED = sim_versions.available(sim_versions.search_dir_default())
-OFFSET = 22000          # the emulator's profile ports + this: no clash with anything on MORAI's ports
+
+
+def free_offset(span=(20000, 31000)):
+    """An offset that moves every profile port (and the sensors' and one spare) to a free port below
+    the ephemeral range (no bind to port 0 takes one meanwhile), so that runs on one machine do not clash."""
+    import random
+    import socket
+    base = [p for p in fr.profile_ports(SHIPPED)] + [1232, 2368, 281, 3000]
+    rnd = random.Random()
+    for _ in range(200):
+        off = rnd.randrange(*span)
+        socks = []
+        try:
+            for p in base:
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                socks.append(s)
+                s.bind(("127.0.0.1", p + off))
+            return off
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free block of ports")
+
+
+OFFSET = free_offset()  # the emulator's profile ports + this
 
 
 def emulator(version, **over):
@@ -74,8 +100,9 @@ def test_the_2024_capture_is_24R2():
 def test_imu_bursts_gps_form_camera_chunks_and_lidar_packets_are_reported():
     sim = emulator("25.S4", imu_burst_every_s=0.25, camera_port=OFFSET + 1232, camera_width=320,
                    camera_height=240, lidar_port=OFFSET + 2368)
-    report = fr.analyse(record(sim, extra_ports=(OFFSET + 1232, OFFSET + 2368)), {"camera": OFFSET + 1232,
-                                                                              "lidar": OFFSET + 2368}, OFFSET)
+    report = fr.analyse(record(sim, extra_ports=(OFFSET + 1232, OFFSET + 2368)), {OFFSET + 1232: "camera",
+                                                                              OFFSET + 2368: "lidar"}, OFFSET)
+    assert report["sensor_ports"] == {str(OFFSET + 1232): "camera", str(OFFSET + 2368): "lidar"}
     assert report["imu"]["same_stamp_repeats"] >= 4                   # 2 repeats per burst, ~6 bursts
     assert report["ports"][str(OFFSET + 9110)]["gaps_under_2ms"] >= 4
     assert set(report["gps"]["time_fraction_digits"]) - {"1", "2"} <= {"3"}   # unpadded milliseconds
@@ -149,3 +176,21 @@ def test_rmc_speed_against_the_status_speed(knots_field, expected):
     report = fr.analyse(records)
     assert report["observed"]["rmc_speed"] == expected
     assert report["gps"]["rmc_samples_moving"] == 12
+
+
+def test_the_ports_of_morais_saved_settings():
+    """heven-ad-2026's 25.S4 competition settings: every UDP stream and sensor destination port."""
+    data = ROOT / "test" / "data" / "morai_settings"
+    ports, sensors, warnings = fr.settings_ports(str(data / "heven_SensorInfo_2023_Hyundai_Ioniq5.json"),
+                                                 str(data / "heven_NetworkInfo_2023_Hyundai_Ioniq5.template.json"))
+    assert ports == [1909, 1911, 2368, 7505, 9092, 9291, 9293, 9295, 9297, 9299, 9307]
+    assert sensors == {9291: "camera", 9293: "camera", 9295: "camera", 9307: "camera", 2368: "lidar"}
+
+
+def test_ports_from_settings_are_not_compared_with_the_profiles():
+    """A user's own GPS port (AISW's 9281) says nothing about the release: the forms still do."""
+    sim = emulator("25.S4", gps_port=OFFSET + 281)
+    report = fr.analyse(record(sim, extra_ports=(OFFSET + 281,)), port_offset=OFFSET, compare_ports=False)
+    assert not any(f.startswith("ports.") for f in report["observed"])
+    assert report["observed"]["nmea_time"] == "milliseconds"
+    assert "(ports from the settings: not compared)" in fr.report_text(report)

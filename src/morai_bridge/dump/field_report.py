@@ -71,13 +71,14 @@ def _packet_time(m):
     return sec + nsec * 1e-9, 0 <= nsec < 1000000000
 
 
-def analyse(records, sensor_ports=None, port_offset=0):
+def analyse(records, sensor_ports=None, port_offset=0, compare_ports=True):
     """The report (a dict) of ``records`` ``(t, (src_ip, src_port), (dst_ip, dst_port), payload)``;
-    ``sensor_ports``: {'camera': port, 'lidar': port} where sensors were listened for;
-    ``port_offset``: what the simulator added to every profile port (subtracted before the ports are
-    compared with the profiles)."""
+    ``sensor_ports``: {port: 'camera' | 'lidar' | ...} where sensors were listened for (kept in the
+    report; what a datagram is comes from its content); ``port_offset``: what the simulator added to
+    every profile port (subtracted before the ports are compared with the profiles);
+    ``compare_ports``: False when the ports were the user's settings, not a profile's defaults."""
     records = sorted(records, key=lambda r: r[0])
-    sensor_ports = dict(sensor_ports or {})
+    sensor_ports = dict((str(k), v) for k, v in (sensor_ports or {}).items())
     ports = defaultdict(lambda: {"datagrams": 0, "kinds": Counter(), "sizes": Counter(), "senders": Counter(),
                                  "t": []})
     types = defaultdict(lambda: {"datagrams": 0, "data_lengths": Counter(), "ports": Counter()})
@@ -91,7 +92,7 @@ def analyse(records, sensor_ports=None, port_offset=0):
     objects = {"packets": 0, "minus_one_sized": 0, "minus_one_empty": 0}
     status = {"at_zero": Counter(), "full": Counter(), "last_speed_mps": None}
     camera = {"chunks": 0, "frames": 0, "chunks_per_frame": Counter(), "stamps_per_frame": Counter(),
-              "sizes": Counter(), "_frame": None}
+              "sizes": Counter(), "_frames": {}}      # port -> the frame being assembled there
     lidar = {"packets": 0, "t": []}
     for t, src, dst, data in records:
         data = bytes(data)
@@ -121,7 +122,7 @@ def analyse(records, sensor_ports=None, port_offset=0):
         else:
             p["kinds"][kind] += 1
             if kind == "camera":
-                _camera_chunk(camera, m, len(data))
+                _camera_chunk(camera, port, m, len(data))
             elif kind == "lidar":
                 lidar["packets"] += 1
                 lidar["t"].append(t)
@@ -178,8 +179,10 @@ def analyse(records, sensor_ports=None, port_offset=0):
         report["ego_status"] = {"with_position_ports": {str(k): v for k, v in sorted(status["full"].items())},
                                 "at_zero_ports": {str(k): v for k, v in sorted(status["at_zero"].items())}}
     report["port_offset"] = port_offset
+    report["ports_compared"] = compare_ports
     if camera["chunks"]:
-        _camera_end(camera)
+        for port in list(camera["_frames"]):
+            _camera_end(camera, port)
         report["camera"] = {"chunks": camera["chunks"], "frames": camera["frames"],
                             "chunks_per_frame": {str(k): v for k, v in sorted(camera["chunks_per_frame"].items())},
                             "stamps_per_frame": {str(k): v for k, v in sorted(camera["stamps_per_frame"].items())},
@@ -249,35 +252,39 @@ def _stream_facts(m, name, port, data, imu, gps, collision, objects, status):
             status["last_speed_mps"] = speed
 
 
-def _camera_chunk(camera, chunk, size):
+def _camera_chunk(camera, port, chunk, size):
     camera["chunks"] += 1
     camera["sizes"][size] += 1
-    frame = camera["_frame"]
+    frame = camera["_frames"].get(port)
     if chunk.index == 0:
-        _camera_end(camera)
-        frame = camera["_frame"] = {"chunks": 0, "stamps": set()}
+        _camera_end(camera, port)
+        frame = camera["_frames"][port] = {"chunks": 0, "stamps": set()}
     if frame is None:
         return
     frame["chunks"] += 1
     frame["stamps"].add((chunk.sec, chunk.nsec))
     if chunk.last:
-        _camera_end(camera)
+        _camera_end(camera, port)
 
 
-def _camera_end(camera):
-    frame = camera["_frame"]
+def _camera_end(camera, port):
+    frame = camera["_frames"].pop(port, None)
     if frame is not None and frame["chunks"]:
         camera["frames"] += 1
         camera["chunks_per_frame"][frame["chunks"]] += 1
         camera["stamps_per_frame"][len(frame["stamps"])] += 1
-    camera["_frame"] = None
 
 
 def observed_facts(report):
     """The profile facts (:data:`FACTS`) the traffic shows: {fact: value}; a fact the traffic does
     not show is absent."""
-    out = {}
-    off = report["port_offset"]
+    out = _observed_ports(report) if report["ports_compared"] else {}
+    return _observed_forms(report, out)
+
+
+def _observed_ports(report):
+    """The port facts: the ego status, competition status and GPS ports, less the port offset."""
+    out, off = {}, report["port_offset"]
     ego = report["ego_status"] or {}
     full = dict((int(k), v) for k, v in (ego.get("with_position_ports") or {}).items())
     zero = dict((int(k), v) for k, v in (ego.get("at_zero_ports") or {}).items() if int(k) not in full)
@@ -289,6 +296,12 @@ def observed_facts(report):
     if report["gps"]:
         p = report["gps"]["ports"]
         out["ports.gps"] = int(max(p, key=p.get)) - off
+    return out
+
+
+def _observed_forms(report, out):
+    """``out`` with the facts of the packets' forms and clocks."""
+    if report["gps"]:
         digits = report["gps"]["time_fraction_digits"]
         if any(int(k) > 1 for k in digits):
             out["nmea_time"] = "milliseconds"
@@ -369,7 +382,8 @@ def report_text(report):
         if report[key]:
             lines.append("  %s: %s" % (key, json.dumps(report[key], sort_keys=True)))
     lines.append("observed: " + (", ".join("%s = %s" % kv for kv in sorted(report["observed"].items()))
-                                 or "nothing a profile states"))
+                                 or "nothing a profile states")
+                 + ("" if report["ports_compared"] else " (ports from the settings: not compared)"))
     for m in report["profiles"]:
         lines.append("  %-20s agrees on %d%s" % (m["profile"], len(m["agrees"]), "".join(
             "; CONTRADICTS %s: seen %s, profile %s" % (c["fact"], c["seen"], c["profile"])
@@ -433,7 +447,28 @@ def _sensor(text):
     kind, _, port = text.partition("=")
     if kind not in SENSOR_KINDS or not port.isdigit() or not 1 <= int(port) <= 65535:
         raise argparse.ArgumentTypeError("expected camera=PORT or lidar=PORT, got %r" % text)
-    return kind, int(port)
+    return int(port), kind
+
+
+def settings_ports(sensor_file=None, network_file=None):
+    """(ports, {port: sensor kind}, warnings) of MORAI's saved settings: the destination port of
+    every stream the network file has the simulator send over UDP, and of every sensor sent over UDP."""
+    from morai_bridge.wire import morai_settings as ms
+    ports, sensors, warnings = set(), {}, []
+    if network_file:
+        net = ms.load_network(network_file)
+        warnings += net.warnings
+        rx = set(s.name for s in streams.FROM_SIM)
+        ports |= set(e.port for e in net.entries if e.stream in rx and e.port)
+    if sensor_file:
+        sen = ms.load_sensors(sensor_file)
+        warnings += sen.warnings
+        for s in sen.sensors:
+            if s.udp and s.dest_port:
+                ports.add(s.dest_port)
+                if s.kind in ("camera", "lidar", "lidar2d"):
+                    sensors[s.dest_port] = s.kind
+    return sorted(ports), sensors, warnings
 
 
 def build_parser():
@@ -446,6 +481,10 @@ def build_parser():
     ap.add_argument("--listen-ip", default="0.0.0.0", help="address to listen on (default %(default)s)")
     ap.add_argument("--sim-version", default="all", metavar="NAME|all",
                     help="listen on this profile's ports (default: every shipped profile's)")
+    ap.add_argument("--sensor-settings", metavar="FILE",
+                    help="listen on the ports of MORAI's saved sensor settings (SensorInfo_<vehicle>.json) instead")
+    ap.add_argument("--network-settings", metavar="FILE",
+                    help="listen on the ports of MORAI's saved network settings (NetworkInfo.json) instead")
     ap.add_argument("--port-offset", type=int, default=0, help="add this to every profile port (tests)")
     ap.add_argument("--sensor", type=_sensor, action="append", default=[], metavar="KIND=PORT",
                     help="also listen for a sensor: camera=PORT or lidar=PORT (repeatable)")
@@ -467,6 +506,17 @@ def main(argv=None, out=None):
     if args.out:
         os.makedirs(args.out, exist_ok=True)
     sensors = dict(args.sensor)
+    from_settings = bool(args.sensor_settings or args.network_settings)
+    if from_settings:
+        from morai_bridge.wire.morai_settings import SettingsError
+        try:
+            ports, found, warnings = settings_ports(args.sensor_settings, args.network_settings)
+        except (OSError, SettingsError) as e:
+            sys.stderr.write("%s: error: %s\n" % (PROG, e))
+            return 2
+        for w in warnings:
+            out.write("%s: warning: %s\n" % (PROG, w))
+        sensors.update(found)
     if args.pcap:
         try:
             records = list(capture.read_capture(args.pcap))
@@ -474,7 +524,9 @@ def main(argv=None, out=None):
             sys.stderr.write("%s: error: %s\n" % (PROG, e))
             return 2
     else:
-        ports = sorted(set(profile_ports(names, args.port_offset)) | set(sensors.values()))
+        if not from_settings:
+            ports = profile_ports(names, args.port_offset)
+        ports = sorted(set(ports) | set(sensors))
         out.write("%s: listening on %s for %g s\n" % (PROG, ", ".join(map(str, ports)), args.seconds))
         out.flush()
         records, bound, refused = listen(args.listen_ip, ports, args.seconds, args.max_datagrams)
@@ -489,7 +541,8 @@ def main(argv=None, out=None):
             path = os.path.join(args.out, "capture.pcap")
             capture.write_pcap(path, records)
             records = list(capture.read_capture(path))
-    report = analyse(records, sensors, args.port_offset)
+    # ports set in the settings are the user's choice, not a release's default: not compared
+    report = analyse(records, sensors, args.port_offset, compare_ports=not from_settings)
     text = report_text(report)
     out.write(text + "\n")
     if args.out:
