@@ -246,8 +246,9 @@ class FaultTest(unittest.TestCase):
                                      size_x=4.5, size_y=1.8, size_z=1.5, vel_x=10.0, vel_y=0.0, vel_z=0.0,
                                      acc_x=0.0, acc_y=0.0, acc_z=0.0)
         npc = udp.encode(udp.make(udp.NpcVehicleCollision, pairs=((rec, rec._replace(obj_id=5)),)))
-        imu = udp.encode(udp.make(udp.ImuData, sec=6000, ori_w=1.0))
-        sent = {'vehicle_collision': [with_data_length(npc, 0)] * 3, 'imu': [with_data_length(imu, 77)] * 2}
+        # two IMU packets with their own stamps (one stamp twice is a catch-up repeat: not published)
+        imus = [udp.encode(udp.make(udp.ImuData, sec=6000, nsec=20000000 * k, ori_w=1.0)) for k in range(2)]
+        sent = {'vehicle_collision': [with_data_length(npc, 0)] * 3, 'imu': [with_data_length(m, 77) for m in imus]}
         before = dict((s, (int(self.stream_diag(s)['published']), int(self.stream_diag(s)['decode errors'])))
                       for s in sent)
         for s, packets in sent.items():

@@ -143,6 +143,11 @@ class UdpBridgeTest(unittest.TestCase):
         self.assertGreater(m.header.stamp.secs, 1000000)
 
     def test_object_info_split_by_type(self):
+        # our ego at (1, 2): the type -1 record there (id 14) is our own, left out (another ego would be
+        # published with the vehicles: test_receiver_sender)
+        e = Waiter('/Ego_topic', EgoVehicleStatus)
+        self.assertIsNotNone(e.until(lambda: self.sim.send('ego_status', self.ego_packet(sec=49, pos_x=1.0, pos_y=2.0)),
+                                     lambda m: m.header.stamp.secs == 49))
         w = Waiter('/Object_topic', ObjectStatusList)
         rec = lambda i, t, x: udp.ObjectRecord(i, t, x, 2.0, 0.0, 90.0, 4.5, 1.8, 1.5, 1.0, 2.7, 0.8,  # noqa
                                                 36.0, 0.0, 0.0, 0.5, 0.0, 0.0, 'L1' if t == 1 else '')

@@ -373,11 +373,11 @@ class SimReceiver(object):
     def _on_imu(self, w):
         # a catch-up burst repeats the packet's stamp (its state too, or new sensor noise on some
         # hosts: the stamp decides, as the heven report advises)
-        stamp = (w.sec, w.nsec)
-        if stamp == self._last_imu_stamp and w.sec is not None and not self._imu_duplicates:
+        packet_stamp = (w.sec, w.nsec)
+        if packet_stamp == self._last_imu_stamp and w.sec is not None and not self._imu_duplicates:
             self.stats['imu'].duplicates += 1
             return False
-        self._last_imu_stamp = stamp
+        self._last_imu_stamp = packet_stamp
         if self._imu_on_arrival:
             if w.sec is not None and not 0 <= w.nsec < 1000000000:
                 self.bad_stamps += 1

@@ -311,9 +311,6 @@ def _dm(value: float, width: int, hemispheres: str):
     return f"{degrees:0{width}d}{minutes:07.4f}", hemi
 
 
-TIME_FORMS = ("tenths", "milliseconds")
-
-
 def _hms(t: datetime.time, form: str = "tenths") -> str:
     """hhmmss.s: the 2024 captures' time, tenths of a second (truncated, never 60.0 s); or, with
     ``form`` "milliseconds", 25.S4's hhmmss.<ms> written without padding (4 ms -> ".4", 400 ms ->
