@@ -11,23 +11,13 @@ import rospy
 from morai_bridge.wire import streams, udp
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), '..', 'unit'))
-from helpers import free_port, free_ports  # noqa: E402,F401  (no ROS: shared with the unit tests)
+from helpers import free_port, free_ports, wait_for  # noqa: E402,F401  (no ROS: shared with the unit tests)
 
 # every stream, the emulator's sync extension included (the bridge is started with emulator_sync:=true)
 RX = [s.name for s in streams.FROM_SIM]
 TX = [s.name for s in streams.TO_SIM]
 LAUNCH = os.path.join(os.path.dirname(os.path.realpath(__file__)), '..', '..', 'launch', 'udp_bridge.launch')
 TIMEOUT = 10.0
-
-
-def wait_for(pred, timeout, step=0.02):
-    """True as soon as pred() is; after ``timeout`` seconds, pred()'s last answer."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
 
 
 class FakeSim(object):

@@ -9,7 +9,6 @@ import os
 import sys
 import tempfile
 import threading
-import time
 import unittest
 
 import dpkt
@@ -25,6 +24,7 @@ from morai_bridge.wire import udp
 HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'unit'))
 import capture_frames  # noqa: E402
+from helpers import wait_for  # noqa: E402
 LAUNCH = os.path.join(HERE, '..', '..', 'launch', 'capture_replay.launch')
 SHARED = os.path.join(HERE, '..', '..', '..', 'shared', 'captures', 'MORAI.pcap')
 SIM, USER = '192.168.0.10', '192.168.0.20'
@@ -93,13 +93,6 @@ class Collect(object):
     def cb(self, m):
         with self.lock:
             self.msgs.append(m)
-
-
-def wait_for(pred, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end and not pred():
-        time.sleep(0.05)
-    return pred()
 
 
 class CaptureReplayTest(unittest.TestCase):

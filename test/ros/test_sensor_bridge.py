@@ -32,6 +32,7 @@ from std_msgs.msg import String
 from visualization_msgs.msg import Marker, MarkerArray
 
 from harness import Collector, free_ports  # noqa: E402
+import helpers  # noqa: E402  (test/unit, on the path harness gives)
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 LAUNCH = os.path.join(HERE, '..', '..', 'launch', 'sensor_bridge.launch')
@@ -153,12 +154,7 @@ def publisher_knows(node, topic):
 
 
 def wait_for(pred, timeout=T):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return pred()
+    return helpers.wait_for(pred, timeout, 0.02)
 
 
 MOUNT = {'camera': (1.5, 0.2, 1.3, 0.0, 10.0, 5.0), 'lidar': (0.5, 0.0, 1.9, 0.0, 0.0, 90.0),
