@@ -1,7 +1,8 @@
-"""docs/architecture.md stays true: every module, file, class, function and attribute it names in
-backticks (``ros/sim_receive.SimReceiver._dispatch``, ``transport.UdpReceiver.poll``,
-``wire/streams.py``, ``test/unit/test_layering.py``) exists in the code.  Names of other libraries
-(rospy, struct, genpy, ...) are not checked."""
+"""The maps stay true.  docs/architecture.md: every module, file, class, function and attribute it
+names in backticks (``ros/sim_receive.SimReceiver._dispatch``, ``transport.UdpReceiver.poll``,
+``wire/streams.py``, ``test/unit/test_layering.py``) exists in the code, and its layer block names
+the packages.  README's Layout block: every package, every module of ros/, link/ and wire/, and no
+ros/ module that does not exist.  Names of other libraries (rospy, struct, genpy, ...) are not checked."""
 import importlib
 import inspect
 import os
@@ -122,3 +123,52 @@ def test_the_map_names_code():
 def test_each_name_exists(ref):
     why = resolve(ref)
     assert why is None, 'docs/architecture.md names `%s`: %s' % (ref, why)
+
+
+# --- README's Layout block: the packages and the modules it names ---------------------------------
+
+def layout_sections():
+    """{package: text of its lines} of README.md's Layout block (src/morai_bridge/ part)."""
+    with open(os.path.join(ROOT, 'README.md')) as f:
+        text = f.read()
+    block = text.split('## Layout', 1)[1].split('```')[1]
+    sections, current = {}, None
+    for line in block.splitlines():
+        m = re.match(r'^  ([a-z_]+)/\s', line)
+        if m:
+            current = m.group(1)
+            sections[current] = line[len(m.group(0)):]
+        elif current and (line.startswith('    ') or re.match(r'^ {20,}', line)):
+            sections[current] += '\n' + line
+        elif not line.startswith('  ') or re.match(r'^[a-z]', line):
+            current = None
+    return sections
+
+
+def modules_of(package):
+    d = os.path.join(SRC, package)
+    return sorted(f[:-3] for f in os.listdir(d) if f.endswith('.py') and f != '__init__.py' and f != '__main__.py')
+
+
+def test_the_readme_layout_names_every_package():
+    sections = layout_sections()
+    packages = sorted(d for d in os.listdir(SRC) if os.path.isfile(os.path.join(SRC, d, '__init__.py')))
+    assert sorted(sections) == packages, 'README Layout names %s; src/morai_bridge has %s' % (sorted(sections), packages)
+
+
+@pytest.mark.parametrize('package', ['ros', 'link', 'wire'])
+def test_the_readme_layout_names_the_modules_of(package):
+    """Every module of these packages is named in its README Layout lines, and the ros/ lines' first
+    column names only modules that exist."""
+    text = layout_sections()[package]
+    words = set(re.findall(r'[a-z_0-9]+', text))
+    named = [m for m in modules_of(package) if m in words or m.replace('_', ' ') in text]
+    missing = sorted(set(modules_of(package)) - set(named))
+    assert not missing, 'README Layout does not name %s/%s' % (package, ', '.join(missing))
+    if package == 'ros':
+        for line in text.splitlines()[1:]:
+            if not re.match(r'^    [a-z]', line):     # a description's continuation, not a module line
+                continue
+            column = line.strip().split('  ')[0]
+            for name in column.split():
+                assert name in modules_of('ros'), 'README Layout names ros/%s, which does not exist' % name
