@@ -172,3 +172,17 @@ def test_the_readme_layout_names_the_modules_of(package):
             column = line.strip().split('  ')[0]
             for name in column.split():
                 assert name in modules_of('ros'), 'README Layout names ros/%s, which does not exist' % name
+
+
+def test_docstrings_cite_only_files_in_the_repository():
+    """The protocol facts' shared spec files are not in the repository: code cites the docs that carry
+    them (docs/sensors.md, docs/erp42.md, docs/versions.md, ...)."""
+    cited = []
+    for dirpath, _, files in os.walk(SRC):
+        for f in files:
+            if f.endswith('.py'):
+                with open(os.path.join(dirpath, f)) as fh:
+                    for k, line in enumerate(fh, 1):
+                        if re.search(r'shared/spec|\bspec/(udp|erp42|sensors)\.md', line):
+                            cited.append('%s:%d' % (os.path.relpath(os.path.join(dirpath, f), ROOT), k))
+    assert not cited, 'cites a file outside the repository: %s' % ', '.join(cited)

@@ -43,8 +43,9 @@ def receive_stamp(t_mono, ros_now, mono_now):
     """The ROS time of ``t_mono`` (a frame's read time on the monotonic clock), given one instant
     read on both clocks (``ros_now``, ``mono_now``): ``ros_now`` minus the time since the read.
 
-    spec/erp42.md 10.2: the stamp is the host time at which the frame's last byte was read, not
-    when the feedback thread got to it (up to 64 frames may wait for it).  A read time after
+    The stamp is the host time at which the frame's last byte was read, not when the feedback
+    thread got to it (up to 64 frames may wait for it; docs/erp42.md, "Feedback → message
+    values").  A read time after
     ``mono_now`` gives ``ros_now``; the result is never before 0 (simulated time not started)."""
     delay = min(max(0.0, mono_now - t_mono), ros_now.to_sec())
     return ros_now - rospy.Duration.from_sec(delay)

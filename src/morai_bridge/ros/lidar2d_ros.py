@@ -3,8 +3,8 @@
 One 1,107-byte datagram per scan, 360 samples, one per degree
 (:mod:`morai_bridge.wire.lidar2d`).  The datagram carries no time: the stamp is
 the receive time.  Its header and tail literals, the direction and origin of
-sample 0 and the no-hit convention are not documented (shared spec/sensors.md
-section 8 q7): they are parameters, and the diagnostics show the header, tail,
+sample 0 and the no-hit convention are not documented (docs/sensors.md,
+"2D LiDAR", q7): they are parameters, and the diagnostics show the header, tail,
 data_length and aux values that arrive, so a user can set them from a real
 simulator's traffic.
 """

@@ -23,7 +23,7 @@ timestamp (bytes 1200-1203: microseconds past the hour) placed in the hour of th
 host's ROS clock that puts it nearest (:func:`device_stamp`), used only when it
 lies within ``~device_time_max_offset`` of the packet's receive time; otherwise,
 and with ``ros``, the receive time of the first packet.  What MORAI writes in
-those bytes is not documented (shared spec/sensors.md section 8 q5): diagnostics
+those bytes is not documented (docs/sensors.md, "3D LiDAR", q5): diagnostics
 show the offset seen and how often each source was used.
 """
 import io

@@ -1,7 +1,7 @@
 """MORAI SIM 2D LiDAR over UDP: one 1,107-byte datagram per 360-sample scan.
 
 Facts and confidence tags ([C] confirmed, [S] single source, [I] inferred,
-[?] unknown) refer to ``shared/spec/sensors.md`` section 4.
+[?] unknown) are those of docs/sensors.md, "2D LiDAR".
 
 Layout (little-endian, packed) [C]
 ----------------------------------

@@ -5,7 +5,7 @@ boxes on the port of its images (:mod:`morai_bridge.wire.camera.images`, which
 holds what the two kinds share: the port, the datagram size, the header fields,
 the unsigned reading of the stamps and :func:`~morai_bridge.wire.camera.images.classify`).
 Facts and confidence tags ([C] confirmed, [S] single source, [I] inferred, [?]
-unknown) refer to ``shared/spec/sensors.md`` section 2.
+unknown) are those of docs/sensors.md, "Camera".
 
 Box datagram ("BOX")
 --------------------

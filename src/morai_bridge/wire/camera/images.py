@@ -6,7 +6,7 @@ One camera sensor sends, on one UDP port, its JPEG-compressed image cut into
 datagrams of at most 65,000 bytes, and (when objects are in view) ground-truth
 2D/3D bounding boxes (:mod:`morai_bridge.wire.camera.boxes`).  Facts and
 confidence tags ([C] confirmed, [S] single source, [I] inferred, [?] unknown)
-refer to ``shared/spec/sensors.md`` sections 1 and 7 (section 2: the boxes).
+are those of docs/sensors.md, "Camera".
 
 Image chunk datagram ("MOR")
 ----------------------------

@@ -2,8 +2,8 @@
 
 MORAI's 3D LiDAR sends the data packets of a real Velodyne sensor, one per UDP
 datagram, so that Velodyne tools can read them.  Facts and confidence tags
-([C] confirmed, [S] single source, [I] inferred, [?] unknown) refer to
-``shared/spec/sensors.md`` section 3; the ros-drivers/velodyne conventions
+([C] confirmed, [S] single source, [I] inferred, [?] unknown) are those of
+docs/sensors.md, "3D LiDAR"; the ros-drivers/velodyne conventions
 (ROSVEL) are followed where MORAI's own sources are silent.
 
 Packet (1206 bytes, little-endian) [C]
