@@ -8,6 +8,8 @@ setup(**generate_distutils_setup(
         'morai_bridge.wire',
         'morai_bridge.wire.velodyne',
         'morai_bridge.wire.camera',
+        'morai_bridge.kinematics',
+        'morai_bridge.configuration',
         'morai_bridge.link',
         'morai_bridge.ros',
         'morai_bridge.nodes',

@@ -77,7 +77,8 @@ def ports_table(only=None):
     defaults in each shipped version (config/sim_versions/; ``only``: that one), where that port is
     set, and the bridge argument.  From wire/streams.py and the version profiles; nothing here
     states a port."""
-    from morai_bridge.wire import sim_versions, streams
+    from morai_bridge.configuration import sim_versions
+    from morai_bridge.wire import streams
     names = sim_versions.available(sim_versions.search_dir_default())
     if only is not None and only not in names:
         raise ValueError('no version profile %s (have %s)' % (only, ', '.join(names)))

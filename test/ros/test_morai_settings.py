@@ -35,10 +35,10 @@ from sensor_msgs.msg import CameraInfo, CompressedImage, Imu, PointCloud2
 
 from harness import Collector, free_ports, wait_for  # noqa: E402
 
+from morai_bridge.configuration import morai_settings as ms
 from morai_bridge.emu.sensors.camera import CameraSensor
 from morai_bridge.emu.sensors.scene import Mount, Scene
 from morai_bridge.nodes import morai_settings as writer
-from morai_bridge.wire import morai_settings as ms
 from morai_bridge.wire import streams
 
 HERE = os.path.dirname(os.path.realpath(__file__))
@@ -91,7 +91,7 @@ def rewrite_ports(sensor_src, network_src, tmp):
 
 def emulator_args(ports, camera=None, lidar=None, user_ip='127.0.0.1'):
     """Arguments of python3 -m morai_bridge.emu.sim: every stream port from ``ports`` or 0 (off), the
-    camera and LiDAR as :class:`~morai_bridge.wire.morai_settings.Sensor` (mounted as they say), all
+    camera and LiDAR as :class:`~morai_bridge.configuration.morai_settings.Sensor` (mounted as they say), all
     sent to ``user_ip`` from 127.0.0.1."""
     args = ['--user-ip', user_ip, '--listen-ip', '127.0.0.1', '--gps-hz', '10', '--imu-hz', '20',
             '--ego-status-hz', '20', '--object-info-hz', '5']

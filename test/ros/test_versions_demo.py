@@ -21,8 +21,8 @@ import rostest
 
 from morai_msgs.msg import CollisionData, EgoVehicleStatus
 
+from morai_bridge.configuration import sim_versions
 from morai_bridge.link.transport import shift_privileged
-from morai_bridge.wire import sim_versions
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 DEMO = os.path.join(HERE, '..', '..', 'launch', 'demo.launch')

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
+from morai_bridge.configuration.params import ParamError
 from morai_bridge.nodes.capture_replay import input_path
-from morai_bridge.ros.params import ParamError
 
 
 def test_absolute_path_is_kept(tmp_path):
@@ -42,8 +42,9 @@ def test_same_directory_is_named_once(tmp_path):
 
 # --- what a replay says about the datagrams it skipped (ros/capture_player.py) ---
 
+from morai_bridge.configuration import sim_versions
 from morai_bridge.ros.capture_player import carried_stream, port_hint  # noqa: E402
-from morai_bridge.wire import sim_versions, udp  # noqa: E402
+from morai_bridge.wire import udp  # noqa: E402
 
 GGA = b'$GPGGA,223047.5,3714.4040,N,12646.4377,E,1,09,1.0,29.1,M,0.0,M,,*5A\r\n'
 

@@ -22,13 +22,14 @@ import yaml
 
 from helpers import free_port  # below the ephemeral range: no bind to port 0 can take it meanwhile
 
+from morai_bridge.configuration import sim_versions, vehicle_profiles
 from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
 from morai_bridge.selftest import check_signs as cs
 from morai_bridge.selftest import cli
 from morai_bridge.selftest import signs
 from morai_bridge.selftest.signs import (LEFT, RIGHT, Phase, Sample, compare, judge,
                                          measured_version, unwrapped_change)
-from morai_bridge.wire import sim_versions, udp, vehicle_profiles
+from morai_bridge.wire import udp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRC = os.path.join(ROOT, "src")

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from morai_bridge.configuration import sim_versions
 from morai_bridge.dump import field_report as fr
 from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
-from morai_bridge.wire import capture, sim_versions, streams, udp
+from morai_bridge.wire import capture, streams, udp
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared" / "captures" / "MORAI.pcap"

@@ -1,13 +1,17 @@
 """Import direction between the layers of morai_bridge, checked on the source.
 
-    wire   pure codecs and protocol facts           imports: wire
-    link   sockets, serial port, worker supervision imports: wire, link
-    emu    emulators of the simulator and the PCU    imports: wire, link, emu
-    tools  morai_udp_dump, morai_check_signs (no ROS) imports: wire, link, tools
-    ros    everything that touches rospy / messages  imports: wire, link, ros
-    nodes  one main() per node                       imports: ros, wire, link, emu
+    wire           pure codecs and protocol facts             imports: wire
+    kinematics     vehicle motion models (dead reckoning)      imports: wire, kinematics
+    configuration  Param tables, version / vehicle profiles,   imports: wire, configuration
+                   MORAI SIM's saved settings
+    link           sockets, serial port, worker supervision   imports: wire, link
+    emu            emulators of the simulator and the PCU      imports: wire, configuration, link, emu
+    tools          morai_udp_dump, morai_check_signs (no ROS)  imports: wire, configuration, link, tools
+    ros            everything that touches rospy / messages    imports: wire, kinematics, configuration, link, ros
+    nodes          one main() per node                         imports: ros, wire, configuration, link, emu
 
-and wire, link, emu and tools never import ROS (checked statically and by importing them).
+and wire, kinematics, configuration, link, emu and tools never import ROS (checked statically and by
+importing them).
 """
 import ast
 import os
@@ -27,6 +31,8 @@ ROS_MODULES = ('rospy', 'genpy', 'roslib', 'rosgraph', 'rosgraph_msgs', 'std_msg
 # module prefix (dotted, below morai_bridge) -> layer
 LAYER_OF = (
     ('wire', 'wire'),
+    ('kinematics', 'kinematics'),
+    ('configuration', 'configuration'),
     ('link', 'link'),
     ('emu', 'emu'),
     ('dump', 'tools'), ('selftest', 'tools'),
@@ -35,13 +41,15 @@ LAYER_OF = (
 )
 ALLOWED = {
     'wire': {'wire'},
+    'kinematics': {'wire', 'kinematics'},
+    'configuration': {'wire', 'configuration'},
     'link': {'wire', 'link'},
-    'emu': {'wire', 'link', 'emu'},
-    'tools': {'wire', 'link', 'tools'},
-    'ros': {'wire', 'link', 'ros'},
-    'nodes': {'ros', 'wire', 'link', 'emu'},
+    'emu': {'wire', 'configuration', 'link', 'emu'},
+    'tools': {'wire', 'configuration', 'link', 'tools'},
+    'ros': {'wire', 'kinematics', 'configuration', 'link', 'ros'},
+    'nodes': {'ros', 'wire', 'configuration', 'link', 'emu'},
 }
-ROS_FREE = ('wire', 'link', 'emu', 'tools')
+ROS_FREE = ('wire', 'kinematics', 'configuration', 'link', 'emu', 'tools')
 
 
 def layer(dotted):
@@ -129,7 +137,8 @@ def _modules(pkg):
 
 
 def test_ros_free_layers_import_without_ros():
-    mods = [m for m in _modules('morai_bridge.wire') + _modules('morai_bridge.emu') + _modules('morai_bridge.link')
+    mods = [m for m in _modules('morai_bridge.wire') + _modules('morai_bridge.kinematics')
+            + _modules('morai_bridge.configuration') + _modules('morai_bridge.emu') + _modules('morai_bridge.link')
             + _modules('morai_bridge.dump') + _modules('morai_bridge.selftest')
             if not m.endswith('.__main__')]     # __main__ runs the tool
     code = (

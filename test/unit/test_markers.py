@@ -243,7 +243,7 @@ def test_demo_light_file_places_exactly_the_demo_scenarios_lights():
 
 def test_light_positions_path_forms(tmp_path):
     from morai_bridge.ros.marker_publisher import light_positions_path, read_light_positions
-    from morai_bridge.ros.params import ParamError
+    from morai_bridge.configuration.params import ParamError
     assert light_positions_path('', '/p') is None
     assert light_positions_path('demo', '/p') == '/p/config/traffic_lights/demo.yaml'
     assert light_positions_path('/a/b.yaml', '/p') == '/a/b.yaml'

@@ -1,4 +1,4 @@
-"""morai_settings: MORAI SIM's saved settings -> bridge nodes (wire.morai_settings) -> launch XML
+"""morai_settings: MORAI SIM's saved settings -> bridge nodes (configuration.morai_settings) -> launch XML
 (nodes.morai_settings).  Expected values are read off the public files in test/data/morai_settings/
 (README there names their repositories and commits), poses are checked against values worked out by
 hand in the comments."""
@@ -13,7 +13,7 @@ from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
-from morai_bridge.wire import morai_settings as ms
+from morai_bridge.configuration import morai_settings as ms
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, 'test', 'data', 'morai_settings')

@@ -122,7 +122,7 @@ def test_event_turn_signal_3_keeps_the_previous_turn_signal_only():
 # ----------------------------------------------------------------------------- 3. vehicle profiles
 
 def test_profiles_shipped():
-    from morai_bridge.wire import vehicle_profiles as vp
+    from morai_bridge.configuration import vehicle_profiles as vp
     assert {'morai_sedan', 'erp42'} <= set(vp.available(PROFILES))
     sedan = vp.load_profile('morai_sedan', PROFILES)
     assert (sedan.max_steering_deg, sedan.wheelbase_m) == (36.25, 2.795)
@@ -142,7 +142,7 @@ def test_sedan_profile_matches_the_captured_status():
     if not os.path.exists(cap):
         pytest.skip('shared captures not present')
     from morai_bridge.wire import capture, udp
-    from morai_bridge.wire import vehicle_profiles as vp
+    from morai_bridge.configuration import vehicle_profiles as vp
     sedan = vp.load_profile('morai_sedan', PROFILES)
     got = set()
     for _, _, _, data in capture.read_capture(cap):
@@ -156,7 +156,7 @@ def test_sedan_profile_matches_the_captured_status():
 
 
 def test_profile_by_path_and_errors(tmp_path):
-    from morai_bridge.wire import vehicle_profiles as vp
+    from morai_bridge.configuration import vehicle_profiles as vp
     f = tmp_path / 'kart.yaml'
     f.write_text('max_steering_deg: 30\nwheelbase_m: 1.2\nlength_m: null\n')
     p = vp.load_profile(str(f))
@@ -186,7 +186,7 @@ def test_nodes_find_the_profiles_of_the_package():
 
 
 def test_explicit_parameter_overrides_the_profile():
-    from morai_bridge.wire import vehicle_profiles as vp
+    from morai_bridge.configuration import vehicle_profiles as vp
     assert vp.choose(0.0, 28.17) == 28.17          # not set: the profile's
     assert vp.choose(30.0, 28.17) == 30.0          # set: wins
 
@@ -203,7 +203,7 @@ def test_erp42_steering_normalised_by_28_17_deg():
     """The issue: ERP-42 steering came out x0.78 because 36.25 deg was used in every mode."""
     from morai_msgs.msg import CtrlCmd
     from morai_bridge.ros import ros_to_sim
-    from morai_bridge.wire import vehicle_profiles as vp
+    from morai_bridge.configuration import vehicle_profiles as vp
     erp = vp.load_profile('erp42', PROFILES)
     max_deg = vp.choose(param_default('udp_bridge', 'max_steering_deg'), erp.max_steering_deg)
     half = CtrlCmd(longlCmdType=2, steering=math.radians(28.17 / 2))
@@ -213,8 +213,9 @@ def test_erp42_steering_normalised_by_28_17_deg():
 
 def test_erp42_serial_takes_clamp_and_wheelbase_from_the_profile():
     from morai_bridge.nodes.erp42_serial import PARAMS, with_profile
-    from morai_bridge.ros.params import ParamError, load
-    from morai_bridge.wire import vehicle_profiles as vp
+    from morai_bridge.configuration.params import ParamError
+    from morai_bridge.ros.params import load
+    from morai_bridge.configuration import vehicle_profiles as vp
     cfg = load(PARAMS, getter=lambda n, d: d)
     erp = vp.load_profile('erp42', PROFILES)
     out = with_profile(cfg, erp)
@@ -259,13 +260,13 @@ VERSIONS = ('24.R2', '25.S4', '25.S4.MolitComp03', '26.R1')
 
 
 def version_signs(name):
-    from morai_bridge.wire import sim_versions
+    from morai_bridge.configuration import sim_versions
     return sim_versions.bridge_signs(sim_versions.load_version(name))
 
 
 def test_sign_parameters_default_to_the_sim_version():
     """The signs and the command size are the simulator version's unless set (0 = the version's)."""
-    from morai_bridge.wire import sim_versions
+    from morai_bridge.configuration import sim_versions
     for name in ('steering_sign', 'status_steering_sign', 'ghost_steering_sign', 'ctrl_cmd_bytes'):
         assert param_default('udp_bridge', name) == 0, name
     assert param_default('udp_bridge', 'sim_version') == sim_versions.DEFAULT == '25.S4'
@@ -355,7 +356,7 @@ def test_round_trip_through_the_emulator_reads_back_what_was_commanded(emulator)
     import rospy
     from morai_msgs.msg import CtrlCmd
     from morai_bridge.ros import ros_to_sim, sim_to_ros
-    from morai_bridge.wire import vehicle_profiles as vp
+    from morai_bridge.configuration import vehicle_profiles as vp
     sedan = vp.load_profile(param_default('udp_bridge', 'vehicle_profile'), PROFILES)
     max_deg = vp.choose(param_default('udp_bridge', 'max_steering_deg'), sedan.max_steering_deg)
     for steering in (0.2, -0.3):
@@ -403,7 +404,7 @@ def test_tl_info_of_a_seen_and_an_unseen_light():
 
 def test_vehicle_spec_from_status_else_profile():
     from morai_bridge.ros import info_services
-    from morai_bridge.wire import vehicle_profiles as vp
+    from morai_bridge.configuration import vehicle_profiles as vp
     erp = vp.load_profile('erp42', PROFILES)
     m = info_services.vehicle_spec(erp, 28.17)
     assert (m.size.x, m.size.y, m.size.z, m.wheel_base, m.overhang, m.rear_overhang, m.max_steering) == (

@@ -23,9 +23,10 @@ from sensor_msgs.msg import PointCloud2
 from std_msgs.msg import Header
 from visualization_msgs.msg import Marker
 
+from morai_bridge.configuration.params import ParamError
 from morai_bridge.nodes import camera_bridge, lidar2d_bridge, lidar_bridge
 from morai_bridge.ros import camera_ros, lidar2d_ros, lidar_ros, sensor_bridge
-from morai_bridge.ros.params import ParamError, load
+from morai_bridge.ros.params import load
 from morai_bridge.wire import camera, lidar2d
 from morai_bridge.wire import velodyne as vel
 from velodyne_packets import vlp16_packet

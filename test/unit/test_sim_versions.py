@@ -1,4 +1,4 @@
-"""Simulator version profiles (wire/sim_versions, config/sim_versions) and the meanings that differ
+"""Simulator version profiles (configuration/sim_versions, config/sim_versions) and the meanings that differ
 between releases, each checked against outside evidence: real packets (test/data/sim_evidence),
 published measurements and saved settings of teams that drove the simulator, MORAI's own examples.
 Nothing here takes its expected value from our emulator."""
@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from morai_bridge.wire import sim_versions as sv
-from morai_bridge.wire import udp, vehicle_profiles
+from morai_bridge.configuration import sim_versions as sv
+from morai_bridge.configuration import vehicle_profiles
+from morai_bridge.wire import udp
 
 ROOT = Path(__file__).resolve().parents[2]
 EVIDENCE = ROOT / 'test' / 'data' / 'sim_evidence'

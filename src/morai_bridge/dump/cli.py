@@ -12,7 +12,8 @@ import os
 import socket
 import sys
 
-from morai_bridge.wire import sim_versions, streams
+from morai_bridge.configuration import sim_versions
+from morai_bridge.wire import streams
 from morai_bridge.wire.capture import CaptureError
 
 from .dumper import EXIT_DECODE_ERRORS, EXIT_OK, EXIT_USAGE, PROG, Dumper
@@ -22,7 +23,7 @@ __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_DECODE_ERRORS", "EXIT_USAGE"
 
 #: --listen/--port names: every stream's name -> its default port (wire.streams), and
 #: 'sim' -> the default ports of every stream the simulator sends to (not our extension).
-#: A stream whose port differs between simulator versions (wire.sim_versions) has every such port.
+#: A stream whose port differs between simulator versions (configuration.sim_versions) has every such port.
 PORT_GROUPS = {s.name: tuple(sorted(set([s.port] + [p for _, p in sim_versions.port_table().get(s.name, ())]) - {0}))
                for s in streams.STREAMS}
 PORT_GROUPS["sim"] = tuple(sorted(set(p for s in streams.FROM_SIM if not s.extension for p in PORT_GROUPS[s.name])))

@@ -21,7 +21,8 @@ import sys
 import time
 from collections import Counter, defaultdict
 
-from morai_bridge.wire import capture, sim_versions, streams, udp
+from morai_bridge.configuration import sim_versions
+from morai_bridge.wire import capture, streams, udp
 from morai_bridge.wire.camera import images
 
 from .sources import open_sockets
@@ -453,7 +454,7 @@ def _sensor(text):
 def settings_ports(sensor_file=None, network_file=None):
     """(ports, {port: sensor kind}, warnings) of MORAI's saved settings: the destination port of
     every stream the network file has the simulator send over UDP, and of every sensor sent over UDP."""
-    from morai_bridge.wire import morai_settings as ms
+    from morai_bridge.configuration import morai_settings as ms
     ports, sensors, warnings = set(), {}, []
     if network_file:
         net = ms.load_network(network_file)
@@ -508,7 +509,7 @@ def main(argv=None, out=None):
     sensors = dict(args.sensor)
     from_settings = bool(args.sensor_settings or args.network_settings)
     if from_settings:
-        from morai_bridge.wire.morai_settings import SettingsError
+        from morai_bridge.configuration.morai_settings import SettingsError
         try:
             ports, found, warnings = settings_ports(args.sensor_settings, args.network_settings)
         except (OSError, SettingsError) as e:

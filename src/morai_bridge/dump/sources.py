@@ -10,8 +10,9 @@ import selectors
 import socket
 import time
 
+from morai_bridge.configuration import sim_versions
 from morai_bridge.link.transport import privileged, privileged_port_advice
-from morai_bridge.wire import sim_versions, streams
+from morai_bridge.wire import streams
 from morai_bridge.wire.capture import read_capture
 
 from .dumper import PROG

@@ -58,7 +58,8 @@ from typing import Dict, Optional, Tuple
 
 from morai_bridge.link.workers import Worker
 from morai_bridge.link.transport import UdpReceiver, UdpSender, bind_udp, resolve_host, shift_privileged
-from morai_bridge.wire import lockstep, sim_versions, udp
+from morai_bridge.configuration import sim_versions
+from morai_bridge.wire import lockstep, udp
 from morai_bridge.wire.enums import CtrlMode, ObjectType, Platform, SimResult, SimState
 from morai_bridge.wire.units import MPS_TO_KMH
 
@@ -116,7 +117,7 @@ class SimEmulator(SimCommands, SyncExtension, SimSending):
     def __init__(self, config: Optional[SimConfig] = None, **overrides):
         cfg = (config or SimConfig())._replace(**overrides)
         cfg.check()
-        #: the simulator release emulated (wire.sim_versions); its ports fill the -1 port fields
+        #: the simulator release emulated (configuration.sim_versions); its ports fill the -1 port fields
         self.version = sim_versions.load_version(cfg.sim_version)
         cfg = cfg._replace(**{f: self.version.port(n) for n, (f, _, _) in SEND_PORTS.items()
                               if n in sim_versions.VERSIONED_PORTS and getattr(cfg, f) == sim_versions.VERSION_PORT})

@@ -19,8 +19,9 @@ import math
 import os
 from typing import NamedTuple
 
+from morai_bridge.configuration import sim_versions
 from morai_bridge.wire import camera as wire_camera
-from morai_bridge.wire import sim_versions, udp
+from morai_bridge.wire import udp
 from morai_bridge.wire.enums import Gear
 from morai_bridge.wire.streams import BY_NAME, STREAMS, USER_TO_SIM
 
@@ -47,7 +48,7 @@ class SimConfig(NamedTuple):
     user_ip: str = "127.0.0.1"
     allowed_sender_ip: str = ""
     emulator_sync: bool = False
-    # the simulator release emulated (wire.sim_versions): steering signs, IMU size, empty
+    # the simulator release emulated (configuration.sim_versions): steering signs, IMU size, empty
     # collision slots, packet clock, default ports
     sim_version: str = sim_versions.DEFAULT
     # added to every port below 1024 (link.transport.shift_privileged), as the bridge does

@@ -2,7 +2,7 @@
 
 :class:`SimSending` is a mixin of :class:`~morai_bridge.emu.sim.SimEmulator`; it runs with the
 emulator's lock held and builds each packet with :mod:`.sim_packets` from the world's state.
-The version (``SimEmulator.version``, :mod:`morai_bridge.wire.sim_versions`) decides what
+The version (``SimEmulator.version``, :mod:`morai_bridge.configuration.sim_versions`) decides what
 differs between simulator releases: the competition status, the empty collision slots, the
 IMU's size and its seconds.  No ROS.
 """

@@ -25,10 +25,11 @@ import rospy
 
 from morai_bridge.link import transport
 from morai_bridge.ros.capture_player import CapturePlayer
-from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.configuration.params import Param, ParamError
+from morai_bridge.ros.params import load
 from morai_bridge.ros.supervision import NodeSupervisor
 from morai_bridge.ros.sim_receive import RECEIVE_PARAMS, VERSION_PARAMS
-from morai_bridge.wire.sim_versions import VersionError
+from morai_bridge.configuration.sim_versions import VersionError
 from morai_bridge.wire import capture
 
 PARAMS = [

@@ -10,8 +10,9 @@ import math
 import rospy
 from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, GetTrafficLightStatus
 
+from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.ros import msg_set
-from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.ros.params import load
 from morai_bridge.ros.supervision import NodeSupervisor, RosTimer
 
 RED, YELLOW = 1, 4

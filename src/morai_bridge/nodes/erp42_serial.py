@@ -13,11 +13,13 @@ import rospy
 
 from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.erp42_ros import Erp42Ros
-from morai_bridge.ros.params import Config, Param, ParamError, load
+from morai_bridge.configuration.params import Config, Param, ParamError
+from morai_bridge.ros.params import load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 from morai_bridge.ros.package_config import load_vehicle_profile
 from morai_bridge.link.serial_port import Erp42Link
-from morai_bridge.wire import erp42, erp42_convert, vehicle_profiles
+from morai_bridge.configuration import vehicle_profiles
+from morai_bridge.wire import erp42, erp42_convert
 
 _D = erp42_convert.DEFAULT_PARAMS
 

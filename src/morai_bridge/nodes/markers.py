@@ -12,8 +12,9 @@ in :mod:`morai_bridge.ros.marker_publisher`.
 """
 import rospy
 
+from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.ros.marker_publisher import MarkersNode
-from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.ros.params import load
 from morai_bridge.ros.supervision import NodeSupervisor
 
 PARAMS = [

@@ -7,10 +7,11 @@ Also runnable without ROS: ``python3 -m morai_bridge.emu.pcu --link /tmp/erp42``
 import rospy
 from diagnostic_msgs.msg import DiagnosticStatus
 
+from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.emu.pcu import ALIVE_CHECKS, FEEDBACK_MODES, PcuEmulator
 from morai_bridge.emu.pcu_vehicle import VehicleModel
 from morai_bridge.ros.bridge_diagnostics import make_updater
-from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.ros.params import load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 
 PARAMS = [

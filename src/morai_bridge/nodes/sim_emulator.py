@@ -12,10 +12,11 @@ import os
 
 import rospy
 
+from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.emu import sim as simemu
 from morai_bridge.emu.sim_snapshot import snapshot_diagnostics
 from morai_bridge.ros.bridge_diagnostics import make_updater
-from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.ros.params import load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 
 _PARAM_TYPES = (bool, int, float, str)

@@ -15,16 +15,17 @@ from morai_bridge.link import transport
 from morai_bridge.ros import command_sender, info_services, msg_set, sim_receive, sim_to_ros
 from morai_bridge.ros.bridge_diagnostics import BridgeDiagnostics, make_updater
 from morai_bridge.ros.info_services import InfoServices
-from morai_bridge.ros.params import Param, ParamError, load
+from morai_bridge.configuration.params import Param, ParamError
+from morai_bridge.ros.params import load
 from morai_bridge.ros.package_config import apply_sim_version, load_vehicle_profile
 from morai_bridge.ros.command_sender import CommandSender
 from morai_bridge.ros.sim_receive import SimReceiver
 from morai_bridge.ros.sim_services import SimServices
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 from morai_bridge.ros.sync_services import SyncServices
-from morai_bridge.wire import morai_settings
-from morai_bridge.wire.sim_versions import VersionError
-from morai_bridge.wire.vehicle_profiles import ProfileError
+from morai_bridge.configuration import morai_settings
+from morai_bridge.configuration.sim_versions import VersionError
+from morai_bridge.configuration.vehicle_profiles import ProfileError
 
 
 PARAMS = [

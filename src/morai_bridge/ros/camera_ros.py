@@ -37,9 +37,9 @@ from sensor_msgs.msg import CameraInfo, CompressedImage, Image, RegionOfInterest
 from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
+from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.link.measure import RateMeter, snapshot
 from morai_bridge.link.workers import LatestSlot, Worker
-from morai_bridge.ros.params import Param, ParamError
 from morai_bridge.ros.sensor_bridge import WARN, SensorBridge, counted, optical_transform
 from morai_bridge.ros.sensor_params import STAMP_PARAM, mount_params, network_params, tail_params
 from morai_bridge.wire import camera

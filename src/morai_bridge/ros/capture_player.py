@@ -24,11 +24,12 @@ import time
 import rospy
 from rosgraph_msgs.msg import Clock
 
+from morai_bridge.configuration import sim_versions
 from morai_bridge.ros.bridge_diagnostics import BridgeDiagnostics, make_updater
 from morai_bridge.ros.package_config import apply_sim_version
 from morai_bridge.ros.params import load
 from morai_bridge.ros.sim_receive import RECEIVE_PARAMS, VERSION_PARAMS, SimReceiver
-from morai_bridge.wire import capture, sim_versions, streams, udp
+from morai_bridge.wire import capture, streams, udp
 
 __all__ = ['CapturePlayer', 'carried_stream', 'port_hint']
 

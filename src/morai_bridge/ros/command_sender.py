@@ -17,8 +17,9 @@ from morai_msgs.msg import (CtrlCmd, GhostMessage, GVDirectCmd, GVStateCmd, Inte
 
 from morai_bridge.link import transport
 from morai_bridge.ros import ros_to_sim
-from morai_bridge.ros.params import Param, port_param
-from morai_bridge.wire import enums, streams, udp, vehicle_profiles
+from morai_bridge.configuration.params import Param, port_param
+from morai_bridge.configuration import vehicle_profiles
+from morai_bridge.wire import enums, streams, udp
 
 # stream name -> (default topic, ROS type); None: no topic (used by services only)
 TOPICS = {

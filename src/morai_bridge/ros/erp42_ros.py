@@ -13,7 +13,7 @@ Two parts:
 
 The serial link itself (:class:`morai_bridge.link.serial_port.Erp42Link`) knows no ROS;
 conversions of raw feedback are in :mod:`morai_bridge.wire.erp42`, the pose
-integration in :class:`morai_bridge.wire.dead_reckoning.DeadReckoning`.
+integration in :class:`morai_bridge.kinematics.dead_reckoning.DeadReckoning`.
 """
 import collections
 import time
@@ -26,9 +26,9 @@ from std_msgs.msg import Bool, Int32
 
 from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, ERP42Info
 
+from morai_bridge.kinematics.dead_reckoning import DeadReckoning
 from morai_bridge.ros import msg_set
 from morai_bridge.wire import erp42, erp42_convert
-from morai_bridge.wire.dead_reckoning import DeadReckoning
 from morai_bridge.wire.units import yaw_quaternion
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR

@@ -17,7 +17,7 @@ from morai_msgs.msg import MapSpec, MoraiTLInfo, VehicleSpec
 from morai_msgs.srv import (MoraiMapSpecSrv, MoraiMapSpecSrvResponse, MoraiTLInfoSrv, MoraiTLInfoSrvResponse,
                             MoraiVehicleSpecSrv, MoraiVehicleSpecSrvResponse)
 
-from morai_bridge.ros.params import Param
+from morai_bridge.configuration.params import Param
 from morai_bridge.wire.units import (UTM_FALSE_EASTING, UTM_FALSE_NORTHING_NORTH, UTM_SCALE_FACTOR,
                                      utm_central_meridian)
 

@@ -16,8 +16,8 @@ import rospy
 from sensor_msgs.msg import LaserScan
 from std_msgs.msg import Header
 
+from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.link.measure import RateMeter, snapshot
-from morai_bridge.ros.params import Param, ParamError
 from morai_bridge.ros.sensor_bridge import SensorBridge, counted
 from morai_bridge.ros.sensor_params import mount_params, network_params, tail_params
 from morai_bridge.wire import lidar2d

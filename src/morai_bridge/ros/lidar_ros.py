@@ -34,8 +34,8 @@ import rospy
 from sensor_msgs.msg import PointCloud2, PointField
 from std_msgs.msg import Header
 
+from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.link.measure import RateMeter, Timing, snapshot
-from morai_bridge.ros.params import Param, ParamError
 from morai_bridge.ros.sensor_bridge import WARN, SensorBridge, counted
 from morai_bridge.ros.sensor_params import STAMP_PARAM, mount_params, network_params, tail_params
 from morai_bridge.wire import velodyne as vel

@@ -14,7 +14,7 @@ from morai_bridge.ros import marker_shapes as mk
 from morai_bridge.ros import package_config
 from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.supervision import RosTimer
-from morai_bridge.ros.params import ParamError
+from morai_bridge.configuration.params import ParamError
 
 
 def light_positions_path(value, package_dir=None):

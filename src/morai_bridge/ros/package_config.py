@@ -1,15 +1,15 @@
 """Vehicle and simulator-version profiles for the nodes: the package's ``config/vehicles`` and
 ``config/sim_versions`` (found with rospkg), or a path.
 
-The profile formats and their checks are in :mod:`morai_bridge.wire.vehicle_profiles` and
-:mod:`morai_bridge.wire.sim_versions` (no ROS).
+The profile formats and their checks are in :mod:`morai_bridge.configuration.vehicle_profiles` and
+:mod:`morai_bridge.configuration.sim_versions` (no ROS).
 """
 import os
 
 import rospkg
 
+from morai_bridge.configuration import sim_versions, vehicle_profiles
 from morai_bridge.link.transport import shift_privileged
-from morai_bridge.wire import sim_versions, vehicle_profiles
 
 PACKAGE = 'morai_msgs'
 

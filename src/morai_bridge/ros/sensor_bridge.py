@@ -27,13 +27,14 @@ import tf2_ros
 from geometry_msgs.msg import Quaternion, Transform, TransformStamped, Vector3
 from std_msgs.msg import Header
 
+from morai_bridge.configuration import morai_settings
+from morai_bridge.configuration.params import ParamError
 from morai_bridge.link import memory, transport
 from morai_bridge.link.measure import Recent, Timing
 from morai_bridge.ros.bridge_diagnostics import make_updater
-from morai_bridge.ros.params import ParamError, load
+from morai_bridge.ros.params import load
 from morai_bridge.ros.sensor_params import apply_settings
 from morai_bridge.ros.supervision import NodeSupervisor
-from morai_bridge.wire import morai_settings
 from morai_bridge.wire.units import quaternion_from_rpy
 
 OK, WARN, ERROR = 0, 1, 2

@@ -8,10 +8,10 @@
 * :data:`SETTINGS_PARAMS` and :func:`apply_settings`: ``~settings``, a SensorInfo file of MORAI
   SIM, overriding the port, mount, frames, topics and sensor options (docs/settings.md).
 """
+from morai_bridge.configuration import morai_settings
+from morai_bridge.configuration.params import Param
 from morai_bridge.link import transport
-from morai_bridge.ros.params import Param
 from morai_bridge.ros.supervision import FAULT_INJECTION
-from morai_bridge.wire import morai_settings
 
 
 def network_params(port, port_doc, buffer_bytes):
@@ -69,7 +69,7 @@ def apply_settings(cfg, params, kind, warn):
     """Overwrite ``cfg`` with what ``cfg.settings`` (a SensorInfo file) gives the ``kind`` sensor
     (camera, lidar, lidar2d); ``warn(text)`` is called for each key of the file that is not read.
     False when the file sends no such sensor over UDP.  Raises
-    :class:`~morai_bridge.wire.morai_settings.SettingsError` / :class:`ParamError` naming the key, and
+    :class:`~morai_bridge.configuration.morai_settings.SettingsError` / :class:`ParamError` naming the key, and
     :class:`~morai_bridge.link.transport.TransportError` when the address the file has the simulator
     send to is not this machine's."""
     sensors = morai_settings.load_sensors(cfg.settings)

@@ -23,8 +23,9 @@ from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStat
 from morai_bridge.link import transport
 from morai_bridge.link.workers import ThrottledLog
 from morai_bridge.ros import sim_to_ros
-from morai_bridge.ros.params import Param, port_param
-from morai_bridge.wire import lockstep, sim_versions, streams, udp
+from morai_bridge.configuration.params import Param, port_param
+from morai_bridge.configuration import sim_versions
+from morai_bridge.wire import lockstep, streams, udp
 
 # stream name -> (default topic, ROS type); None: no topic (the sync extension answers services)
 TOPICS = {

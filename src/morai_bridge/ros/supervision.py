@@ -14,7 +14,7 @@ passes them :meth:`NodeSupervisor.log` and :meth:`NodeSupervisor.on_dead`, adds
 import rospy
 from std_msgs.msg import String
 
-from morai_bridge.ros.params import Param
+from morai_bridge.configuration.params import Param
 from morai_bridge.link.workers import Worker, worker_diagnostics
 
 #: every node with worker threads declares it

@@ -37,8 +37,9 @@ import time
 import traceback
 from typing import NamedTuple, Optional
 
+from morai_bridge.configuration import sim_versions, vehicle_profiles
 from morai_bridge.link.transport import UdpSender, bind_udp, resolve_host
-from morai_bridge.wire import sim_versions, streams, udp, vehicle_profiles
+from morai_bridge.wire import streams, udp
 from morai_bridge.wire.enums import CtrlMode, Gear, LonglCmdType
 
 from . import signs

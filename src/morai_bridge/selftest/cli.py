@@ -6,8 +6,9 @@ import os
 import signal
 import sys
 
+from morai_bridge.configuration import sim_versions, vehicle_profiles
 from morai_bridge.link.transport import TransportError, resolve_host
-from morai_bridge.wire import sim_versions, streams, udp, vehicle_profiles
+from morai_bridge.wire import streams, udp
 from morai_bridge.wire.enums import Gear
 
 from .check_signs import (EXIT_REFUSED, MAX_TEST_SPEED, PROG, STOP_REPEATS, Options, SignCheck, planned_time,

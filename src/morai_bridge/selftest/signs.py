@@ -30,7 +30,7 @@ profile's.
 import math
 from typing import Dict, NamedTuple, Optional, Sequence, Tuple
 
-from morai_bridge.wire import sim_versions
+from morai_bridge.configuration import sim_versions
 from morai_bridge.wire.units import KMH_TO_MPS
 
 __all__ = ["Sample", "Phase", "Thresholds", "PhaseResult", "Verdict", "judge", "judge_phase",
@@ -347,7 +347,7 @@ class Comparison(NamedTuple):
 
 
 def compare(base, verdict: Verdict) -> Comparison:
-    """``verdict`` against profile ``base`` (a :class:`~morai_bridge.wire.sim_versions.SimVersion`);
+    """``verdict`` against profile ``base`` (a :class:`~morai_bridge.configuration.sim_versions.SimVersion`);
     an unmeasured side keeps the profile's value."""
     ctrl = verdict.ctrl_steer_positive or base.ctrl_steer_positive
     status = verdict.status_steer_positive or base.status_steer_positive

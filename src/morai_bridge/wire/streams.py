@@ -40,7 +40,7 @@ STREAMS = (
     # simulator -> user
     Stream('ego_status', 909, SIM_TO_USER, (udp.EgoVehicleStatus,)),
     # the competition build's second status stream (ego status layout, position and acceleration
-    # zeroed); 0: other builds do not send it (wire.sim_versions gives its port per version)
+    # zeroed); 0: other builds do not send it (configuration.sim_versions gives its port per version)
     Stream('competition_status', 0, SIM_TO_USER, (udp.EgoVehicleStatus,)),
     Stream('object_info', 7505, SIM_TO_USER, (udp.ObjectInfo,)),
     Stream('traffic_light', 7502, SIM_TO_USER, (udp.GetTrafficLightStatus,)),

@@ -8,7 +8,7 @@ heading over each step.
 """
 import math
 
-from .units import wrap_pi
+from morai_bridge.wire.units import wrap_pi
 
 
 class DeadReckoning(object):
