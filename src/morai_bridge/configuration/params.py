@@ -8,6 +8,29 @@ the same table feeds the launch-file and docs checks.
 """
 import math
 
+# Sentinels: numbers a parameter takes that mean something else than the number.  The values are what
+# users type (launch files, docs, command lines), so they stay as they are; these names are for the
+# code that tests them.  The same number means different things in different places:
+#
+#   value  bridges, sensor bridges, emulator          emulator listening ports   morai_check_signs
+#     0    DISABLED (a port) / FROM_PROFILE (a number) DISABLED                   ANY_FREE_PORT
+#    -1    FROM_VERSION (a destination port)          EMULATOR_ANY_FREE_PORT     FROM_VERSION (status port),
+#                                                                                NO_IMU (IMU port)
+
+#: a UDP port parameter: the stream is not used (no socket, nothing sent)
+DISABLED = 0
+#: a destination port the simulator version decides (ego status, competition status, GPS): the sim_version's
+FROM_VERSION = -1
+#: a number a version or vehicle profile also gives (a steering sign, ctrl_cmd_bytes, a maximum steering
+#: angle, a wheelbase): not set here, the profile's value holds
+FROM_PROFILE = 0
+#: a port to bind: any free one, the kernel chooses (morai_check_signs' ports, the tests)
+ANY_FREE_PORT = 0
+#: the emulator's listening ports (SimConfig): -1 binds any free port, as 0 disables the port there
+EMULATOR_ANY_FREE_PORT = -1
+#: morai_check_signs' IMU port: no IMU is read
+NO_IMU = -1
+
 
 class ParamError(ValueError):
     """A parameter has a value the node cannot use; the text names it."""

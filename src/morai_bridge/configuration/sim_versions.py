@@ -32,6 +32,7 @@ from typing import NamedTuple, Tuple
 
 import yaml
 
+from morai_bridge.configuration.params import FROM_VERSION
 from morai_bridge.wire import streams
 
 DEFAULT = '25.S4'
@@ -40,8 +41,8 @@ SIDES = ('left', 'right')
 #: which only the competition build sends; 0 = not sent)
 VERSIONED_PORTS = {'ego_status': streams.BY_NAME['ego_status'].port, 'competition_status': 0,
                    'gps': streams.BY_NAME['gps'].port}
-#: a ROS port parameter with this value takes the version's port
-VERSION_PORT = -1
+#: FROM_VERSION under the name ros/sim_receive.py reads (only its imports change while it is rewritten)
+VERSION_PORT = FROM_VERSION
 _KEYS = ('ctrl_steer_positive', 'status_steer_positive', 'ghost_steer_positive', 'ctrl_cmd_bytes', 'imu_bytes',
          'empty_collision_slot', 'packet_clock', 'imu_seconds', 'nmea_time', 'rmc_speed', 'rmc_course', 'ports')
 _DOC_KEYS = ('name', 'description', 'sources', 'confidence')
@@ -198,8 +199,8 @@ def load_version(name_or_path, search_dir=None):
 
 
 def resolve_ports(values, version):
-    """``values`` (stream name -> port) with VERSION_PORT replaced by the version's port."""
-    return dict((k, version.port(k) if v == VERSION_PORT and k in VERSIONED_PORTS else v)
+    """``values`` (stream name -> port) with FROM_VERSION replaced by the version's port."""
+    return dict((k, version.port(k) if v == FROM_VERSION and k in VERSIONED_PORTS else v)
                 for k, v in values.items())
 
 

@@ -24,6 +24,8 @@ from typing import NamedTuple, Optional, Tuple
 
 import yaml
 
+from morai_bridge.configuration.params import FROM_PROFILE
+
 REQUIRED = ('max_steering_deg', 'wheelbase_m')
 OPTIONAL = ('length_m', 'width_m', 'height_m', 'front_overhang_m', 'rear_overhang_m')
 _NAME = re.compile(r'^[A-Za-z0-9_.-]+$')
@@ -127,8 +129,9 @@ def load_profile(name_or_path, search_dir=None):
 
 
 def choose(explicit, from_profile):
-    """The value in force: an explicitly set parameter (> 0) overrides the profile's value."""
-    return float(explicit) if explicit and explicit > 0 else from_profile
+    """The value in force: an explicitly set parameter overrides the profile's value; FROM_PROFILE (0)
+    or less leaves it to the profile."""
+    return float(explicit) if explicit and explicit > FROM_PROFILE else from_profile
 
 
 def to_yaml(base, max_steering_deg, source, comment=''):

@@ -59,6 +59,7 @@ from typing import Dict, Optional, Tuple
 from morai_bridge.link.workers import Worker
 from morai_bridge.link.transport import UdpReceiver, UdpSender, bind_udp, resolve_host, shift_privileged
 from morai_bridge.configuration import sim_versions
+from morai_bridge.configuration.params import ANY_FREE_PORT, DISABLED, EMULATOR_ANY_FREE_PORT, FROM_VERSION
 from morai_bridge.wire import lockstep, udp
 from morai_bridge.wire.enums import CtrlMode, ObjectType, Platform, SimResult, SimState
 from morai_bridge.wire.units import MPS_TO_KMH
@@ -120,7 +121,7 @@ class SimEmulator(SimCommands, SyncExtension, SimSending):
         #: the simulator release emulated (configuration.sim_versions); its ports fill the -1 port fields
         self.version = sim_versions.load_version(cfg.sim_version)
         cfg = cfg._replace(**{f: self.version.port(n) for n, (f, _, _) in SEND_PORTS.items()
-                              if n in sim_versions.VERSIONED_PORTS and getattr(cfg, f) == sim_versions.VERSION_PORT})
+                              if n in sim_versions.VERSIONED_PORTS and getattr(cfg, f) == FROM_VERSION})
         cfg = cfg._replace(**{f: shift_privileged(getattr(cfg, f), cfg.privileged_port_offset)
                               for f, _, _ in list(SEND_PORTS.values()) + list(LISTEN_PORTS.values())})
         self.config = cfg
@@ -144,8 +145,9 @@ class SimEmulator(SimCommands, SyncExtension, SimSending):
         try:
             for name, (field, _, _) in LISTEN_PORTS.items():
                 port = getattr(cfg, field)
-                if port != 0 and cfg.stream_enabled(name):
-                    socks[name] = bind_udp(listen_ip, 0 if port == -1 else port, field, ip_param="listen_ip")
+                if port != DISABLED and cfg.stream_enabled(name):
+                    socks[name] = bind_udp(listen_ip, ANY_FREE_PORT if port == EMULATOR_ANY_FREE_PORT else port,
+                                           field, ip_param="listen_ip")
             self._sender = UdpSender(listen_ip, self._user_ip)
         except Exception:
             for s in socks.values():
@@ -156,7 +158,7 @@ class SimEmulator(SimCommands, SyncExtension, SimSending):
         #: destination port per stream (enabled ones only)
         self.dst_ports: Dict[str, int] = {
             n: getattr(cfg, f) for n, (f, _, r) in SEND_PORTS.items()
-            if getattr(cfg, f) != 0 and (r is None or getattr(cfg, r) > 0)
+            if getattr(cfg, f) != DISABLED and (r is None or getattr(cfg, r) > 0)
             and cfg.stream_enabled(n)}
         #: stream -> send every this many steps (rate streams only)
         self._periods = {n: max(1, int(round(1.0 / (getattr(cfg, r) * self._step_s))))

@@ -20,6 +20,7 @@ import os
 from typing import NamedTuple
 
 from morai_bridge.configuration import sim_versions
+from morai_bridge.configuration.params import DISABLED, EMULATOR_ANY_FREE_PORT, FROM_VERSION
 from morai_bridge.wire import camera as wire_camera
 from morai_bridge.wire import udp
 from morai_bridge.wire.enums import Gear
@@ -69,15 +70,15 @@ class SimConfig(NamedTuple):
     gv_state_port: int = _PORT["gv_state"]
     sync_port: int = _PORT["sync"]
     # destination ports (simulator -> user)
-    ego_status_port: int = sim_versions.VERSION_PORT
-    competition_status_port: int = sim_versions.VERSION_PORT
+    ego_status_port: int = FROM_VERSION
+    competition_status_port: int = FROM_VERSION
     object_info_port: int = _PORT["object_info"]
     traffic_light_port: int = _PORT["traffic_light"]
     intersection_port: int = _PORT["intersection"]
     collision_port: int = _PORT["collision"]
     vehicle_collision_port: int = _PORT["vehicle_collision"]
     sim_status_port: int = _PORT["sim_status"]
-    gps_port: int = sim_versions.VERSION_PORT
+    gps_port: int = FROM_VERSION
     imu_port: int = _PORT["imu"]
     sync_state_port: int = _PORT["sync_state"]
     # rates (Hz, rounded to a whole number of steps; 0 disables)
@@ -136,7 +137,7 @@ class SimConfig(NamedTuple):
     gps_utm_offset_y: float = 4122635.537
     gps_alt_offset: float = 0.0
     # sensors (emu/sensors/): off unless their destination port is set; mount poses on the ego
-    camera_port: int = 0
+    camera_port: int = DISABLED
     camera_hz: float = 10.0
     camera_width: int = 640
     camera_height: int = 480
@@ -149,7 +150,7 @@ class SimConfig(NamedTuple):
     camera_roll: float = 0.0
     camera_pitch: float = 0.0
     camera_yaw: float = 0.0
-    lidar_port: int = 0
+    lidar_port: int = DISABLED
     lidar_model: str = "VLP16"
     lidar_rpm: float = 600.0
     lidar_max_range: float = 100.0
@@ -159,7 +160,7 @@ class SimConfig(NamedTuple):
     lidar_roll: float = 0.0
     lidar_pitch: float = 0.0
     lidar_yaw: float = 0.0
-    lidar2d_port: int = 0
+    lidar2d_port: int = DISABLED
     lidar2d_hz: float = 10.0
     lidar2d_range_max: float = 10.0
     lidar2d_x: float = 2.4
@@ -174,7 +175,7 @@ class SimConfig(NamedTuple):
 
     def sensors_enabled(self) -> bool:
         """True when at least one sensor stream (camera, 3D or 2D LiDAR) has a port."""
-        return any(getattr(self, f) for f in SENSOR_PORT_FIELDS)
+        return any(getattr(self, f) != DISABLED for f in SENSOR_PORT_FIELDS)
 
     def stream_enabled(self, name: str) -> bool:
         """False for the lock-step extension's ports unless ``emulator_sync`` is set."""
@@ -184,12 +185,12 @@ class SimConfig(NamedTuple):
         """Raise ValueError naming the first unusable option."""
         for name, (field, _, _) in LISTEN_PORTS.items():
             v = getattr(self, field)
-            if not isinstance(v, int) or isinstance(v, bool) or not -1 <= v <= 65535:
+            if not isinstance(v, int) or isinstance(v, bool) or not EMULATOR_ANY_FREE_PORT <= v <= 65535:
                 raise ValueError(f"{field}={v!r}: a listening port is -1 (ephemeral), "
                                  f"0 (disabled) or 1..65535")
         for name, (field, _, rate) in SEND_PORTS.items():
             v = getattr(self, field)
-            low = sim_versions.VERSION_PORT if name in sim_versions.VERSIONED_PORTS else 0
+            low = FROM_VERSION if name in sim_versions.VERSIONED_PORTS else DISABLED
             if not isinstance(v, int) or isinstance(v, bool) or not low <= v <= 65535:
                 raise ValueError(f"{field}={v!r}: a destination port is 0 (disabled) "
                                  f"or 1..65535" + (" (-1: the sim_version's)" if low else ""))
@@ -233,7 +234,7 @@ class SimConfig(NamedTuple):
     def _check_sensors(self) -> None:
         for field in SENSOR_PORT_FIELDS:
             v = getattr(self, field)
-            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 65535:
+            if not isinstance(v, int) or isinstance(v, bool) or not DISABLED <= v <= 65535:
                 raise ValueError(f"{field}={v!r}: a destination port is 0 (disabled) "
                                  f"or 1..65535")
         for prefix in ("camera", "lidar", "lidar2d"):
@@ -260,7 +261,7 @@ class SimConfig(NamedTuple):
             raise ValueError(f"lidar_rpm={self.lidar_rpm!r}: 60..1200")
         if not (math.isfinite(self.lidar_max_range) and self.lidar_max_range > 0):
             raise ValueError(f"lidar_max_range={self.lidar_max_range!r}: must be > 0 m")
-        if self.lidar_port:
+        if self.lidar_port != DISABLED:
             from morai_bridge.wire import velodyne   # numpy: only when the LiDAR is on
             try:
                 model = velodyne.get_model(self.lidar_model)

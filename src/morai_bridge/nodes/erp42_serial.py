@@ -13,7 +13,7 @@ import rospy
 
 from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.erp42_ros import Erp42Ros
-from morai_bridge.configuration.params import Config, Param, ParamError
+from morai_bridge.configuration.params import FROM_PROFILE, Config, Param, ParamError
 from morai_bridge.ros.params import load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 from morai_bridge.ros.package_config import load_vehicle_profile
@@ -69,7 +69,7 @@ def with_profile(cfg, profile):
     out = Config(cfg)
     out['max_steer_deg'] = vehicle_profiles.choose(cfg.max_steer_deg, profile.max_steering_deg)
     out['wheelbase_m'] = vehicle_profiles.choose(cfg.wheelbase_m, profile.wheelbase_m)
-    if not cfg.max_steer_deg > 0 and out.max_steer_deg > erp42_convert.DEFAULT_PARAMS.max_steer_deg:
+    if not cfg.max_steer_deg > FROM_PROFILE and out.max_steer_deg > erp42_convert.DEFAULT_PARAMS.max_steer_deg:
         raise ParamError('vehicle profile %s: maximum steering %.2f deg exceeds the ERP-42 protocol\'s %.2f deg '
                          '(STEER +-2000 = deg x 71): use an ERP-42 profile or set ~max_steer_deg'
                          % (profile.name, out.max_steer_deg, erp42_convert.DEFAULT_PARAMS.max_steer_deg))

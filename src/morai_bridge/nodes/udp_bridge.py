@@ -15,7 +15,7 @@ from morai_bridge.link import transport
 from morai_bridge.ros import command_sender, info_services, msg_set, sim_receive, sim_to_ros
 from morai_bridge.ros.bridge_diagnostics import BridgeDiagnostics, make_updater
 from morai_bridge.ros.info_services import InfoServices
-from morai_bridge.configuration.params import Param, ParamError
+from morai_bridge.configuration.params import FROM_PROFILE, Param, ParamError
 from morai_bridge.ros.params import load
 from morai_bridge.ros.package_config import apply_sim_version, load_vehicle_profile
 from morai_bridge.ros.command_sender import CommandSender
@@ -140,7 +140,7 @@ def main(argv=None):
     rospy.loginfo('udp_bridge: morai_msgs message set %s%s', msg_set.NAME, msg_set.NOT_CARRIED)
     rospy.loginfo('udp_bridge: vehicle profile %s (%s): steering normalised by %.2f deg%s', node.profile.name,
                   node.profile.path, node.tx.max_steering_deg,
-                  ' (~max_steering_deg overrides the profile)' if cfg.max_steering_deg > 0 else '')
+                  ' (~max_steering_deg overrides the profile)' if cfg.max_steering_deg > FROM_PROFILE else '')
     raise SystemExit(node.supervisor.spin())
 
 

@@ -25,6 +25,7 @@ import rospy
 from rosgraph_msgs.msg import Clock
 
 from morai_bridge.configuration import sim_versions
+from morai_bridge.configuration.params import DISABLED
 from morai_bridge.ros.bridge_diagnostics import BridgeDiagnostics, make_updater
 from morai_bridge.ros.package_config import apply_sim_version
 from morai_bridge.ros.params import load
@@ -52,7 +53,7 @@ def port_hint(port, count, stream, version, port_now, receiving):
     skipped: ``version`` is this replay's sim_version, ``port_now`` its port of that stream (0:
     disabled), ``receiving`` the profiles that receive ``stream`` on ``port``."""
     datagrams = 'datagram' if count == 1 else 'datagrams'
-    here = 'this replay has it on %d' % port_now if port_now else 'this replay has it disabled'
+    here = 'this replay has it on %d' % port_now if port_now != DISABLED else 'this replay has it disabled'
     others = [name for name in receiving if name != version]
     choice = 'sim_version:=%s or %s_port:=%d' % (others[0], stream, port) if others else \
         '%s_port:=%d' % (stream, port)

@@ -9,6 +9,7 @@ import os
 import rospkg
 
 from morai_bridge.configuration import sim_versions, vehicle_profiles
+from morai_bridge.configuration.params import FROM_PROFILE, FROM_VERSION
 from morai_bridge.link.transport import shift_privileged
 
 PACKAGE = 'morai_msgs'
@@ -48,13 +49,13 @@ def apply_sim_version(cfg):
     signs = sim_versions.bridge_signs(v)._asdict()
     out = type(cfg)(cfg)
     for k, value in signs.items():
-        if k in out and out[k] == 0:
+        if k in out and out[k] == FROM_PROFILE:
             out[k] = value
-    if out.get('ctrl_cmd_bytes') == 0:
+    if out.get('ctrl_cmd_bytes') == FROM_PROFILE:
         out['ctrl_cmd_bytes'] = v.ctrl_cmd_bytes
     for stream in sim_versions.VERSIONED_PORTS:
         key = stream + '_port'
-        if out.get(key) == sim_versions.VERSION_PORT:
+        if out.get(key) == FROM_VERSION:
             out[key] = v.port(stream)
     offset = out.get('privileged_port_offset', 0)
     for key in out:

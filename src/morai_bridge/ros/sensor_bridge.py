@@ -28,7 +28,7 @@ from geometry_msgs.msg import Quaternion, Transform, TransformStamped, Vector3
 from std_msgs.msg import Header
 
 from morai_bridge.configuration import morai_settings
-from morai_bridge.configuration.params import ParamError
+from morai_bridge.configuration.params import DISABLED, ParamError
 from morai_bridge.link import memory, transport
 from morai_bridge.link.measure import Recent, Timing
 from morai_bridge.ros.bridge_diagnostics import make_updater
@@ -59,7 +59,7 @@ class SensorBridge(object):
 
     def __init__(self, cfg, log=None, on_dead=None):
         self.cfg = cfg
-        if cfg.port == 0:
+        if cfg.port == DISABLED:
             raise ParamError(self.port_off)
         self.last_error = ''
         self.timing = Timing()           # datagram read -> its messages published

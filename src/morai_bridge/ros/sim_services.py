@@ -16,6 +16,7 @@ from morai_msgs.msg import EventInfo, Lamps, MoraiSrvResponse
 from morai_msgs.srv import (MoraiEventCmdSrv, MoraiEventCmdSrvResponse, MoraiScenarioLoadSrv,
                             MoraiScenarioLoadSrvResponse, MoraiSimProcSrv, MoraiSimProcSrvResponse)
 
+from morai_bridge.configuration.params import DISABLED
 from morai_bridge.ros import ros_to_sim
 from morai_bridge.wire import udp
 from morai_bridge.wire.enums import (EVENT_KEEP_GEAR, EVENT_KEEP_TURN_SIGNAL, EVENT_TO_WIRE_CTRL_MODE,
@@ -87,9 +88,9 @@ class SimServices(object):
         self.rx = receiver
         self.tx = commands
         self.cmd_sent_t = 0.0
-        if cfg.sim_control_port:
+        if cfg.sim_control_port != DISABLED:
             rospy.Service(cfg.sim_proc_service, MoraiSimProcSrv, self.sim_proc)
-        if cfg.scenario_load_port:
+        if cfg.scenario_load_port != DISABLED:
             rospy.Service(cfg.scenario_service, MoraiScenarioLoadSrv, self.scenario)
         rospy.Service(cfg.event_service, MoraiEventCmdSrv, self.event)
 

@@ -17,6 +17,7 @@ from morai_msgs.srv import (MoraiSyncModeCmdSrv, MoraiSyncModeCmdSrvResponse, Mo
                             MoraiSyncModeSetGearSrvResponse, MoraiSyncModeSLSrv, MoraiSyncModeSLSrvResponse,
                             MoraiWaitForTickSrv, MoraiWaitForTickSrvResponse)
 
+from morai_bridge.configuration.params import DISABLED
 from morai_bridge.ros import ros_to_sim
 from morai_bridge.wire import lockstep, udp
 from morai_bridge.wire.enums import CtrlMode, Gear
@@ -40,7 +41,7 @@ class SyncServices(object):
         rospy.Service(cfg.sync_tick_service, MoraiWaitForTickSrv, self.tick)
         rospy.Service(cfg.sync_ctrl_service, MoraiSyncModeCtrlCmdSrv, self.ctrl)
         rospy.Service(cfg.sync_gear_service, MoraiSyncModeSetGearSrv, self.set_gear)
-        if cfg.scenario_load_port:
+        if cfg.scenario_load_port != DISABLED:
             rospy.Service(cfg.sync_scenario_service, MoraiSyncModeSLSrv, self.scenario)
 
     def on_state(self, w):

@@ -38,6 +38,7 @@ import traceback
 from typing import NamedTuple, Optional
 
 from morai_bridge.configuration import sim_versions, vehicle_profiles
+from morai_bridge.configuration.params import FROM_PROFILE, FROM_VERSION, NO_IMU
 from morai_bridge.link.transport import UdpSender, bind_udp, resolve_host
 from morai_bridge.wire import streams, udp
 from morai_bridge.wire.enums import CtrlMode, Gear, LonglCmdType
@@ -64,10 +65,10 @@ class Options(NamedTuple):
     version: object                 # SimVersion: the profile to compare with (and default ports, size)
     sim_ip: str = "127.0.0.1"       # where the simulator listens for Ego Ctrl Cmd
     ctrl_port: int = streams.BY_NAME["ctrl_cmd"].port
-    ctrl_bytes: int = 0             # 55 or 59; 0 = the version's
+    ctrl_bytes: int = FROM_PROFILE  # 55 or 59; 0 = the version's
     listen_ip: str = "0.0.0.0"
-    status_port: int = -1           # -1 = the version's ego_status port; 0 = ephemeral (tests)
-    imu_port: int = -1              # -1 = no IMU; 0 = ephemeral (tests)
+    status_port: int = FROM_VERSION  # -1 = the version's ego_status port; 0 = ANY_FREE_PORT (tests)
+    imu_port: int = NO_IMU          # -1 = no IMU; 0 = ANY_FREE_PORT (tests)
     speed_kmh: float = 5.0
     steer: float = 0.3
     accel_time: float = 4.0
@@ -136,12 +137,12 @@ class SignCheck(object):
         self.out = out or sys.stdout
         self.confirm = confirm              # confirm(text) -> bool; None: no terminal
         self.monotonic = clock
-        self.ctrl_bytes = o.ctrl_bytes or o.version.ctrl_cmd_bytes
+        self.ctrl_bytes = o.version.ctrl_cmd_bytes if o.ctrl_bytes == FROM_PROFILE else o.ctrl_bytes
         if self.ctrl_bytes not in (55, 59):
             raise ValueError("ctrl_bytes must be 55 or 59, got %r" % (self.ctrl_bytes,))
         self.data_length = 23 if self.ctrl_bytes == 55 else 27
         self.abort_speed = o.abort_speed or 2.0 * o.speed_kmh
-        self.status_port = o.version.port("ego_status") if o.status_port == -1 else o.status_port
+        self.status_port = o.version.port("ego_status") if o.status_port == FROM_VERSION else o.status_port
         self._sel = selectors.DefaultSelector()
         self._socks = {}
         self.sender = None
@@ -149,7 +150,7 @@ class SignCheck(object):
             sim_ip = resolve_host(o.sim_ip, "--sim-ip")
             listen_ip = resolve_host(o.listen_ip, "--listen-ip")
             self._socks["status"] = bind_udp(listen_ip, self.status_port, "--status-port", ip_param="--listen-ip")
-            if o.imu_port != -1:
+            if o.imu_port != NO_IMU:
                 self._socks["imu"] = bind_udp(listen_ip, o.imu_port, "--imu-port", ip_param="--listen-ip")
             self.sender = UdpSender(listen_ip, sim_ip)
         except Exception:

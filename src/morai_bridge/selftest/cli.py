@@ -7,6 +7,7 @@ import signal
 import sys
 
 from morai_bridge.configuration import sim_versions, vehicle_profiles
+from morai_bridge.configuration.params import FROM_PROFILE, FROM_VERSION, NO_IMU
 from morai_bridge.link.transport import TransportError, resolve_host
 from morai_bridge.wire import streams, udp
 from morai_bridge.wire.enums import Gear
@@ -161,9 +162,10 @@ def main(argv=None, stdin=None, stdout=None) -> int:
     if args.abort_speed is not None and args.abort_speed <= args.speed:
         sys.stderr.write("%s: error: --abort-speed %g must be above --speed %g\n" % (PROG, args.abort_speed, args.speed))
         return EXIT_REFUSED
-    opts = Options(version=version, sim_ip=args.sim_ip, ctrl_port=args.ctrl_port, ctrl_bytes=args.ctrl_bytes or 0,
-                   listen_ip=args.listen_ip, status_port=-1 if args.status_port is None else args.status_port,
-                   imu_port=-1 if args.imu_port is None else args.imu_port, speed_kmh=args.speed,
+    opts = Options(version=version, sim_ip=args.sim_ip, ctrl_port=args.ctrl_port, ctrl_bytes=args.ctrl_bytes or FROM_PROFILE,
+                   listen_ip=args.listen_ip,
+                   status_port=FROM_VERSION if args.status_port is None else args.status_port,
+                   imu_port=NO_IMU if args.imu_port is None else args.imu_port, speed_kmh=args.speed,
                    steer=args.steer, accel_time=args.accel_time, phase_time=args.phase_time,
                    settle_time=args.settle_time, reverse=not args.one_way, max_start_speed=args.max_start_speed,
                    abort_speed=args.abort_speed or 0.0, status_timeout=args.status_timeout,
@@ -200,7 +202,8 @@ def _terminate_as_interrupt():
 def _stop_without_listening(opts, version):
     """A refusal before the receive socket exists: send the stop anyway (best effort)."""
     import socket
-    data_length = 23 if (opts.ctrl_bytes or version.ctrl_cmd_bytes) == 55 else 27
+    ctrl_bytes = version.ctrl_cmd_bytes if opts.ctrl_bytes == FROM_PROFILE else opts.ctrl_bytes
+    data_length = 23 if ctrl_bytes == 55 else 27
     data = udp.encode(stop_command(int(Gear.D), data_length))
     try:
         host = resolve_host(opts.sim_ip, "--sim-ip")

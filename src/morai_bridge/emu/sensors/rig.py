@@ -27,6 +27,7 @@ to ``user_ip``.  No ROS.
 import threading
 from typing import Dict, Optional
 
+from morai_bridge.configuration.params import DISABLED
 from morai_bridge.link.workers import Worker
 from morai_bridge.link.transport import UdpSender
 
@@ -74,7 +75,7 @@ class SensorRig:
 
     def __init__(self, cfg, bind_ip: str, user_ip: str):
         self.ports: Dict[str, int] = {p: getattr(cfg, p + "_port") for p in SENSOR_PREFIXES
-                                      if getattr(cfg, p + "_port")}
+                                      if getattr(cfg, p + "_port") != DISABLED}
         self.camera = None
         self.lidar: Optional[VelodyneSensor] = None
         self.scan2d: Optional[Lidar2DSensor] = None
