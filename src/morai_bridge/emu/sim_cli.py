@@ -1,7 +1,8 @@
 """``python3 -m morai_bridge.emu.sim``: the simulator emulator as a program (no ROS).
 
 Every :class:`~morai_bridge.emu.sim_config.SimConfig` field is a flag (``_``
-becoming ``-``); booleans take ``--name`` / ``--no-name``.  The sensors too:
+becoming ``-``; :data:`~morai_bridge.emu.sim_config.PARAMS` through
+:func:`~morai_bridge.configuration.params.add_options`); booleans take ``--name`` / ``--no-name``.  The sensors too:
 ``--camera-port 1232 --lidar-port 2368 --lidar-model HDL32E --lidar2d-port 2370``.  Program-only flags:
 ``--status-s``, ``--list-scenarios``, ``-v/--verbose``.  It logs the bound and
 destination ports, one status line every ``--status-s`` seconds, and stops on
@@ -15,28 +16,14 @@ import signal
 import sys
 import threading
 
+from morai_bridge.configuration.params import add_options
+
 from .sim import SimEmulator
-from .sim_config import FIELD_DOCS, SimConfig
+from .sim_config import PARAMS, SimConfig
 
 __all__ = ["main"]
 
 log = logging.getLogger("morai_bridge.emu.sim")
-
-
-class _OnOff(argparse.Action):
-    """``--name`` sets True, ``--no-name`` False (argparse.BooleanOptionalAction is 3.9+)."""
-
-    def __init__(self, option_strings, dest, default=None, help=None):
-        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        setattr(namespace, self.dest, not option_string.startswith("--no-"))
-
-
-def _add_bool(p: argparse.ArgumentParser, field: str, default: bool, doc: str) -> None:
-    flag = field.replace("_", "-")
-    p.add_argument("--" + flag, "--no-" + flag, dest=field, action=_OnOff, default=default,
-                   help=doc)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,13 +32,7 @@ def _parser() -> argparse.ArgumentParser:
         description="MORAI simulator emulator: the simulator side of the UDP protocol "
                     "(see docs/emulator.md). Ctrl-C stops it. Booleans: --name / --no-name.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    for field, default in SimConfig._field_defaults.items():
-        doc = FIELD_DOCS[field]
-        if isinstance(default, bool):
-            _add_bool(p, field, default, doc)
-        else:
-            p.add_argument("--" + field.replace("_", "-"), type=type(default), default=default,
-                           help=doc, metavar=type(default).__name__.upper())
+    add_options(p, PARAMS)
     p.add_argument("--status-s", type=float, default=5.0,
                    help="print a status line every this many seconds (0 = never)")
     p.add_argument("--list-scenarios", action="store_true",

@@ -20,7 +20,7 @@ import os
 from typing import NamedTuple
 
 from morai_bridge.configuration import sim_versions
-from morai_bridge.configuration.params import DISABLED, EMULATOR_ANY_FREE_PORT, FROM_VERSION
+from morai_bridge.configuration.params import DISABLED, EMULATOR_ANY_FREE_PORT, FROM_VERSION, Param
 from morai_bridge.wire import camera as wire_camera
 from morai_bridge.wire import udp
 from morai_bridge.wire.enums import Gear
@@ -28,7 +28,7 @@ from morai_bridge.wire.streams import BY_NAME, STREAMS, USER_TO_SIM
 
 from .sim_vehicle import VehicleParams
 
-__all__ = ["SimConfig", "FIELD_DOCS", "LISTEN_PORTS", "SEND_PORTS", "EXTENSION_STREAMS",
+__all__ = ["SimConfig", "FIELD_DOCS", "PARAMS", "LISTEN_PORTS", "SEND_PORTS", "EXTENSION_STREAMS",
            "DEFAULT_SCENARIO_DIR", "SENSOR_PORT_FIELDS"]
 
 DEFAULT_SCENARIO_DIR = os.path.normpath(os.path.join(
@@ -422,3 +422,6 @@ for _name, (_field, _port, _rate) in SEND_PORTS.items():
                           + ("; -1: the sim_version's" if _name in sim_versions.VERSIONED_PORTS else "") + ")")
 del _name, _field, _port, _classes, _rate
 assert set(FIELD_DOCS) == set(SimConfig._fields), set(SimConfig._fields) ^ set(FIELD_DOCS)
+
+#: every option as a Param, in field order: the sim_emulator node's ~params, the program's options
+PARAMS = [Param(f, SimConfig._field_defaults[f], FIELD_DOCS[f]) for f in SimConfig._fields]

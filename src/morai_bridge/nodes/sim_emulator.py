@@ -14,26 +14,18 @@ import rospy
 
 from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.emu import sim as simemu
+from morai_bridge.emu import sim_config
 from morai_bridge.emu.sim_snapshot import snapshot_diagnostics
 from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.params import load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 
-_PARAM_TYPES = (bool, int, float, str)
-
 
 def _params():
-    out = []
-    for name in simemu.SimConfig._fields:
-        default = simemu.SimConfig._field_defaults[name]
-        if name == 'scenario_dir':
-            default = ''
-        if not isinstance(default, _PARAM_TYPES):
-            continue
-        doc = simemu.FIELD_DOCS.get(name, name.replace('_', ' '))
-        if name == 'scenario_dir':
-            doc = 'folder of scenario JSON files ("" = config/scenarios of this package)'
-        out.append(Param(name, default, doc))
+    # the scenario folder is found at run time (rospkg), not the source tree's
+    out = [p if p.name != 'scenario_dir' else
+           Param('scenario_dir', '', 'folder of scenario JSON files ("" = config/scenarios of this package)')
+           for p in sim_config.PARAMS]
     out.append(Param('erp42_link', '', 'if set, also run an ERP-42 PCU emulator on a pty with this symlink; '
                      'its speed and steering drive the emulated ego (Serial+UDP mode)'))
     out.append(Param('erp42_init_s', 0.0, 'INIT phase of that PCU emulator [s]', minimum=0.0))
