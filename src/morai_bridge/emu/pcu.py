@@ -43,6 +43,7 @@ import time
 from collections import deque
 from typing import Callable, Optional
 
+from morai_bridge.configuration.params import Param
 from morai_bridge.link.workers import Worker
 from morai_bridge.wire.erp42 import GEAR_NEUTRAL, Command, CommandFramer, encode_feedback
 
@@ -51,9 +52,33 @@ from .pcu_link import open_link
 from .pcu_protocol import ALIVE_CHECKS, FEEDBACK_MODES, Mode, PcuProtocol, PcuState
 from .pcu_vehicle import VehicleModel, VehicleState
 
-__all__ = ["Mode", "PcuState", "PcuEmulator", "ALIVE_CHECKS", "FEEDBACK_MODES", "main"]
+__all__ = ["Mode", "PcuState", "PcuEmulator", "ALIVE_CHECKS", "FEEDBACK_MODES", "PARAMS", "main"]
 
 log = logging.getLogger("morai_bridge.emu.pcu")
+
+#: The emulator's options: the pcu_emulator node's ~params and the program's options (:mod:`.pcu_cli`,
+#: which spells link, port, rc_auto and encoder_enabled its own way and adds a few of its own).
+PARAMS = [
+    Param('link', '/tmp/erp42', 'symlink to the emulated device (the path erp42_serial opens); "" = none'),
+    Param('port', '', 'use this existing serial device instead of creating a pty ("" = pty)'),
+    Param('init_s', 3.0, 'INIT phase after start: no command obeyed [s]', minimum=0.0),
+    Param('alive_timeout_s', 1.0, 'AUTO_FAIL after this long without a correct ALIVE [s]', minimum=0.05),
+    Param('alive_check', 'strict', 'ALIVE check: strict (+1), changing, off', choices=ALIVE_CHECKS),
+    Param('auto_fail_latch', False, 'leave AUTO_FAIL only through an RC Manual -> Auto cycle'),
+    Param('feedback_mode', 'free_running', 'free_running (every period_s) or reply (one per command)',
+          choices=FEEDBACK_MODES),
+    Param('period_s', 0.02, 'feedback period [s]', minimum=0.005),
+    Param('rc_auto', True, 'RC Auto/Manual switch in Auto at start'),
+    Param('brake_min', 1, 'BRAKE value meaning no braking'),
+    Param('brake_max', 150, 'BRAKE value meaning full braking'),
+    Param('feedback_steer_sign', -1, 'sign of feedback STEER relative to the command', choices=(-1, 1)),
+    Param('encoder_enabled', True, 'false: ENC always 0 (like the MORAI simulator)'),
+    Param('encoder_ppr', 100.0, 'encoder counts per wheel revolution'),
+    Param('wheel_radius_m', 0.27, 'wheel radius [m]'),
+    Param('accel_mps2', 1.5, 'speed rate limit of the simulated platform [m/s^2]', minimum=0.01),
+    Param('noise_bytes', 0, 'random bytes before every feedback frame (fault injection)', minimum=0),
+    Param('split_writes', 0, 'write every feedback frame in this many pieces (fault injection)', minimum=0),
+]
 
 
 def main(argv=None) -> int:

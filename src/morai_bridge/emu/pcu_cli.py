@@ -2,7 +2,10 @@
 
 It prints ``PCU emulator ready: device=/dev/pts/N link=...`` once, then (unless
 ``--status-s 0``) a status line per interval, and exits cleanly on
-SIGINT/SIGTERM, removing the symlink.  See docs/erp42.md.
+SIGINT/SIGTERM, removing the symlink.  Its options are the pcu_emulator node's
+(:data:`~morai_bridge.emu.pcu.PARAMS`, through :func:`~morai_bridge.configuration.params.add_options`)
+but for ``--link`` and ``--port`` (none by default), ``--rc-manual`` and ``--no-encoder``, and its
+own (:data:`OWN_PARAMS`, ``--rc-off``, ``--seed``, ``-v``).  See docs/erp42.md.
 """
 
 import argparse
@@ -11,11 +14,22 @@ import signal
 import sys
 import threading
 
-from .pcu import PcuEmulator
-from .pcu_protocol import ALIVE_CHECKS, FEEDBACK_MODES
+from morai_bridge.configuration.params import Param, add_options
+
+from .pcu import PARAMS, PcuEmulator
 from .pcu_vehicle import VehicleModel
 
 __all__ = ["main"]
+
+#: the node's parameters this program spells its own way (below)
+_SPELLED_OTHERWISE = ("link", "port", "rc_auto", "encoder_enabled")
+#: options of this program only
+OWN_PARAMS = [
+    Param("encoder_sign", 1, "+1 if ENC grows when driving forward", choices=(-1, 1)),
+    Param("steer_rate_rad_s", 0.8, "steering rate limit of the simulated platform [rad/s]"),
+    Param("false_headers", False, "a false STX header before every feedback frame"),
+    Param("status_s", 1.0, "print a status line every this many seconds (0 = never)"),
+]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,35 +39,12 @@ def _parser() -> argparse.ArgumentParser:
                     "(default) or an existing serial port, until SIGINT/SIGTERM.")
     p.add_argument("--port", help="use this serial device instead of creating a pty")
     p.add_argument("--link", help="create a symlink at this path pointing to the device")
-    p.add_argument("--init-s", type=float, default=3.0, help="INIT duration (default 3.0)")
-    p.add_argument("--alive-timeout-s", type=float, default=1.0,
-                   help="watchdog: AUTO_FAIL after this long without a correct ALIVE")
-    p.add_argument("--alive-check", choices=ALIVE_CHECKS, default="strict")
-    p.add_argument("--auto-fail-latch", action="store_true",
-                   help="leave AUTO_FAIL only via an RC Manual->Auto cycle")
-    p.add_argument("--feedback-mode", choices=FEEDBACK_MODES, default="free_running")
-    p.add_argument("--period-s", type=float, default=0.02, help="feedback period (0.02)")
     p.add_argument("--rc-manual", action="store_true", help="RC switch in Manual at start")
     p.add_argument("--rc-off", action="store_true", help="platform powered with the RC off")
-    p.add_argument("--brake-min", type=int, default=1)
-    p.add_argument("--brake-max", type=int, default=150)
-    p.add_argument("--feedback-steer-sign", type=int, choices=(-1, 1), default=-1)
     p.add_argument("--no-encoder", action="store_true",
                    help="ENC always 0 (like the MORAI simulator)")
-    p.add_argument("--encoder-ppr", type=float, default=100.0)
-    p.add_argument("--encoder-sign", type=int, choices=(-1, 1), default=1)
-    p.add_argument("--wheel-radius-m", type=float, default=0.27)
-    p.add_argument("--accel-mps2", type=float, default=1.5)
-    p.add_argument("--steer-rate-rad-s", type=float, default=0.8)
-    p.add_argument("--noise-bytes", type=int, default=0,
-                   help="random bytes before every feedback frame (fault injection)")
-    p.add_argument("--false-headers", action="store_true",
-                   help="a false STX header before every feedback frame")
-    p.add_argument("--split-writes", type=int, default=0,
-                   help="write each frame in this many pieces")
+    add_options(p, [q for q in PARAMS if q.name not in _SPELLED_OTHERWISE] + OWN_PARAMS)
     p.add_argument("--seed", type=int, help="seed of the noise generator")
-    p.add_argument("--status-s", type=float, default=1.0,
-                   help="print a status line every this many seconds (0 = never)")
     p.add_argument("-v", "--verbose", action="store_true", help="log mode changes")
     return p
 

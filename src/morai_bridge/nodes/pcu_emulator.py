@@ -7,35 +7,15 @@ Also runnable without ROS: ``python3 -m morai_bridge.emu.pcu --link /tmp/erp42``
 import rospy
 from diagnostic_msgs.msg import DiagnosticStatus
 
-from morai_bridge.configuration.params import Param, ParamError
-from morai_bridge.emu.pcu import ALIVE_CHECKS, FEEDBACK_MODES, PcuEmulator
+from morai_bridge.configuration.params import ParamError
+from morai_bridge.emu import pcu
+from morai_bridge.emu.pcu import PcuEmulator
 from morai_bridge.emu.pcu_vehicle import VehicleModel
 from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.params import load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 
-PARAMS = [
-    Param('link', '/tmp/erp42', 'symlink to the emulated device (the path erp42_serial opens); "" = none'),
-    Param('port', '', 'use this existing serial device instead of creating a pty ("" = pty)'),
-    Param('init_s', 3.0, 'INIT phase after start: no command obeyed [s]', minimum=0.0),
-    Param('alive_timeout_s', 1.0, 'AUTO_FAIL after this long without a correct ALIVE [s]', minimum=0.05),
-    Param('alive_check', 'strict', 'ALIVE check: strict (+1), changing, off', choices=ALIVE_CHECKS),
-    Param('auto_fail_latch', False, 'leave AUTO_FAIL only through an RC Manual -> Auto cycle'),
-    Param('feedback_mode', 'free_running', 'free_running (every period_s) or reply (one per command)',
-          choices=FEEDBACK_MODES),
-    Param('period_s', 0.02, 'feedback period [s]', minimum=0.005),
-    Param('rc_auto', True, 'RC Auto/Manual switch in Auto at start'),
-    Param('brake_min', 1, 'BRAKE value meaning no braking'),
-    Param('brake_max', 150, 'BRAKE value meaning full braking'),
-    Param('feedback_steer_sign', -1, 'sign of feedback STEER relative to the command', choices=(-1, 1)),
-    Param('encoder_enabled', True, 'false: ENC always 0 (like the MORAI simulator)'),
-    Param('encoder_ppr', 100.0, 'encoder counts per wheel revolution'),
-    Param('wheel_radius_m', 0.27, 'wheel radius [m]'),
-    Param('accel_mps2', 1.5, 'speed rate limit of the simulated platform [m/s^2]', minimum=0.01),
-    Param('noise_bytes', 0, 'random bytes before every feedback frame (fault injection)', minimum=0),
-    Param('split_writes', 0, 'write every feedback frame in this many pieces (fault injection)', minimum=0),
-    FAULT_INJECTION,
-]
+PARAMS = pcu.PARAMS + [FAULT_INJECTION]
 
 
 class PcuNode(object):
