@@ -1,13 +1,12 @@
-"""The command line of morai_check_signs: options, the confirmation, main() and its exit status
-(the run itself is :class:`.check_signs.SignCheck`; docs/check_signs.md).  No ROS."""
+"""The command line of morai_check_signs: options (a Param table, :func:`options`), the confirmation,
+main() and its exit status (the run itself is :class:`.check_signs.SignCheck`; docs/check_signs.md).  No ROS."""
 import argparse
-import math
 import os
 import signal
 import sys
 
 from morai_bridge.configuration import sim_versions, vehicle_profiles
-from morai_bridge.configuration.params import FROM_PROFILE, FROM_VERSION, NO_IMU
+from morai_bridge.configuration.params import FROM_PROFILE, FROM_VERSION, NO_IMU, Param, add_options
 from morai_bridge.link.transport import TransportError, resolve_host
 from morai_bridge.wire import streams, udp
 from morai_bridge.wire.enums import Gear
@@ -15,33 +14,10 @@ from morai_bridge.wire.enums import Gear
 from .check_signs import (EXIT_REFUSED, MAX_TEST_SPEED, PROG, STOP_REPEATS, Options, SignCheck, planned_time,
                           stop_command)
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "options"]
 
 
 # ----------------------------------------------------------------------------- command line
-
-def _number(lo, hi, what, lo_open=False):
-    def parse(text):
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError("not a number: %r" % text) from None
-        if not math.isfinite(v) or v > hi or v < lo or (lo_open and v == lo):
-            raise argparse.ArgumentTypeError("%s must be %s %g and at most %g, got %s"
-                                             % (what, "above" if lo_open else "at least", lo, hi, text))
-        return v
-    return parse
-
-
-def _port(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not a port number: %r" % text) from None
-    if not 1 <= v <= 65535:
-        raise argparse.ArgumentTypeError("port out of range 1..65535: %s" % text)
-    return v
-
 
 def vehicle_dir():
     """config/vehicles beside the version profiles' directory (source tree or install space)."""
@@ -61,8 +37,51 @@ def version_dir(argv0=None):
     return d
 
 
+def options():
+    """The options as Params, in the order --help lists them (the known profiles are looked up now)."""
+    versions = ", ".join(sim_versions.available(version_dir())) or "none found"
+    vehicles = ", ".join(vehicle_profiles.available(vehicle_dir())) or "none found"
+    port = dict(minimum=1, maximum=65535, metavar="PORT")
+    return [
+        Param("sim_version", sim_versions.DEFAULT, "profile to compare with and take default ports/sizes from "
+              "(known: " + versions + "; or a YAML file)", metavar="NAME|FILE"),
+        Param("sim_ip", "127.0.0.1", "address of the simulator PC", metavar="IP"),
+        Param("ctrl_port", streams.BY_NAME["ctrl_cmd"].port, "the simulator's Ego Ctrl Cmd port", **port),
+        Param("ctrl_bytes", FROM_PROFILE, "Ego Ctrl Cmd size (default: the profile's)", choices=(55, 59)),
+        Param("listen_ip", "0.0.0.0", "address to receive the status (and IMU) on", metavar="IP"),
+        Param("status_port", FROM_VERSION, "Ego Vehicle Status destination port (default: the profile's, e.g. 909; "
+              "911 for 25.S4.MolitComp03)", **port),
+        Param("imu_port", NO_IMU, "also read the IMU yaw rate from this port (default: no IMU)", **port),
+        Param("speed", 5.0, "target speed, km/h, at most %s" % MAX_TEST_SPEED, above=0.0, maximum=MAX_TEST_SPEED),
+        Param("steer", 0.3, "wire steer of the steering phases, normalised", above=0.0, maximum=1.0),
+        Param("accel_time", 4.0, "at most this long straight to reach the speed, s", above=0.0, maximum=20.0),
+        Param("phase_time", 3.0, "duration of each steering phase, s", minimum=0.5, maximum=20.0),
+        Param("settle_time", 1.0, "start of each steering phase not measured (steering response), s",
+              minimum=0.0, maximum=10.0),
+        Param("one_way", False, "only the positive steer phase (default: positive, then negative)"),
+        Param("max_start_speed", 2.0, "refuse to start when the ego is faster, km/h", minimum=0.0, maximum=10.0),
+        # 0: not given (2 x --speed); a value typed must be above 0
+        Param("abort_speed", 0.0, "abort above this speed, km/h (default: 2 x --speed)",
+              above=0.0, maximum=2 * MAX_TEST_SPEED),
+        Param("status_timeout", 3.0, "refuse / abort when no status arrives for this long, s",
+              above=0.0, maximum=60.0),
+        # 0: not given (the planned time + 20 s)
+        Param("max_run_time", 0.0, "abort when the drive takes longer (wall clock), s (default: the planned time "
+              "+ 20 s, 30 s with the default times)", minimum=1.0, maximum=300.0),
+        Param("yes", False, "do not ask for confirmation on the terminal"),
+        Param("write", "", "write the measured version profile here (only when the measurement is conclusive)",
+              metavar="FILE"),
+        Param("gain", False, "two more steering phases at a second steer magnitude (twice --steer, or half of it "
+              "above 0.5): shows whether the steering gain is linear"),
+        Param("vehicle_profile", "morai_sedan", "vehicle profile whose max_steering_deg the measured full-scale "
+              "angle is compared with, and whose wheelbase serves when the status has none (known: " + vehicles
+              + ")", metavar="NAME|FILE"),
+        Param("write_vehicle", "", "write the vehicle profile with the measured max_steering_deg here (only when "
+              "measured)", metavar="FILE"),
+    ]
+
+
 def build_parser():
-    known = ", ".join(sim_versions.available(version_dir())) or "none found"
     p = argparse.ArgumentParser(
         prog=PROG,
         description="Measure which way the simulator's wire steering signs point: drives the ego forward "
@@ -72,53 +91,7 @@ def build_parser():
         epilog="Exit status: 0 measured, 1 inconclusive (nothing written), 2 refused to start or usage/I/O "
                "error, 3 aborted during the run, 130 interrupted; the stop command is sent in every case. "
                "Guide: docs/check_signs.md.")
-    p.add_argument("--sim-version", default=sim_versions.DEFAULT, metavar="NAME|FILE",
-                   help="profile to compare with and take default ports/sizes from (default %(default)s; "
-                        "known: " + known + "; or a YAML file)")
-    p.add_argument("--sim-ip", default="127.0.0.1", help="address of the simulator PC (default %(default)s)")
-    p.add_argument("--ctrl-port", type=_port, default=streams.BY_NAME["ctrl_cmd"].port,
-                   help="the simulator's Ego Ctrl Cmd port (default %(default)s)")
-    p.add_argument("--ctrl-bytes", type=int, choices=(55, 59),
-                   help="Ego Ctrl Cmd size (default: the profile's)")
-    p.add_argument("--listen-ip", default="0.0.0.0",
-                   help="address to receive the status (and IMU) on (default %(default)s)")
-    p.add_argument("--status-port", type=_port,
-                   help="Ego Vehicle Status destination port (default: the profile's, e.g. 909; 911 for "
-                        "25.S4.MolitComp03)")
-    p.add_argument("--imu-port", type=_port, help="also read the IMU yaw rate from this port (default: no IMU)")
-    p.add_argument("--speed", type=_number(0.0, MAX_TEST_SPEED, "--speed", True), default=5.0,
-                   help="target speed, km/h (default %(default)s, at most " + str(MAX_TEST_SPEED) + ")")
-    p.add_argument("--steer", type=_number(0.0, 1.0, "--steer", True), default=0.3,
-                   help="wire steer of the steering phases, normalised (default %(default)s)")
-    p.add_argument("--accel-time", type=_number(0.0, 20.0, "--accel-time", True), default=4.0,
-                   help="at most this long straight to reach the speed, s (default %(default)s)")
-    p.add_argument("--phase-time", type=_number(0.5, 20.0, "--phase-time"), default=3.0,
-                   help="duration of each steering phase, s (default %(default)s)")
-    p.add_argument("--settle-time", type=_number(0.0, 10.0, "--settle-time"), default=1.0,
-                   help="start of each steering phase not measured (steering response), s (default %(default)s)")
-    p.add_argument("--one-way", action="store_true",
-                   help="only the positive steer phase (default: positive, then negative)")
-    p.add_argument("--max-start-speed", type=_number(0.0, 10.0, "--max-start-speed"), default=2.0,
-                   help="refuse to start when the ego is faster, km/h (default %(default)s)")
-    p.add_argument("--abort-speed", type=_number(0.0, 2 * MAX_TEST_SPEED, "--abort-speed", True),
-                   help="abort above this speed, km/h (default: 2 x --speed)")
-    p.add_argument("--status-timeout", type=_number(0.0, 60.0, "--status-timeout", True), default=3.0,
-                   help="refuse / abort when no status arrives for this long, s (default %(default)s)")
-    p.add_argument("--max-run-time", type=_number(1.0, 300.0, "--max-run-time"),
-                   help="abort when the drive takes longer (wall clock), s (default: the planned time + 20 s, "
-                        "30 s with the default times)")
-    p.add_argument("--yes", action="store_true", help="do not ask for confirmation on the terminal")
-    p.add_argument("--write", metavar="FILE",
-                   help="write the measured version profile here (only when the measurement is conclusive)")
-    p.add_argument("--gain", action="store_true",
-                   help="two more steering phases at a second steer magnitude (twice --steer, or half of it "
-                        "above 0.5): shows whether the steering gain is linear")
-    p.add_argument("--vehicle-profile", default="morai_sedan", metavar="NAME|FILE",
-                   help="vehicle profile whose max_steering_deg the measured full-scale angle is compared with, "
-                        "and whose wheelbase serves when the status has none (default %(default)s; known: "
-                        + (", ".join(vehicle_profiles.available(vehicle_dir())) or "none found") + ")")
-    p.add_argument("--write-vehicle", metavar="FILE",
-                   help="write the vehicle profile with the measured max_steering_deg here (only when measured)")
+    add_options(p, options())
     return p
 
 
@@ -159,20 +132,18 @@ def main(argv=None, stdin=None, stdout=None) -> int:
             sys.stderr.write("%s: error: %s %s: directory %s does not exist or is not writable\n"
                              % (PROG, flag, name, d))
             return EXIT_REFUSED
-    if args.abort_speed is not None and args.abort_speed <= args.speed:
+    if args.abort_speed and args.abort_speed <= args.speed:
         sys.stderr.write("%s: error: --abort-speed %g must be above --speed %g\n" % (PROG, args.abort_speed, args.speed))
         return EXIT_REFUSED
-    opts = Options(version=version, sim_ip=args.sim_ip, ctrl_port=args.ctrl_port, ctrl_bytes=args.ctrl_bytes or FROM_PROFILE,
-                   listen_ip=args.listen_ip,
-                   status_port=FROM_VERSION if args.status_port is None else args.status_port,
-                   imu_port=NO_IMU if args.imu_port is None else args.imu_port, speed_kmh=args.speed,
-                   steer=args.steer, accel_time=args.accel_time, phase_time=args.phase_time,
+    opts = Options(version=version, sim_ip=args.sim_ip, ctrl_port=args.ctrl_port, ctrl_bytes=args.ctrl_bytes,
+                   listen_ip=args.listen_ip, status_port=args.status_port, imu_port=args.imu_port,
+                   speed_kmh=args.speed, steer=args.steer, accel_time=args.accel_time, phase_time=args.phase_time,
                    settle_time=args.settle_time, reverse=not args.one_way, max_start_speed=args.max_start_speed,
-                   abort_speed=args.abort_speed or 0.0, status_timeout=args.status_timeout,
+                   abort_speed=args.abort_speed, status_timeout=args.status_timeout,
                    max_run_time=args.max_run_time or planned_time(args.accel_time, args.phase_time,
                                                                   not args.one_way, args.gain) + 20.0,
-                   yes=args.yes, write=args.write or "", gain=args.gain, vehicle=vehicle,
-                   write_vehicle=args.write_vehicle or "")
+                   yes=args.yes, write=args.write, gain=args.gain, vehicle=vehicle,
+                   write_vehicle=args.write_vehicle)
     previous = _terminate_as_interrupt()
     try:
         try:
