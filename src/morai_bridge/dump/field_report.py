@@ -22,6 +22,7 @@ import time
 from collections import Counter, defaultdict
 
 from morai_bridge.configuration import sim_versions
+from morai_bridge.configuration.params import Param, add_options
 from morai_bridge.wire import capture, streams, udp
 from morai_bridge.wire.camera import images
 
@@ -472,25 +473,30 @@ def settings_ports(sensor_file=None, network_file=None):
     return sorted(ports), sensors, warnings
 
 
+#: the options but --sensor (repeatable, KIND=PORT), as Params ('': not given); the first two exclude each other
+OPTIONS = [
+    Param("seconds", 30.0, "how long to listen, s"),
+    Param("pcap", "", "analyse this capture instead of listening", metavar="FILE"),
+    Param("listen_ip", "0.0.0.0", "address to listen on", metavar="IP"),
+    Param("sim_version", "all", "listen on this profile's ports (all: every shipped profile's)", metavar="NAME|all"),
+    Param("sensor_settings", "", "listen on the ports of MORAI's saved sensor settings (SensorInfo_<vehicle>.json) "
+          "instead", metavar="FILE"),
+    Param("network_settings", "", "listen on the ports of MORAI's saved network settings (NetworkInfo.json) instead",
+          metavar="FILE"),
+    Param("port_offset", 0, "add this to every profile port (tests)"),
+    Param("max_datagrams", 200000, "stop after this many"),
+    Param("out", "", "write capture.pcap (when listening), report.json and report.txt here", metavar="DIR"),
+]
+
+
 def build_parser():
     ap = argparse.ArgumentParser(prog=PROG, description=(
         "Record what a MORAI simulator sends for a while and report what it is: streams, sizes, rates, "
         "packet times, the forms docs/versions.md tracks, and which version profile it matches. No ROS."))
-    src = ap.add_mutually_exclusive_group()
-    src.add_argument("--seconds", type=float, default=30.0, help="how long to listen (default %(default)s s)")
-    src.add_argument("--pcap", metavar="FILE", help="analyse this capture instead of listening")
-    ap.add_argument("--listen-ip", default="0.0.0.0", help="address to listen on (default %(default)s)")
-    ap.add_argument("--sim-version", default="all", metavar="NAME|all",
-                    help="listen on this profile's ports (default: every shipped profile's)")
-    ap.add_argument("--sensor-settings", metavar="FILE",
-                    help="listen on the ports of MORAI's saved sensor settings (SensorInfo_<vehicle>.json) instead")
-    ap.add_argument("--network-settings", metavar="FILE",
-                    help="listen on the ports of MORAI's saved network settings (NetworkInfo.json) instead")
-    ap.add_argument("--port-offset", type=int, default=0, help="add this to every profile port (tests)")
+    add_options(ap.add_mutually_exclusive_group(), OPTIONS[:2])
+    add_options(ap, OPTIONS[2:])
     ap.add_argument("--sensor", type=_sensor, action="append", default=[], metavar="KIND=PORT",
                     help="also listen for a sensor: camera=PORT or lidar=PORT (repeatable)")
-    ap.add_argument("--max-datagrams", type=int, default=200000, help="stop after this many (default %(default)s)")
-    ap.add_argument("--out", metavar="DIR", help="write capture.pcap (when listening), report.json and report.txt here")
     return ap
 
 
