@@ -28,7 +28,7 @@ This module is the :class:`SimEmulator` itself: sockets, the real-time loop,
 the world's state and stepping, receiving and sending.  Around it, by job:
 
 ========================  ======================================================
-:mod:`.sim_config`        SimConfig, its field docs, LISTEN_PORTS / SEND_PORTS
+:mod:`.sim_config`        PARAMS (every option once), SimConfig, LISTEN_PORTS / SEND_PORTS
 :mod:`.sim_snapshot`      the immutable snapshot types
 :mod:`.sim_commands`      one handler per user -> simulator command
 :mod:`.sim_sync`          the lock-step extension (only with ``emulator_sync``)
