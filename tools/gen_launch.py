@@ -3,7 +3,7 @@
 node module's PARAMS table.
 
 Every private parameter becomes an <arg> with the node's default and doc, so
-the launch file and the node cannot drift apart (test/unit/test_launch_files.py
+the launch file and the node cannot drift apart (test/unit/project/test_launch_files.py
 checks it).  Usage, from a sourced workspace:
 
     /usr/bin/python3 tools/gen_launch.py erp42_serial udp_bridge ...
