@@ -8,7 +8,7 @@ file, on an instance made with ``object.__new__``.  genpy's constructors would f
 field its default (a new Header, three Vector3, ...) and check the arguments, which costs five
 times the conversion itself (3.7 against 0.7 us for an EgoVehicleStatus, 95 against 16 us for an
 Object Info of 20 objects: docs/benchmarks.md); the result is the same message, which rospy
-serializes as usual, and test/unit/test_sim_to_ros.py checks that no converter leaves a field
+serializes as usual, and test/unit/ros/test_sim_to_ros.py checks that no converter leaves a field
 unset and that the bytes equal genpy's own construction.
 
 Units follow docs/units.md: morai_msgs fields keep MORAI's units (deg, km/h where the message

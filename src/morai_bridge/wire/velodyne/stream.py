@@ -15,7 +15,7 @@ burst read without a pause (MORAI sends each revolution as one) is decoded at
 once when it ends: that is its cheapest decode.
 
 The result is byte-identical to decoding the revolution in one batch and
-packing it (test_wire_velodyne_stream.py); the assembler stays the authority on
+packing it (test/unit/wire/velodyne/test_stream.py); the assembler stays the authority on
 where revolutions end, and any doubt falls back to the one-batch decode.  No ROS
 imports: ros/lidar_ros.py only stamps and publishes what :meth:`CloudStream.add`
 returns.
