@@ -21,12 +21,7 @@ from morai_bridge.link.serial_port import Erp42Link
 from morai_bridge.link.workers import DEAD, RUNNING, STOPPED
 from morai_bridge.wire import erp42, erp42_convert
 
-import helpers
-from helpers import Log
-
-
-def wait_for(pred, timeout=3.0, step=0.002):
-    return helpers.wait_for(pred, timeout, step)
+from helpers import Log, wait_for
 
 
 def fast_vehicle():
@@ -158,7 +153,7 @@ def test_frames_at_rate_on_absolute_deadlines_and_feedback(rig):
 def test_stop_frames_without_command_and_after_timeout(rig):
     pcu, link, _, _, _ = rig(cmd_timeout_s=0.3, shutdown_stop_s=0.0)
     link.start()
-    assert wait_for(lambda: pcu.state.frames_ok > 5)
+    assert wait_for(lambda: pcu.state.frames_ok > 5, 3.0)
     c = pcu.state.command
     assert (c.speed, c.brake, c.estop) == (0, 150, 0), 'no command yet: stop frames'
     assert not link.sending_fresh
@@ -258,7 +253,7 @@ def test_injected_exception_in_io_worker_restarts_from_a_closed_port(rig):
 def test_injected_exception_in_feedback_worker_resumes(rig):
     pcu, link, fbs, log, _ = rig(shutdown_stop_s=0.0)
     link.start()
-    assert wait_for(lambda: len(fbs) > 5)
+    assert wait_for(lambda: len(fbs) > 5, 3.0)
     io, cb = link.workers
     cb.inject(RuntimeError('injected callback-thread fault'))
     assert wait_for(lambda: cb.restarts == 1, 2.0)
@@ -292,7 +287,7 @@ def test_slow_callback_does_not_delay_commands(rig):
 
     pcu, link, _, _, _ = rig(shutdown_stop_s=0.0, link_kw=dict(on_feedback=slow))
     link.start()
-    assert wait_for(lambda: pcu.state.frames_ok > 5)
+    assert wait_for(lambda: pcu.state.frames_ok > 5, 3.0)
     p0, t0 = pcu.state.frames_ok, time.monotonic()
     time.sleep(2.0)
     rate = (pcu.state.frames_ok - p0) / (time.monotonic() - t0)

@@ -35,7 +35,7 @@ from morai_bridge.wire.erp42 import Command, CommandRejected, Feedback, decode_f
 from morai_bridge.wire.erp42_convert import DEFAULT_PARAMS, Erp42Params
 
 import helpers
-from helpers import Log
+from helpers import Log, wait_for
 
 DATA = os.path.join(helpers.ROOT, 'test', 'data', 'erp42_vectors.json')
 with open(DATA, encoding='utf-8') as _f:
@@ -85,10 +85,6 @@ def roundtrip(msg):
     out = type(msg)()
     out.deserialize(buf.getvalue())
     return out
-
-
-def wait_for(pred, timeout=5.0):
-    return helpers.wait_for(pred, timeout, 0.002)
 
 
 # ============================================================================ feedback -> messages
@@ -297,7 +293,7 @@ class Rig(object):
     def start(self):
         self.pcu.start()
         self.link.start()
-        assert wait_for(lambda: self.link.connected), self.link.stats.last_error
+        assert wait_for(lambda: self.link.connected, 5.0), self.link.stats.last_error
         return self
 
     def close(self):
@@ -311,7 +307,7 @@ class Rig(object):
 
     def wait_command(self, **fields):
         want = Command(**dict(dict(aorm=1, estop=0, gear=0, speed=0, steer=0, brake=1), alive=0, **fields))
-        ok = wait_for(lambda: self.command() == want)
+        ok = wait_for(lambda: self.command() == want, 5.0)
         assert ok, 'the PCU reads %r, expected %r' % (self.command(), want)
 
     def inject(self, hexes):
@@ -319,7 +315,7 @@ class Rig(object):
         n_frames, n_msgs = self.link.framer.frames_ok + len(hexes), len(self.msgs) + len(hexes)
         for h in hexes:
             self.pcu.inject(bytes.fromhex(h))
-        assert wait_for(lambda: self.link.framer.frames_ok >= n_frames and len(self.msgs) >= n_msgs), \
+        assert wait_for(lambda: self.link.framer.frames_ok >= n_frames and len(self.msgs) >= n_msgs, 5.0), \
             (self.link.framer.frames_ok, n_frames, len(self.msgs), n_msgs)
 
 
@@ -350,7 +346,7 @@ def test_ctrlcmd_vectors_reach_the_pcu(rig, vec):
     the vector's frame (ALIVE aside: the link's TX tick owns it).  The reverse vector needs the
     standstill the emulator reports (gear interlock)."""
     r = rig(cmd_timeout_s=5.0, **vec['input']['params'])
-    assert wait_for(lambda: r.link.last_feedback is not None)
+    assert wait_for(lambda: r.link.last_feedback is not None, 5.0)
     c = vec['input']['ctrl_cmd']
     assert r.core.submit_ctrl(ctrl(c['longlCmdType'], c.get('accel', 0.0), c['brake'], c['steering'],
                                    c['velocity'], c.get('acceleration', 0.0))) is None
@@ -434,7 +430,7 @@ def test_a_refused_command_changes_nothing_on_the_wire(rig):
     assert r.core.submit_ctrl(ctrl(3, velocity=2.0)) is not None
     assert r.core.submit_ctrl(ctrl(velocity=math.nan)) is not None
     n = r.pcu.state.frames_ok
-    assert wait_for(lambda: r.pcu.state.frames_ok >= n + 10)
+    assert wait_for(lambda: r.pcu.state.frames_ok >= n + 10, 5.0)
     assert r.command() == Command(1, 0, 0, 80, -203, 1, 0)
     _, _, values = status(r.core.diag_link)
     assert (values['commands accepted'], values['commands rejected']) == ('1', '2')
@@ -452,7 +448,7 @@ def test_reverse_waits_for_standstill(rig):
     r.wait_command(gear=0, speed=0, steer=407, brake=150)
     r.inject([FRAMES['fb_auto_forward_10kmh']['hex']])
     n = r.pcu.state.frames_ok
-    assert wait_for(lambda: r.pcu.state.frames_ok >= n + 5)
+    assert wait_for(lambda: r.pcu.state.frames_ok >= n + 5, 5.0)
     assert r.command() == Command(1, 0, 0, 0, 407, 150, 0)
     r.inject([FRAMES['fb_manual_idle']['hex']])
     r.wait_command(gear=2, speed=50, steer=407, brake=1)
@@ -463,13 +459,13 @@ def test_command_timeout_gives_stop_frames_and_longl_cmd_type_0(rig):
     steering held: vector cmd_stop_full_brake's fields); ERP42Info.longlCmdType is 2 while a fresh
     command runs, 0 otherwise (spec 10.2)."""
     r = rig(cmd_timeout_s=0.3)
-    assert wait_for(lambda: r.msgs)
+    assert wait_for(lambda: r.msgs, 5.0)
     assert r.msgs[-1].info.longlCmdType == 0
     r.core.submit_ctrl(ctrl(velocity=4.0, steering=0.1))
     r.wait_command(speed=40, steer=-407)
-    assert wait_for(lambda: r.link.sending_fresh and r.msgs[-1].info.longlCmdType == 2)
+    assert wait_for(lambda: r.link.sending_fresh and r.msgs[-1].info.longlCmdType == 2, 5.0)
     r.wait_command(speed=0, steer=-407, brake=150)   # after 0.3 s without a command
-    assert wait_for(lambda: not r.link.sending_fresh and r.msgs[-1].info.longlCmdType == 0)
+    assert wait_for(lambda: not r.link.sending_fresh and r.msgs[-1].info.longlCmdType == 0, 5.0)
     assert r.link.stats.timeouts == 1
 
 
@@ -542,14 +538,14 @@ def test_diag_link_no_feedback_then_garbage(rig):
     level, message, values = status(r.core.diag_link)
     assert (level, message) == (ERROR, 'no feedback from the PCU yet')
     assert values['connected'] == 'True'
-    assert wait_for(lambda: r.link.stats.frames_sent >= 3)
+    assert wait_for(lambda: r.link.stats.frames_sent >= 3, 5.0)
     _, _, values = status(r.core.diag_link)
     # no command yet: every frame sent is a stop frame (spec 9.1, startup)
     assert int(values['frames sent']) >= 3
     # (a frame may be sent between reading the two counters)
     assert abs(int(values['stop frames sent']) - int(values['frames sent'])) <= 1
     r.pcu.inject(b'\x00' * 40)
-    assert wait_for(lambda: r.link.framer.bytes_received == 40)
+    assert wait_for(lambda: r.link.framer.bytes_received == 40, 5.0)
     level, message, values = status(r.core.diag_link)
     assert (level, message) == (ERROR, 'bytes but no valid frames: wrong baud rate or a different firmware variant?')
     assert (values['bytes received'], values['bytes discarded'], values['feedback frames']) == ('40', '40', '0')
@@ -571,20 +567,20 @@ def test_diag_link_levels_by_feedback_age(rig):
     r.core.params = dataclasses.replace(r.core.params, feedback_timeout_s=0.5)
     assert status(r.core.diag_link, now=t + 0.3)[0] == OK
     # and without a clock given, a frame not renewed goes stale by itself
-    assert wait_for(lambda: status(r.core.diag_link)[0] == WARN)
+    assert wait_for(lambda: status(r.core.diag_link)[0] == WARN, 5.0)
 
 
 def test_diag_link_commands_and_timeout(rig):
     """OK 'sending commands' while a fresh command runs; after the command timeout the link sends
     stop frames again, now a WARN (commands came and stopped) rather than the idle OK."""
     r = rig(cmd_timeout_s=0.3)
-    assert wait_for(lambda: r.link.last_feedback is not None)
+    assert wait_for(lambda: r.link.last_feedback is not None, 5.0)
     r.core.submit_ctrl(ctrl(velocity=3.0))
-    assert wait_for(lambda: r.link.sending_fresh)
+    assert wait_for(lambda: r.link.sending_fresh, 5.0)
     level, message, values = status(r.core.diag_link, now=r.link.last_feedback[1])
     assert (level, message) == (OK, 'sending commands')
     assert (values['commands accepted'], values['command timeouts']) == ('1', '0')
-    assert wait_for(lambda: not r.link.sending_fresh)
+    assert wait_for(lambda: not r.link.sending_fresh, 5.0)
     level, message, values = status(r.core.diag_link, now=r.link.last_feedback[1])
     assert (level, message) == (WARN, 'no fresh command: sending stop frames (speed 0, full brake)')
     assert values['command timeouts'] == '1'
@@ -615,16 +611,16 @@ def test_diag_link_unplug_and_replug(rig):
     """spec 9.5: an unplugged adapter is ERROR with the reason; the outage is listed as ongoing,
     then with its duration once the port is back, and counted as a reconnect."""
     r = rig()
-    assert wait_for(lambda: r.link.last_feedback is not None)
+    assert wait_for(lambda: r.link.last_feedback is not None, 5.0)
     path = r.link.p.port
     r.pcu.unplug()
     # the first error is the read or the vanished path; once the path is gone, every retry says so
-    assert wait_for(lambda: not r.link.connected and r.link.stats.last_error == 'device %s does not exist' % path)
+    assert wait_for(lambda: not r.link.connected and r.link.stats.last_error == 'device %s does not exist' % path, 5.0)
     level, message, values = status(r.core.diag_link)
     assert (level, message) == (ERROR, 'port %s closed: device %s does not exist' % (path, path))
     assert values['connected'] == 'False' and values['outage durations [s]'] == 'ongoing'
     r.pcu.replug()
-    assert wait_for(lambda: r.link.connected)
+    assert wait_for(lambda: r.link.connected, 5.0)
     _, _, values = status(r.core.diag_link)
     assert (values['outages'], values['reconnects']) == ('1', '1')
     d = values['outage durations [s]']
