@@ -10,14 +10,10 @@ ROOT = helpers.ROOT
 PROFILES = os.path.join(ROOT, 'config', 'vehicles')
 
 
-# ----------------------------------------------------------------------------- 4. steering signs
-
 def status(**kw):
     from morai_bridge.wire import udp
     return udp.make(udp.EgoVehicleStatus, data_length=200, sec=1, nsec=0, **kw)
 
-
-# ----------------------------------------------------------------------------- 5. information services
 
 def test_tl_info_of_a_seen_and_an_unseen_light():
     import rospy

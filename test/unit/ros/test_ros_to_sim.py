@@ -59,6 +59,8 @@ def test_multi_ego_codes_declared_in_enums():
                                                  2: enums.CtrlMode.AUTO}
 
 
+# ----------------------------------------------------------------------------- 2. vehicle profiles in the nodes
+
 def test_bridge_defaults_take_max_steering_from_the_profile():
     assert param_default('udp_bridge', 'vehicle_profile') == 'morai_sedan'
     assert param_default('udp_bridge', 'max_steering_deg') == 0.0
@@ -116,7 +118,7 @@ def test_serial_mode_launch_files_select_the_erp42_profile():
     assert launch_params('udp_bridge.launch')['/udp_bridge/vehicle_profile'] == 'morai_sedan'
 
 
-# ----------------------------------------------------------------------------- 4. steering signs
+# ----------------------------------------------------------------------------- 3. steering signs
 
 def status(**kw):
     from morai_bridge.wire import udp

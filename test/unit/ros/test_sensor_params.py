@@ -7,8 +7,6 @@ from morai_bridge.nodes import camera_bridge, lidar2d_bridge, lidar_bridge
 from morai_bridge.ros.params import ParamError, load
 
 
-# ----------------------------------------------------------------------------- helpers
-
 # ----------------------------------------------------------------------------- parameter tables
 
 def defaults(node):

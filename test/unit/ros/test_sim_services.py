@@ -8,8 +8,6 @@ Needs the built workspace (morai_msgs message classes); no ROS master.
 import pytest
 
 
-# ----------------------------------------------------------------------------- 2. EventInfo
-
 def event(option, ctrl_mode=0, gear=0, turn=0, emergency=0):
     from morai_msgs.msg import EventInfo, Lamps
     return EventInfo(option=option, ctrl_mode=ctrl_mode, gear=gear,

@@ -12,8 +12,6 @@ ROOT = helpers.ROOT
 PROFILES = os.path.join(ROOT, 'config', 'vehicles')
 
 
-# ----------------------------------------------------------------------------- 3. vehicle profiles
-
 def test_profiles_shipped():
     from morai_bridge.wire import vehicle_profiles as vp
     assert {'morai_sedan', 'erp42'} <= set(vp.available(PROFILES))
