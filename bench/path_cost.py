@@ -141,9 +141,12 @@ def main():
             class NoPublish(object):
                 def publish(self, m):
                     pass
+            from morai_bridge.wire import streams
             for name in rx.pubs:
                 rx.pubs[name] = NoPublish()
             rx.navsat_pub = NoPublish()
+            for name in rx.handlers:          # the handlers took the publishers' publish when made
+                rx.handlers[name] = rx._handler(streams.BY_NAME[name])
         if a.stage != "full":      # the floor receives and stamps, but does not publish either
             for key in list(floor.sel.get_map().values()):
                 recv, off, header, _ = key.data
