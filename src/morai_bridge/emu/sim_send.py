@@ -82,4 +82,4 @@ class SimSending:
     def _utc_offset(self):
         """Seconds the host's local time is ahead of UTC, where the version's IMU seconds are
         local (25.S4: DateTime.Now); 0 on a simulated clock."""
-        return time.localtime().tm_gmtoff if self._imu_local and not self._sync_on else 0
+        return time.localtime().tm_gmtoff if self._imu_local and not self.sync_mode.on else 0
