@@ -86,3 +86,21 @@ def test_command_data_lengths_from_sizes():
     assert command_sender.data_length_of(udp.EgoCtrlCmd, 55) == 23
     assert command_sender.data_length_of(udp.EgoCtrlCmd, 59) == 27
     assert command_sender.data_length_of(udp.SetTrafficLight, 47) == 15
+
+
+def _topic_table(heading):
+    """(topic, type) rows of the udp_bridge section's table under ``heading`` in docs/ros_api.md."""
+    import os
+    import re
+    text = open(os.path.join(os.path.dirname(__file__), '..', '..', 'docs', 'ros_api.md')).read()
+    start = text.index(heading)                 # the first such heading is the udp_bridge node's
+    block = text[start:text.index('\n\n', text.index('|---', start))]
+    return re.findall(r'^\| `([^`]+)` \| ([\w/]+) \|', block, re.M)
+
+
+def test_the_topic_tables_of_the_docs_are_the_declarations():
+    published = _topic_table('### Published topics')
+    for s in RECEIVED:
+        assert (s.topic, s.ros_type) in published, s.name
+    subscribed = _topic_table('### Subscribed topics')
+    assert sorted(subscribed) == sorted((s.topic, s.ros_type) for s in SENT)
