@@ -288,3 +288,32 @@ def test_cloud_stream_names_the_arrival_of_each_revolutions_last_packet_and_coun
             if burst.add(pkt, t, t) is not None:
                 got.append((t, burst.last_packet_arrival))
     assert got and all(t == last for t, last in got)
+
+
+def test_a_revolution_runs_through_four_wire_modules():
+    """docs/architecture.md: a Velodyne packet becomes /velodyne_points through lidar_ros and, behind
+    CloudStream, stream, revolution, decode and cloud: four modules of wire/velodyne run (sys.setprofile
+    over add, idle and serialized), five with lidar_ros."""
+    import os
+    import sys
+    root = os.path.dirname(os.path.abspath(vel.__file__))
+    seen = set()
+
+    def profile(frame, event, arg):
+        if event == 'call' and frame.f_code.co_filename.startswith(os.path.dirname(os.path.dirname(root))):
+            seen.add(os.path.relpath(frame.f_code.co_filename, os.path.dirname(os.path.dirname(root))))
+    stream = vel.CloudStream(dict(model='VLP16'), decode_chunk=8)
+    packets = scene_packets('VLP16', revolutions=2.5)
+    bodies = []
+    sys.setprofile(profile)
+    try:
+        for i, p in enumerate(packets):
+            rev = stream.add(p, 1.0 + i * 0.001, 1.0 + i * 0.001)
+            if rev is not None:
+                bodies.append(stream.serialized(rev))
+            stream.idle()
+    finally:
+        sys.setprofile(None)
+    assert len(bodies) >= 2
+    assert sorted(seen) == ['wire/velodyne/cloud.py', 'wire/velodyne/decode.py', 'wire/velodyne/revolution.py',
+                            'wire/velodyne/stream.py'], sorted(seen)

@@ -60,6 +60,9 @@ class CommandSender(object):
         self.profile = profile
         # ~max_steering_deg, when set, overrides the vehicle profile's maximum
         self.max_steering_deg = vehicle_profiles.choose(cfg.max_steering_deg, profile.max_steering_deg)
+        # per command: cfg values read once here (Config attributes go through __getattr__)
+        self.steering_sign = cfg.steering_sign
+        self.max_rear_steering_deg = cfg.max_rear_steering_deg or None     # None: the front maximum
         self.ctrl_data_length = data_length_of(udp.EgoCtrlCmd, cfg.ctrl_cmd_bytes)
         self.tl_data_length = data_length_of(udp.SetTrafficLight, cfg.set_traffic_light_bytes)
         self.gear = cfg.gear
@@ -100,8 +103,8 @@ class CommandSender(object):
     def ctrl_packet(self, m, ctrl_mode=None, gear=None):
         return ros_to_sim.ctrl_cmd(m, self.gear if gear is None else gear,
                                    self.ctrl_mode if ctrl_mode is None else ctrl_mode,
-                                   self.max_steering_deg, self.cfg.steering_sign, self.ctrl_data_length,
-                                   self.cfg.max_rear_steering_deg or None)
+                                   self.max_steering_deg, self.steering_sign, self.ctrl_data_length,
+                                   self.max_rear_steering_deg)
 
     def brake(self):
         """Apply gear and mode now with a braking command (only once control commands flow)."""

@@ -139,6 +139,8 @@ class VelodyneDecoder:
                  max_range: Optional[float] = None, packet_time: str = "auto",
                  aux_header: bool = True):
         self.model = m = get_model(model)
+        #: seconds between packets of a paced sender: (single return, dual return)
+        self.packet_periods_s = (m.packet_period_us(False) * 1e-6, m.packet_period_us(True) * 1e-6)
         if return_mode not in ("auto", "single", "dual"):
             raise ValueError("return_mode must be 'auto', 'single' or 'dual'")
         if interpolation not in ("velodyne", "fixed"):
@@ -195,7 +197,7 @@ class VelodyneDecoder:
         azimuths < 36000); raises :class:`SensorDecodeError` with ``reason``
         'length', 'flag' or 'azimuth'.  A longer datagram is accepted as described
         under ``aux_header`` (its ``reason`` on failure is still 'length')."""
-        data = check_bytes(datagram)
+        data = datagram if datagram.__class__ is bytes else check_bytes(datagram)
         n = len(data)
         if n != PACKET_SIZE:
             if self.aux_header and n > PACKET_SIZE:
@@ -277,7 +279,7 @@ class VelodyneDecoder:
                 step.cumsum(out=rel[1:])
                 rel *= 1e-6
                 return rel
-        return np.arange(n) * (self.model.packet_period_us(dual) * 1e-6)
+        return np.arange(n) * self.packet_periods_s[bool(dual)]
 
     def decode(self, packets, stamps: Optional[Sequence[float]] = None,
                packet_time: Optional[str] = None) -> Points:

@@ -223,7 +223,7 @@ class IncrementalDecoder:
         seen = self._seen
         dec = self._decoders[mode]
         first = np.frombuffer(seen[0], dtype=PACKET_DTYPE)
-        period = self.model.packet_period_us(self.inner.is_dual(first)) * 1e-6
+        period = self.inner.packet_periods_s[bool(self.inner.is_dual(first))]
         start = self._done
         if start == 0:
             batch = rec if rec is not None and len(rec) == end else seen[:end]
