@@ -28,7 +28,7 @@ import numpy as np
 
 from .cloud import POINT_FIELDS, POINT_STEP, CloudData, pack_cloud, serialized_cloud
 from .decode import Points, VelodyneDecoder
-from .models import HOUR_US, PACKET_DTYPE, _AUTO_STEP_MAX_US, model_from_product_id
+from .models import HOUR_US, PACKET_DTYPE, AUTO_STEP_MAX_US, model_from_product_id
 from .revolution import Revolution, RevolutionAssembler
 
 _FIELDS = ('x', 'y', 'z', 'intensity', 'ring', 'time')
@@ -203,7 +203,7 @@ class IncrementalDecoder:
             return 'device'
         if self.packet_time == 'nominal' or n < 2:
             return 'nominal'
-        return 'device' if all(0 < s <= _AUTO_STEP_MAX_US for s in self._steps[:n - 1]) else 'nominal'
+        return 'device' if all(0 < s <= AUTO_STEP_MAX_US for s in self._steps[:n - 1]) else 'nominal'
 
     def _compatible(self, mode):
         """Whether the pieces decoded so far are those of a one-batch decode in ``mode``: the same mode,
