@@ -120,7 +120,7 @@ def other_ego(r, own, radius):
             and math.hypot(r.pos_x - own[0], r.pos_y - own[1]) > radius)
 
 
-def object_list(w, stamp, frame_id, own=None, own_radius=2.0):
+def object_info(w, stamp, frame_id, own=None, own_radius=2.0):
     """ObjectStatusList of an Object Info packet: each record in the list of its type, in
     packet order; other ego vehicles (obj_type -1, :func:`other_ego`) with the vehicles,
     their type kept; empty slots (all zero, dropped by the codec, or obj_type -1 without a
@@ -192,7 +192,7 @@ def intersection(w, stamp, frame_id):
     return m
 
 
-def npc_collision(w, stamp, frame_id):
+def vehicle_collision(w, stamp, frame_id):
     """VehicleCollisionData: one VehicleCollision per pair, with the vehicles the pair holds."""
     m = _new(VehicleCollisionData)
     m.header = header(stamp, frame_id)
@@ -221,7 +221,7 @@ def sim_proc_state(platform, status):
     return 0
 
 
-def sim_proc_status(w, stamp, last_command_time):
+def sim_status(w, stamp, last_command_time):
     """MoraiSimProcStatus of a SimStatus packet; latest_command_time is when the bridge last sent a
     simulator command; current_mode is always 0x01 (the UDP interface).  No frame id."""
     m = _new(MoraiSimProcStatus)

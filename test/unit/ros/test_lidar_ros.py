@@ -13,7 +13,7 @@ import pytest
 
 import rospy
 from sensor_msgs import point_cloud2
-from sensor_msgs.msg import PointCloud2
+from sensor_msgs.msg import PointCloud2, PointField
 from std_msgs.msg import Header
 from morai_bridge.ros import lidar_ros
 from morai_bridge.wire import velodyne as vel
@@ -21,6 +21,21 @@ from velodyne_packets import vlp16_packet
 
 
 # ----------------------------------------------------------------------------- 3D LiDAR
+
+def cloud_msg(cloud, header):
+    """The reference: a sensor_msgs/PointCloud2 built with genpy from a CloudData, data untouched."""
+    m = PointCloud2()
+    m.header = header
+    m.height = cloud.height
+    m.width = cloud.width
+    m.fields = [PointField(f.name, f.offset, f.datatype, f.count) for f in cloud.fields]
+    m.is_bigendian = cloud.is_bigendian
+    m.point_step = cloud.point_step
+    m.row_step = cloud.row_step
+    m.data = cloud.data
+    m.is_dense = cloud.is_dense
+    return m
+
 
 def test_cloud_message_is_byte_identical_to_pack_cloud():
     rng = np.random.RandomState(3)
@@ -30,7 +45,7 @@ def test_cloud_message_is_byte_identical_to_pack_cloud():
     points = vel.VelodyneDecoder('VLP16').decode(packets)
     cloud = vel.pack_cloud(points)
     h = Header(stamp=rospy.Time(7, 8), frame_id='velodyne')
-    m = lidar_ros.cloud_msg(cloud, h)
+    m = cloud_msg(cloud, h)
     assert m.data == cloud.data and len(m.data) == 22 * len(points)
     assert [(f.name, f.offset, f.datatype, f.count) for f in m.fields] == [
         ('x', 0, 7, 1), ('y', 4, 7, 1), ('z', 8, 7, 1), ('intensity', 12, 7, 1), ('ring', 16, 4, 1), ('time', 18, 7, 1)]
@@ -54,7 +69,7 @@ def test_cloud_points_at_the_encoded_range_and_elevation():
     refl = [[(b * 32 + k) % 256 for k in range(32)] for b in range(12)]
     pkt = vlp16_packet([9000 + 40 * b for b in range(12)], counts, refl)
     cloud = vel.pack_cloud(vel.VelodyneDecoder('VLP16').decode([pkt]))
-    rec = np.frombuffer(lidar_ros.cloud_msg(cloud, Header()).data,
+    rec = np.frombuffer(cloud_msg(cloud, Header()).data,
                         dtype=np.dtype({'names': ['x', 'y', 'z', 'i', 'r', 't'],
                                         'formats': ['<f4', '<f4', '<f4', '<f4', '<u2', '<f4'],
                                         'offsets': [0, 4, 8, 12, 16, 18], 'itemsize': 22}))
@@ -96,7 +111,7 @@ def test_revolution_stamp_device_time_or_receive_time():
     assert stub.receive_stamps == 2 and stub.device_stamps == 1
 
 
-def test_piecewise_cloud_serialises_as_the_joined_cloud():
+def test_serialized_cloud_is_the_joined_cloud_as_genpy_serializes_it():
     rng = np.random.RandomState(5)
     packets = [vlp16_packet([(p * 480 + b * 40) % 36000 for b in range(12)], rng.randint(0, 9000, size=(12, 32)).tolist(),
                             rng.randint(0, 256, size=(12, 32)).tolist(), 1327 * p) for p in range(6)]
@@ -107,16 +122,28 @@ def test_piecewise_cloud_serialises_as_the_joined_cloud():
     assert b''.join(pieces) == whole.data
     h = Header(stamp=rospy.Time(11, 12), frame_id='velodyne')
     want, got = BytesIO(), BytesIO()
-    lidar_ros.cloud_msg(whole, h).serialize(want)
-    m = lidar_ros.piecewise_cloud_msg(pieces, whole.width, whole.is_dense, Header(stamp=rospy.Time(11, 12),
-                                                                                  frame_id='velodyne'))
+    cloud_msg(whole, h).serialize(want)
+    body = vel.serialized_cloud(pieces, whole.width, whole.is_dense)
+    assert all(any(part is p for part in body) for p in pieces if p), 'a piece was copied'
+    m = lidar_ros.SerializedCloud(Header(stamp=rospy.Time(11, 12), frame_id='velodyne'), body)
     assert isinstance(m, PointCloud2) and m._md5sum == PointCloud2._md5sum and m._type == 'sensor_msgs/PointCloud2'
     m.serialize(got)
     assert got.getvalue() == want.getvalue()
     back = PointCloud2()
     back.deserialize(got.getvalue())
     assert bytes(back.data) == whole.data and back.width == whole.width and back.is_dense == whole.is_dense
-    m.is_dense = False
-    again = BytesIO()
-    m.serialize(again)
-    assert again.getvalue()[:-1] == want.getvalue()[:-1] and again.getvalue()[-1:] == b'\x00'
+    sparse = BytesIO()
+    lidar_ros.SerializedCloud(h, vel.serialized_cloud(pieces, whole.width, False)).serialize(sparse)
+    assert sparse.getvalue()[:-1] == want.getvalue()[:-1] and sparse.getvalue()[-1:] == b'\x00'
+
+
+def test_serialized_cloud_through_rospy_publishing_serializer():
+    """rospy's own publish-side serializer (which numbers the header) over a SerializedCloud."""
+    from rospy.msg import serialize_message
+    cloud = vel.pack_cloud(vel.VelodyneDecoder('VLP16').decode([vlp16_packet([100 * b for b in range(12)],
+                                                                              [[500] * 32] * 12, [[9] * 32] * 12)]))
+    h = Header(stamp=rospy.Time(3, 4), frame_id='v')
+    got, want = BytesIO(), BytesIO()
+    serialize_message(got, 41, lidar_ros.SerializedCloud(h, vel.serialized_cloud([cloud.data], cloud.width, True)))
+    serialize_message(want, 41, cloud_msg(cloud, Header(stamp=rospy.Time(3, 4), frame_id='v')))
+    assert got.getvalue() == want.getvalue() and len(got.getvalue()) > 22 * 384

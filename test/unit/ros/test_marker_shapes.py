@@ -48,7 +48,7 @@ def close(a, b, tol=1e-6):
 
 @pytest.mark.parametrize('heading', [0.0, 30.0, 90.0, 180.0, -90.0, 270.0, 450.0, -720.5])
 def test_yaw_quaternion_turns_x_onto_the_heading(heading):
-    q = mk.yaw_quaternion(heading)
+    q = mk.heading_quaternion(heading)
     assert q.x == q.y == 0.0
     assert math.isclose(q.z * q.z + q.w * q.w, 1.0)
     x, y = rotate(q, 1.0, 0.0)
@@ -57,10 +57,10 @@ def test_yaw_quaternion_turns_x_onto_the_heading(heading):
 
 
 def test_yaw_quaternion_values():
-    assert close(tuple((lambda q: (q.x, q.y, q.z, q.w))(mk.yaw_quaternion(0.0))), (0, 0, 0, 1))
+    assert close(tuple((lambda q: (q.x, q.y, q.z, q.w))(mk.heading_quaternion(0.0))), (0, 0, 0, 1))
     h = math.sqrt(0.5)
-    assert close(tuple((lambda q: (q.x, q.y, q.z, q.w))(mk.yaw_quaternion(90.0))), (0, 0, h, h))
-    assert close(tuple((lambda q: (q.x, q.y, q.z, q.w))(mk.yaw_quaternion(180.0))), (0, 0, 1, 0))
+    assert close(tuple((lambda q: (q.x, q.y, q.z, q.w))(mk.heading_quaternion(90.0))), (0, 0, h, h))
+    assert close(tuple((lambda q: (q.x, q.y, q.z, q.w))(mk.heading_quaternion(180.0))), (0, 0, 1, 0))
 
 
 # ----------------------------------------------------------------------------- ego

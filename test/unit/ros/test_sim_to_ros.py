@@ -41,7 +41,7 @@ def test_real_captures():
             if p[:1] in (b'#', b'$'):
                 msgs.append(udp.decode(p))
     n = cases.check_converters(msgs)
-    assert {'ego_status', 'object_list', 'collision', 'traffic_light', 'intersection', 'gps'} <= set(n)
+    assert {'ego_status', 'object_info', 'collision', 'traffic_light', 'intersection', 'gps'} <= set(n)
 
 
 @pytest.mark.parametrize('fault', ['unset', 'wrong type'])
@@ -99,7 +99,7 @@ def test_rospy_serialize_message_and_publish_argument():
     from morai_bridge.wire import udp
     w = next(m for m in cases.inputs() if isinstance(m, udp.ObjectInfo) and m.objects)
     stamp = rospy.Time(5, 6)
-    mine = sim_to_ros.object_list(w, stamp, 'map')
+    mine = sim_to_ros.object_info(w, stamp, 'map')
     assert args_kwds_to_message(ObjectStatusList, (mine,), {}) is mine
     b = io.BytesIO()
     serialize_message(b, 42, mine)
@@ -108,7 +108,7 @@ def test_rospy_serialize_message_and_publish_argument():
     assert back.header.seq == 42 and cases.serialized(back) == b.getvalue()[4:] == cases.serialized(mine)
     assert back.num_of_npcs + back.num_of_pedestrian + back.num_of_obstacle == len(w.objects) > 0
     # a new object per call: a latched or queued reference keeps its own packet
-    assert sim_to_ros.object_list(w, stamp, 'map') is not mine
+    assert sim_to_ros.object_info(w, stamp, 'map') is not mine
 
 
 def test_converters_follow_the_message_definitions():
@@ -121,11 +121,11 @@ def test_converters_follow_the_message_definitions():
     e = sim_to_ros.ego_status(s['ego_status'], rospy.Time(1, 2), 'map', -1)
     assert (e.position.x, e.position.y, e.heading, msg_set.front_wheel_angle(e)) == (120.5, -33.25, 87.0, -2.5)
     assert e.velocity.y == pytest.approx(35.9 / 3.6)
-    o = sim_to_ros.object_list(s['object_info'], rospy.Time(1, 2), 'map')
+    o = sim_to_ros.object_info(s['object_info'], rospy.Time(1, 2), 'map')
     assert (o.num_of_npcs, o.num_of_pedestrian, o.num_of_obstacle) == (12, 5, 3)
     assert [x.unique_id for x in o.pedestrian_list] == [112, 113, 114, 115, 116]
     c = sim_to_ros.collision(s['collision'], rospy.Time(1, 2), 'map')
     assert [(x.unique_id, x.position.x) for x in c.collision_object] == [(300, 12.0), (301, 13.0)]
     assert c.global_offset_x == 302459.9
-    p = sim_to_ros.sim_proc_status(s['sim_status'], rospy.Time(1, 2), rospy.Time(3))
+    p = sim_to_ros.sim_status(s['sim_status'], rospy.Time(1, 2), rospy.Time(3))
     assert (p.command_result, p.current_mode, p.current_status) == (0x01, 0x01, 0x01)   # playing: PLAY

@@ -202,7 +202,7 @@ def test_type_minus_one_objects_publish_nothing():
     rec = udp.ObjectRecord(0, -1, 5.0, 6.0, 0.0, 0.0, 4.6, 1.9, 1.5, 0.9, 2.8, 0.9, 0, 0, 0, 0, 0, 0, '')
     car = rec._replace(obj_id=3, obj_type=1)
     w = udp.make(udp.ObjectInfo, 2128, sec=1, nsec=0, objects=(rec, car, rec._replace(pos_x=0.0)))
-    m = sim_to_ros.object_list(udp.decode(udp.encode(w)), rospy.Time(1), 'map')
+    m = sim_to_ros.object_info(udp.decode(udp.encode(w)), rospy.Time(1), 'map')
     assert (m.num_of_npcs, m.num_of_pedestrian, m.num_of_obstacle) == (1, 0, 0)
 
 

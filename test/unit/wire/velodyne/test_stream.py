@@ -258,3 +258,62 @@ def test_cloud_stream_packs_each_revolution_as_pack_cloud_does(model, chunk, bur
         assert pieces == [1] * len(pieces) and d.incremental == d.fallbacks == 0 and d.at_end >= len(got) - 1
     else:
         assert pieces == [1] * len(pieces) and d.incremental == d.at_end == 0
+
+
+def test_cloud_stream_names_the_arrival_of_each_revolutions_last_packet_and_counts():
+    """``last_packet_arrival``: the packet that completed a revolution when the cut was predicted
+    (a burst's last packet), else the packet before the one that showed the cut; ``counters``
+    reports the assembler's and decoder's counts; a bad datagram is counted, not raised."""
+    stream = vel.CloudStream(dict(model='VLP16'), decode_chunk=0)
+    packets = scene_packets('VLP16', revolutions=2.5)
+    arrivals = [1.0 + i * 0.001 for i in range(len(packets))]
+    seen = []
+    for i, (p, t) in enumerate(zip(packets, arrivals)):
+        rev = stream.add(p, t, t)
+        if rev is not None:
+            seen.append((i, rev.predicted, stream.last_packet_arrival))
+    stream.add(b'\x00' * 10, 9.0, 9.0)
+    assert len(seen) >= 2
+    for i, predicted, last in seen:
+        assert last == (arrivals[i] if predicted else arrivals[i - 1])
+    c = stream.counters()
+    assert c['packets'] == len(packets) and c['revolutions'] == len(seen)
+    assert sum(c['bad'].values()) == 1 and stream.last_error
+    assert c['predicted_cuts'] + c['late_cuts'] == len(seen)
+    burst = vel.CloudStream(dict(model='VLP16'), decode_chunk=0)
+    got = []
+    for r, revpackets in enumerate(burst_revolutions(3)):
+        for p, pkt in enumerate(revpackets):
+            t = 50.0 + 0.1 * r + 30e-6 * p
+            if burst.add(pkt, t, t) is not None:
+                got.append((t, burst.last_packet_arrival))
+    assert got and all(t == last for t, last in got)
+
+
+def test_a_revolution_runs_through_four_wire_modules():
+    """docs/architecture.md: a Velodyne packet becomes /velodyne_points through lidar_ros and, behind
+    CloudStream, stream, revolution, decode and cloud: four modules of wire/velodyne run (sys.setprofile
+    over add, idle and serialized), five with lidar_ros."""
+    import os
+    import sys
+    root = os.path.dirname(os.path.abspath(vel.__file__))
+    seen = set()
+
+    def profile(frame, event, arg):
+        if event == 'call' and frame.f_code.co_filename.startswith(os.path.dirname(os.path.dirname(root))):
+            seen.add(os.path.relpath(frame.f_code.co_filename, os.path.dirname(os.path.dirname(root))))
+    stream = vel.CloudStream(dict(model='VLP16'), decode_chunk=8)
+    packets = scene_packets('VLP16', revolutions=2.5)
+    bodies = []
+    sys.setprofile(profile)
+    try:
+        for i, p in enumerate(packets):
+            rev = stream.add(p, 1.0 + i * 0.001, 1.0 + i * 0.001)
+            if rev is not None:
+                bodies.append(stream.serialized(rev))
+            stream.idle()
+    finally:
+        sys.setprofile(None)
+    assert len(bodies) >= 2
+    assert sorted(seen) == ['wire/velodyne/cloud.py', 'wire/velodyne/decode.py', 'wire/velodyne/revolution.py',
+                            'wire/velodyne/stream.py'], sorted(seen)
