@@ -129,9 +129,10 @@ class Collector(object):
 
     def __init__(self, ns):
         import rospy
-        from morai_bridge.ros import sim_receive
+        import roslib.message
+        from morai_bridge.wire import streams
         from sensor_msgs.msg import NavSatFix
-        types = dict((n, t[1]) for n, t in sim_receive.TOPICS.items())
+        types = dict((s.name, roslib.message.get_message_class(s.ros_type)) for s in streams.FROM_SIM if s.topic)
         self.count = {}
         self.lat = {}
         self.window = (float("inf"), float("inf"))

@@ -51,9 +51,10 @@ def subscriber(namespaces):
     """Child process: subscribe to every topic of every namespace, count, spin."""
     import rospy
     from sensor_msgs.msg import NavSatFix
-    from morai_bridge.ros import sim_receive
+    import roslib.message
+    from morai_bridge.wire import streams
     rospy.init_node("path_cost_sub", anonymous=True)
-    types = dict((n, t[1]) for n, t in sim_receive.TOPICS.items())
+    types = dict((s.name, roslib.message.get_message_class(s.ros_type)) for s in streams.FROM_SIM if s.topic)
     count = [0]
 
     def cb(_m):
@@ -140,9 +141,12 @@ def main():
             class NoPublish(object):
                 def publish(self, m):
                     pass
+            from morai_bridge.wire import streams
             for name in rx.pubs:
                 rx.pubs[name] = NoPublish()
             rx.navsat_pub = NoPublish()
+            for name in rx.handlers:          # the handlers took the publishers' publish when made
+                rx.handlers[name] = rx._handler(streams.BY_NAME[name])
         if a.stage != "full":      # the floor receives and stamps, but does not publish either
             for key in list(floor.sel.get_map().values()):
                 recv, off, header, _ = key.data

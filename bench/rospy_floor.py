@@ -17,13 +17,13 @@ import json
 import selectors
 import socket
 
+import roslib.message
 import rospy
 from sensor_msgs.msg import NavSatFix
 
 import e2e_streams
-from morai_bridge.ros import sim_receive
 from morai_bridge.ros import sim_to_ros as conv
-from morai_bridge.wire import udp
+from morai_bridge.wire import streams, udp
 
 
 def prebuilt():
@@ -35,7 +35,7 @@ def prebuilt():
         if name == "ego_status":
             m = [conv.ego_status(w, t, "map")]
         elif name == "object_info":
-            m = [conv.object_list(w, t, "map")]
+            m = [conv.object_info(w, t, "map")]
         elif name == "traffic_light":
             m = [conv.traffic_light(w, t, "map")]
         elif name == "collision":
@@ -43,9 +43,9 @@ def prebuilt():
         elif name == "intersection":
             m = [conv.intersection(w, t, "map")]
         elif name == "vehicle_collision":
-            m = [conv.npc_collision(w, t, "map")]
+            m = [conv.vehicle_collision(w, t, "map")]
         elif name == "sim_status":
-            m = [conv.sim_proc_status(w, t, rospy.Time())]
+            m = [conv.sim_status(w, t, rospy.Time())]
         elif name == "gps":
             m = list(conv.gps(w, t, "gps"))   # GPSMessage, NavSatFix (sharing one header)
         elif name == "imu":
@@ -66,9 +66,10 @@ class Floor(object):
         self.sel = sel = selectors.DefaultSelector()
         self.sockets = []
         for name, port in ports.items():
-            topic, rtype = sim_receive.TOPICS[name]
+            stream = streams.BY_NAME[name]
+            topic, rtype = stream.topic, roslib.message.get_message_class(stream.ros_type)
             if queue is None:
-                depth, fix_depth = sim_receive.QUEUE.get(name, 1), 1
+                depth, fix_depth = stream.queue or 1, 1
             else:
                 depth = fix_depth = None if queue == "sync" else int(queue)
             pubs = [rospy.Publisher(ns + topic, rtype, queue_size=depth)]

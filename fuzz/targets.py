@@ -1,6 +1,6 @@
 """Fuzz targets: one function per decoder, each raising AssertionError when the
 decoder misbehaves on the given bytes.  Driven by atheris (fuzz/run.py, the long
-run) and by a seeded mutator in the unit suite (test/unit/test_fuzz_slice.py).
+run) and by a seeded mutator in the unit suite (test/unit/project/test_fuzz_slice.py).
 
 Rules checked:
 * udp.decode / lockstep.decode: return a message or raise DecodeError; nothing

@@ -3,7 +3,7 @@
 node module's PARAMS table.
 
 Every private parameter becomes an <arg> with the node's default and doc, so
-the launch file and the node cannot drift apart (test/unit/test_launch_files.py
+the launch file and the node cannot drift apart (test/unit/project/test_launch_files.py
 checks it).  Usage, from a sourced workspace:
 
     /usr/bin/python3 tools/gen_launch.py erp42_serial udp_bridge ...
@@ -94,7 +94,7 @@ def ports_table(only=None):
         field = ('destination port (the bridge binds it)' if st.direction == streams.SIM_TO_USER
                  else 'host port (the simulator listens; the bridge sends to it)')
         ports = [(v.port(st.name) if st.name in sim_versions.VERSIONED_PORTS else st.port) for v in versions]
-        rows.append('| %s | %s | %s | %s | `%s:=` |' % (streams.SIM_ROWS[st.name], page, field,
+        rows.append('| %s | %s | %s | %s | `%s:=` |' % (st.sim_row, page, field,
                                                        ' | '.join(str(p) if p else '— (not sent)' for p in ports),
                                                        st.param))
     return '\n'.join(rows)

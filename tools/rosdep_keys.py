@@ -14,7 +14,7 @@ to HEAD.  Two sections, one key a line, sorted:
           `ubuntu` entry (else the any-OS `*` entry) is a list (every release), or a mapping whose
           `focal` (else `*`) entry is not null, or a mapping of installers (apt/pip/source).
 
-test/unit/test_rosdep_keys.py checks package.xml against the file.  Only the key names are kept,
+test/unit/project/test_rosdep_keys.py checks package.xml against the file.  Only the key names are kept,
 not what they resolve to.
 """
 import subprocess

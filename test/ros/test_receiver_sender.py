@@ -7,6 +7,8 @@ per-stream build table, refusals that send nothing and change no state, the vers
 sign and size, the braking command on shutdown.
 """
 import math
+import os
+import sys
 import time
 import unittest
 
@@ -21,7 +23,7 @@ from morai_bridge.ros.command_sender import CommandSender
 from morai_bridge.ros.package_config import apply_sim_version, load_vehicle_profile
 from morai_bridge.ros.params import load
 from morai_bridge.ros.sim_receive import SimReceiver
-from morai_bridge.wire import udp
+from morai_bridge.wire import streams, udp
 
 
 def config(sim, ns, **over):
@@ -33,6 +35,23 @@ def config(sim, ns, **over):
         if p.name.endswith('_topic'):
             values[p.name] = '/%s/%s' % (ns, p.default)
     return apply_sim_version(load(udp_bridge.PARAMS, lambda name, default: values.get(name, default)))
+
+
+def modules_run(fn, *args):
+    """The project's modules (paths under src/morai_bridge) whose Python functions run while
+    ``fn(*args)`` runs in this thread (sys.setprofile: every call, whatever its depth)."""
+    root = os.path.dirname(os.path.abspath(udp_bridge.__file__ + '/..'))
+    seen = set()
+
+    def profile(frame, event, arg):
+        if event == 'call' and frame.f_code.co_filename.startswith(root):
+            seen.add(os.path.relpath(frame.f_code.co_filename, root))
+    sys.setprofile(profile)
+    try:
+        fn(*args)
+    finally:
+        sys.setprofile(None)
+    return sorted(seen)
 
 
 class ReceiverSenderTest(unittest.TestCase):
@@ -167,10 +186,12 @@ class ReceiverSenderTest(unittest.TestCase):
     def test_imu_catch_up_burst_is_one_message(self):
         """25.S4's catch-up bursts: packets under 2 ms apart with the same stamp (the heven report
         @4d26e0e section 6.6; on one host the noise differed between them: the stamp decides).
-        Three with one stamp -> one message, two counted; with imu_duplicates:=true all three."""
+        Three with one stamp -> one message, two counted; with imu_duplicates:=true all three.
+        The publisher keeps every message (state_queue_size): with the default depth of 1 rospy may
+        drop one of three back-to-back messages before its writer thread sends it."""
         from sensor_msgs.msg import Imu
         for ns, keep, want in (('burst', False, 1), ('burst_kept', True, 3)):
-            sim, cfg, rx = self.start_receiver(ns, imu_duplicates=keep)
+            sim, cfg, rx = self.start_receiver(ns, imu_duplicates=keep, state_queue_size=100)
             w = Waiter('/%s/imu' % ns, Imu)
             stamps = iter(range(100000000, 300000000, 1000000))    # a new stamp per resend: no duplicate
             w.until(lambda: sim.send('imu', self.imu_datagram(1785560206, next(stamps), 5.0)),
@@ -208,7 +229,10 @@ class ReceiverSenderTest(unittest.TestCase):
 
     def test_sender_builds_per_stream_and_refuses_without_side_effects(self):
         sim, cfg, tx = self.sender('cmd')
-        self.assertEqual(sorted(tx.build), sorted(n for n in tx.names if n not in ('sim_control', 'sync')))
+        with_topic = sorted(s.name for s in streams.TO_SIM if s.topic)
+        self.assertEqual(with_topic, sorted(n for n in tx.names if n not in ('sim_control', 'sync')))
+        for name in with_topic:
+            self.assertTrue(callable(tx._builder(streams.BY_NAME[name])), name)
         ctrl = rospy.Publisher('/cmd/ctrl_cmd', CtrlCmd, queue_size=1)
         lamps = rospy.Publisher('/cmd/lamps', Lamps, queue_size=1)
         wait_for_subscribers(ctrl)
@@ -231,6 +255,27 @@ class ReceiverSenderTest(unittest.TestCase):
         tx.shutdown()
         last = sim.recv('ctrl_cmd')
         self.assertEqual((last.cmd_type, last.accel, last.brake), (1, 0.0, 1.0))
+
+    def test_the_documented_paths_run_through_few_modules(self):
+        """docs/architecture.md: an ego status datagram becomes /Ego_topic through sim_receive, the
+        codec and sim_to_ros; a /ctrl_cmd message becomes a datagram through command_sender,
+        ros_to_sim, the codec and the socket (the thread and the socket's code aside: link/transport)."""
+        sim = FakeSim()
+        cfg, version = config(sim, 'paths')
+        rx = SimReceiver(cfg, '127.0.0.1', '127.0.0.1', live=False, version=version)
+        data = udp.encode(udp.make(udp.EgoVehicleStatus, 200, sec=3, nsec=4, pos_x=1.0))
+        w = Waiter('/paths/Ego_topic', EgoVehicleStatus)
+        wait_for_subscribers(rx.pubs['ego_status'])
+        ran = modules_run(rx.feed, cfg.ego_status_port, data)
+        self.assertEqual(ran, ['ros/sim_receive.py', 'ros/sim_to_ros.py', 'wire/udp_codec.py'])
+        self.assertIsNotNone(w.wait(lambda m: m.header.stamp.secs == 3, 5))
+        tx = CommandSender(cfg, '127.0.0.1', '127.0.0.1', load_vehicle_profile(cfg.vehicle_profile))
+        sim.drain('ctrl_cmd')
+        ran = modules_run(tx._make_cb(streams.BY_NAME['ctrl_cmd']), CtrlCmd(longlCmdType=2, velocity=5.0))
+        self.assertEqual([m for m in ran if m != 'link/transport.py'],
+                         ['ros/command_sender.py', 'ros/ros_to_sim.py', 'wire/udp_codec.py'])
+        self.assertEqual(sim.recv('ctrl_cmd').velocity, 5.0)
+        tx.shutdown()
 
     def test_sender_follows_the_version(self):
         for ns, version, size, sign in (('s24', '24.R2', 23, -1), ('s26', '26.R1', 27, 1)):

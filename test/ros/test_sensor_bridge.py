@@ -32,7 +32,7 @@ from std_msgs.msg import String
 from visualization_msgs.msg import Marker, MarkerArray
 
 from harness import Collector, free_ports  # noqa: E402
-import helpers  # noqa: E402  (test/unit, on the path harness gives)
+from helpers import wait_for  # noqa: E402  (test/unit, on the path harness gives)
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 LAUNCH = os.path.join(HERE, '..', '..', 'launch', 'sensor_bridge.launch')
@@ -153,10 +153,6 @@ def publisher_knows(node, topic):
     return code == 1 and any(c[2] == 'o' and c[4] == topic for c in info)
 
 
-def wait_for(pred, timeout=T):
-    return helpers.wait_for(pred, timeout, 0.02)
-
-
 MOUNT = {'camera': (1.5, 0.2, 1.3, 0.0, 10.0, 5.0), 'lidar': (0.5, 0.0, 1.9, 0.0, 0.0, 90.0),
          'lidar2d': (2.0, -0.3, 0.4, 180.0, 0.0, 0.0)}
 
@@ -233,7 +229,7 @@ class SensorBridgeTest(unittest.TestCase):
             n, ni, nr = self.images.count(), self.infos.count(), self.raw.count()
             sec, nsec = 1700000000 + seed, 123456789 + seed
             self.send_frame(jpeg, sec, nsec, padded)
-            self.assertTrue(wait_for(lambda: self.images.count() > n and self.infos.count() > ni),
+            self.assertTrue(wait_for(lambda: self.images.count() > n and self.infos.count() > ni, T),
                             'no image for a %d-chunk frame (padded=%s)' % (len(mor_datagrams(jpeg, 0, 0)), padded))
             img = self.images.since(n)[0]
             self.assertEqual(bytes(img.data), jpeg)
@@ -252,7 +248,7 @@ class SensorBridgeTest(unittest.TestCase):
             self.assertAlmostEqual(info.K[5], h / 2.0)
             self.assertEqual(list(info.D), [0.0] * 5)
             # publish_raw: rgb8 of the same frame, decoded in the node's second worker
-            self.assertTrue(wait_for(lambda: any(m.header.stamp == img.header.stamp for m in self.raw.since(nr))),
+            self.assertTrue(wait_for(lambda: any(m.header.stamp == img.header.stamp for m in self.raw.since(nr)), T),
                             'no /image_raw for the frame')
             raw = [m for m in self.raw.since(nr) if m.header.stamp == img.header.stamp][0]
             ref = PILImage.open(io.BytesIO(jpeg)).convert('RGB')
@@ -261,7 +257,7 @@ class SensorBridgeTest(unittest.TestCase):
 
     def test_camera_malformed_and_lost_chunks_are_counted_then_frames_flow(self):
         name = 'camera_bridge: Camera'
-        self.assertTrue(wait_for(lambda: self.entry(name) is not None), 'no camera diagnostics')
+        self.assertTrue(wait_for(lambda: self.entry(name) is not None, T), 'no camera diagnostics')
         mal0 = int(self.value(name, 'malformed'))
         jpeg = jpeg_of(640, 480, 3)
         chunks = mor_datagrams(jpeg, 1700000100, 0)
@@ -271,14 +267,14 @@ class SensorBridgeTest(unittest.TestCase):
         n = self.images.count()
         self.send(self.cam_port, [bad] + [chunks[0]] + chunks[2:], gap=0.002)
         self.assertTrue(wait_for(lambda: int(self.value(name, 'malformed')) > mal0 and
-                                 int(self.value(name, 'dropped missing_chunk') or 0) >= 1),
+                                 int(self.value(name, 'dropped missing_chunk') or 0) >= 1, T),
                         'malformed chunk / lost chunk not counted: %r' % (self.entry(name),))
         level, message, values = self.entry(name)
         self.assertGreaterEqual(int(values['malformed size']), 1)
         self.assertEqual(level, DiagnosticStatus.WARN, message)
         self.assertEqual(self.images.count(), n, 'a broken frame came out')
         self.send_frame(jpeg, 1700000101, 5)
-        self.assertTrue(wait_for(lambda: any(bytes(m.data) == jpeg for m in self.images.since(n))),
+        self.assertTrue(wait_for(lambda: any(bytes(m.data) == jpeg for m in self.images.since(n)), T),
                         'the next good frame did not come out')
 
     def test_camera_boxes(self):
@@ -288,7 +284,7 @@ class SensorBridgeTest(unittest.TestCase):
                     'codes': (2, 0, 1)}]
         n = self.boxes.count()
         self.send(self.cam_port, [box_datagram(objects, 1700000200, 42)])
-        self.assertTrue(wait_for(lambda: self.boxes.count() > n), 'no /camera/boxes')
+        self.assertTrue(wait_for(lambda: self.boxes.count() > n, T), 'no /camera/boxes')
         arr = self.boxes.since(n)[0]
         self.assertEqual(arr.markers[0].action, Marker.DELETEALL)
         lines = [m for m in arr.markers if m.type == Marker.LINE_LIST]
@@ -312,8 +308,8 @@ class SensorBridgeTest(unittest.TestCase):
         bad = b'BOX' + struct.pack('<iiii', 1700000201, 0, 0, 100) + bytes(200) + b'EO'
         n = self.boxes.count()
         self.send(self.cam_port, [bad, box_datagram(objects[:1], 1700000202, 0)])
-        self.assertTrue(wait_for(lambda: int(self.value(name, 'box errors size') or 0) >= 1), 'bad BOX not counted')
-        self.assertTrue(wait_for(lambda: self.boxes.count() > n))
+        self.assertTrue(wait_for(lambda: int(self.value(name, 'box errors size') or 0) >= 1, T), 'bad BOX not counted')
+        self.assertTrue(wait_for(lambda: self.boxes.count() > n, T))
         self.assertEqual(self.boxes.since(n)[0].markers[1].header.stamp.secs, 1700000202)
 
     def test_camera_boxes_count_form_and_unsigned_stamp(self):
@@ -325,7 +321,7 @@ class SensorBridgeTest(unittest.TestCase):
         n = self.boxes.count()
         sec = 2 ** 31 + 5              # top bit set: negative as int32, a time as uint32
         self.send(self.cam_port, [box_count_datagram(objects, sec, 7, seq=9)])
-        self.assertTrue(wait_for(lambda: self.boxes.count() > n), 'no /camera/boxes for a count-form datagram')
+        self.assertTrue(wait_for(lambda: self.boxes.count() > n, T), 'no /camera/boxes for a count-form datagram')
         arr = self.boxes.since(n)[0]
         # the sequence field (9) is not a datagram index: the set replaces the previous one
         self.assertEqual(arr.markers[0].action, Marker.DELETEALL)
@@ -334,7 +330,7 @@ class SensorBridgeTest(unittest.TestCase):
                          ['3/1/0', '3/2/0', '3/3/0'])
         self.assertEqual((arr.markers[1].header.stamp.secs, arr.markers[1].header.stamp.nsecs), (sec, 7))
         self.assertTrue(wait_for(lambda: (self.value(name, 'box size read as bytes / count') or '0 / 0')
-                                 .split(' / ')[1] != '0'), 'count reading not shown on /diagnostics')
+                                 .split(' / ')[1] != '0', T), 'count reading not shown on /diagnostics')
 
     # ------------------------------------------------------------------ 3D LiDAR
 
@@ -372,7 +368,7 @@ class SensorBridgeTest(unittest.TestCase):
 
         def found():
             return [m for m in self.clouds.since(n) if (m.header.stamp.secs, m.header.stamp.nsecs) in keys]
-        self.assertTrue(wait_for(lambda: len(found()) >= len(revs)),
+        self.assertTrue(wait_for(lambda: len(found()) >= len(revs), T),
                         'expected %d clouds, got %d' % (len(revs), len(found())))
         time.sleep(0.3)
         got = found()
@@ -410,7 +406,7 @@ class SensorBridgeTest(unittest.TestCase):
         for msg, (expected, t0) in zip(got, revs):
             self.assertEqual(len(expected), PACKETS_PER_REV * (12 * 32 - 1))
             self.check_cloud(msg, expected)
-        self.assertTrue(wait_for(lambda: self.value(name, 'sender bursty (whole revolutions at once)') == 'True'),
+        self.assertTrue(wait_for(lambda: self.value(name, 'sender bursty (whole revolutions at once)') == 'True', T),
                         'diagnostics do not say bursty')
         # the last burst's cloud came without any packet after it: nothing else was sent since
         before = int(self.value(name, 'revolutions cut at their last packet (predicted or burst)'))
@@ -418,7 +414,7 @@ class SensorBridgeTest(unittest.TestCase):
         revs = self.send_revolutions(1, int(time.time() * 1e6))
         self.check_cloud(self.clouds_of(n, revs)[0], revs[0][0])
         self.assertTrue(wait_for(lambda: int(self.value(name, 'revolutions cut at their last packet (predicted or '
-                                                        'burst)')) >= before + 1))
+                                                        'burst)')) >= before + 1, T))
         self.assertGreaterEqual(int(self.value(name, 'clouds with snapshot point times')), 4)
 
     def test_lidar_paced_sender_one_cloud_per_revolution_with_point_times(self):
@@ -430,10 +426,10 @@ class SensorBridgeTest(unittest.TestCase):
             self.check_cloud(msg, expected, snapshot=False)      # device times, 1.327 ms per packet
             # stamp_source sim: the first packet's device time in the nearest hour = what was encoded
             self.assertEqual((msg.header.stamp.secs, msg.header.stamp.nsecs), (t0 // 1000000, (t0 % 1000000) * 1000))
-        self.assertTrue(wait_for(lambda: self.value(name, 'sender bursty (whole revolutions at once)') == 'False'),
+        self.assertTrue(wait_for(lambda: self.value(name, 'sender bursty (whole revolutions at once)') == 'False', T),
                         'diagnostics still say bursty')          # (published once a second)
         # paced: decoded piece by piece as the packets came (~decode_chunk)
-        self.assertTrue(wait_for(lambda: int(self.value(name, 'revolutions decoded piece by piece') or 0) >= 2))
+        self.assertTrue(wait_for(lambda: int(self.value(name, 'revolutions decoded piece by piece') or 0) >= 2, T))
 
     def test_lidar_implausible_device_time_falls_back_to_receive_time(self):
         name = 'lidar_bridge: LiDAR'
@@ -442,28 +438,28 @@ class SensorBridgeTest(unittest.TestCase):
         start = int(time.time() * 1e6) + 1800 * 1000000        # half an hour off
         t_send = time.time()
         revs = self.send_revolutions(1, start)
-        self.assertTrue(wait_for(lambda: self.clouds.count() > n))
+        self.assertTrue(wait_for(lambda: self.clouds.count() > n, T))
         time.sleep(0.5)
         got = self.clouds.since(n)
         self.assertIn(len(got), (1, 2), 'the checked revolution, and maybe the leading one')
         self.check_cloud(got[-1], revs[0][0])             # the points tell which revolution it is
         stamp = got[-1].header.stamp.to_sec()
         self.assertLess(abs(stamp - t_send), 1.0, 'stamp %.3f is not the receive time %.3f' % (stamp, t_send))
-        self.assertTrue(wait_for(lambda: int(self.value(name, 'device time too far from receive time')) > far))
+        self.assertTrue(wait_for(lambda: int(self.value(name, 'device time too far from receive time')) > far, T))
         level, message, _ = self.entry(name)
         self.assertEqual(level, DiagnosticStatus.WARN)
         self.assertIn('receive time used', message)
 
     def test_lidar_bad_datagrams_are_counted_then_clouds_flow(self):
         name = 'lidar_bridge: LiDAR'
-        self.assertTrue(wait_for(lambda: self.entry(name) is not None), 'no LiDAR diagnostics')
+        self.assertTrue(wait_for(lambda: self.entry(name) is not None, T), 'no LiDAR diagnostics')
         az = [b * BLOCK_STEP for b in range(12)]
         counts, refl = rev_counts(0, 0)
         bad_flag = vlp16_packet(az, counts, refl, 0, flag=0x1234)
         short = bytes(100)
         self.send(self.lidar_port, [bad_flag, short])
         self.assertTrue(wait_for(lambda: int(self.value(name, 'bad flag') or 0) >= 1 and
-                                 int(self.value(name, 'bad length') or 0) >= 1),
+                                 int(self.value(name, 'bad length') or 0) >= 1, T),
                         'bad datagrams not counted: %r' % (self.entry(name),))
         self.assertEqual(self.entry(name)[0], DiagnosticStatus.WARN)
         n = self.clouds.count()
@@ -478,7 +474,7 @@ class SensorBridgeTest(unittest.TestCase):
         n = self.scans.count()
         t_send = time.time()
         self.send(self.l2d_port, [lidar2d_datagram(wire, inten)])
-        self.assertTrue(wait_for(lambda: self.scans.count() > n), 'no /scan')
+        self.assertTrue(wait_for(lambda: self.scans.count() > n, T), 'no /scan')
         m = self.scans.since(n)[0]
         self.assertEqual(m.header.frame_id, 'laser')
         self.assertLess(abs(m.header.stamp.to_sec() - t_send), 1.0)
@@ -489,13 +485,13 @@ class SensorBridgeTest(unittest.TestCase):
             self.assertAlmostEqual(m.ranges[j], wire[(j + 180) % 360] / 1000.0, places=5)
             self.assertEqual(m.intensities[j], inten[(j + 180) % 360])
         name = 'lidar2d_bridge: LiDAR 2D'
-        self.assertTrue(wait_for(lambda: self.value(name, 'header seen') == repr(b'#Lidar2D$')))
+        self.assertTrue(wait_for(lambda: self.value(name, 'header seen') == repr(b'#Lidar2D$'), T))
         self.assertEqual(self.value(name, 'data_length seen'), '1080')
         # a datagram of the wrong length: counted, and the next scan still comes out
         n = self.scans.count()
         self.send(self.l2d_port, [bytes(500), lidar2d_datagram([2000] * 360, [9] * 360)])
-        self.assertTrue(wait_for(lambda: int(self.value(name, 'malformed length') or 0) >= 1), 'not counted')
-        self.assertTrue(wait_for(lambda: self.scans.count() > n))
+        self.assertTrue(wait_for(lambda: int(self.value(name, 'malformed length') or 0) >= 1, T), 'not counted')
+        self.assertTrue(wait_for(lambda: self.scans.count() > n, T))
         self.assertAlmostEqual(self.scans.since(n)[0].ranges[0], 2.0, places=5)
         self.assertEqual(self.scans.count(), n + 1, 'the malformed datagram became a scan')
 
@@ -511,7 +507,7 @@ class SensorBridgeTest(unittest.TestCase):
                 other.sendto(d, ('127.0.0.1', self.cam_port))
             other.sendto(bytes(1206), ('127.0.0.1', self.lidar_port))
             for name in ('lidar2d_bridge: LiDAR 2D', 'camera_bridge: Camera', 'lidar_bridge: LiDAR'):
-                self.assertTrue(wait_for(lambda: int(self.value(name, 'from unexpected hosts') or 0) >= 1),
+                self.assertTrue(wait_for(lambda: int(self.value(name, 'from unexpected hosts') or 0) >= 1, T),
                                 '%s: foreign datagram not counted' % name)
                 self.assertTrue(self.value(name, 'last unexpected sender').startswith('127.0.0.2:'))
             self.assertEqual((self.scans.count(), self.images.count()), (n_scan, n_img))
@@ -536,12 +532,12 @@ class SensorBridgeTest(unittest.TestCase):
         for node, worker, counter in (('camera_bridge', 'camera_receiver', self.images),
                                       ('lidar2d_bridge', 'lidar2d_receiver', self.scans)):
             name = '%s: Workers' % node
-            self.assertTrue(wait_for(lambda: self.value(name, '%s state' % worker) == 'running'), name)
+            self.assertTrue(wait_for(lambda: self.value(name, '%s state' % worker) == 'running', T), name)
             before = int(self.value(name, '%s restarts' % worker))
             pub = rospy.Publisher('/%s/inject_fault' % node, String, queue_size=1)
-            self.assertTrue(wait_for(pub.get_num_connections))
+            self.assertTrue(wait_for(pub.get_num_connections, T))
             pub.publish(String(worker))
-            self.assertTrue(wait_for(lambda: int(self.value(name, '%s restarts' % worker)) == before + 1),
+            self.assertTrue(wait_for(lambda: int(self.value(name, '%s restarts' % worker)) == before + 1, T),
                             'restart of %s not counted' % worker)
             self.assertEqual(self.entry(name)[0], DiagnosticStatus.ERROR)
             n = counter.count()
@@ -549,7 +545,7 @@ class SensorBridgeTest(unittest.TestCase):
                 self.send_frame(jpeg_of(64, 48, 5), 1700000300, 0)
             else:
                 self.send(self.l2d_port, [lidar2d_datagram([1234] * 360, [0] * 360)])
-            self.assertTrue(wait_for(lambda: counter.count() > n), '%s: no output after the restart' % node)
+            self.assertTrue(wait_for(lambda: counter.count() > n, T), '%s: no output after the restart' % node)
 
 
 if __name__ == '__main__':

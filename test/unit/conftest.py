@@ -1,8 +1,19 @@
-"""Fixtures shared by the unit tests."""
+"""Fixtures shared by the unit tests, and the layout: test/unit/<package>/test_<module>.py mirrors
+src/morai_bridge/<package>/<module>.py (docs/architecture.md, "Tests"; project/ holds the checks of
+the repository as a whole).  Every folder is a package (an __init__.py), so that two folders may hold
+files of the same name (configuration/test_morai_settings.py, nodes/test_morai_settings.py): pytest imports
+them as unit.wire.test_morai_settings and unit.nodes.test_morai_settings.  The helper modules beside
+this file (helpers.py, capture_frames.py, ...) are imported by their plain names: this folder is put
+on sys.path here, for every test below it."""
 import os
 import signal
+import sys
 
 import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
 
 # A shell starts background jobs (`cmd &` in a script, nohup) with SIGINT ignored, and Python then keeps
 # it ignored: the tests that interrupt a run, or stop a child with SIGINT as a user's Ctrl-C would, need
@@ -24,11 +35,11 @@ if NO_ROS:
 
     import ros_imports
     _NEEDS_ROS = {}
-    for _path in sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'test_*.py'))):
+    for _path in sorted(glob.glob(os.path.join(HERE, '**', 'test_*.py'), recursive=True)):
         _chain = ros_imports.ros_import_chain(_path)
         if _chain:
-            _NEEDS_ROS[os.path.basename(_path)] = ' -> '.join(_chain)
-            collect_ignore.append(os.path.basename(_path))
+            _NEEDS_ROS[os.path.relpath(_path, HERE)] = ' -> '.join(_chain)
+            collect_ignore.append(os.path.relpath(_path, HERE))
 
     def pytest_report_header(config):
         lines = ['no-ROS mode (MORAI_UNIT_NO_ROS=1): %d test files need ROS at import, not collected:'

@@ -30,12 +30,12 @@ RECEIVED = (udp.EgoVehicleStatus, udp.ObjectInfo, udp.CollisionData, udp.GetTraf
 
 CASES = [  # (converter name, codec class, variants of the arguments after the packet and the stamp)
     ('ego_status', udp.EgoVehicleStatus, [('map',), ('map', -1), ('', 1), ('\u00fcber/base', -1)]),
-    ('object_list', udp.ObjectInfo, [('map',), ('',), ('\u00fcber',)]),
+    ('object_info', udp.ObjectInfo, [('map',), ('',), ('\u00fcber',)]),
     ('collision', udp.CollisionData, [('map',), ('',)]),
     ('traffic_light', udp.GetTrafficLightStatus, [('map',), ('',)]),
     ('intersection', udp.GetIntersectionStatus, [('map',), ('',)]),
-    ('npc_collision', udp.NpcVehicleCollision, [('map',), ('',)]),
-    ('sim_proc_status', udp.SimStatus, [(rospy.Time(7, 8),), (rospy.Time(),), (genpy.Time(2 ** 32 - 1, 999999999),)]),
+    ('vehicle_collision', udp.NpcVehicleCollision, [('map',), ('',)]),
+    ('sim_status', udp.SimStatus, [(rospy.Time(7, 8),), (rospy.Time(),), (genpy.Time(2 ** 32 - 1, 999999999),)]),
     ('gps', udp.NmeaSentence, [('gps', 1.0, 2.0, 33.0), ('gps',), ('', -0.0, float('nan'), None),
                                ('gps', 0.0, 0.0, float('inf'))]),
     ('imu', udp.ImuData, [('imu',), ('',)]),
@@ -194,7 +194,7 @@ def check_converters(messages, seqs=(0, 1, 4711, 2 ** 32 - 1)):
                         continue
                     complete(m, name)
                     assert m.header.stamp is stamp, name
-                    if name != 'sim_proc_status':
+                    if name != 'sim_status':
                         assert m.header.frame_id == extra[0], name
                     m.header.seq = seqs[k % len(seqs)]
                     try:

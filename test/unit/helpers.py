@@ -1,8 +1,13 @@
-"""Small helpers shared by the unit tests (pytest puts test/unit on sys.path)."""
+"""Small helpers shared by the unit tests (conftest.py puts test/unit on sys.path; test/ros/harness.py
+puts it there for the rostests)."""
+import os
 import random
 import socket
 import threading
 import time
+
+#: the repository (the package's source tree), wherever the test file that asks sits below test/unit
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def wait_for(pred, timeout=3.0, step=0.005):

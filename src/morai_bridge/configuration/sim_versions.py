@@ -41,8 +41,6 @@ SIDES = ('left', 'right')
 #: which only the competition build sends; 0 = not sent)
 VERSIONED_PORTS = {'ego_status': streams.BY_NAME['ego_status'].port, 'competition_status': 0,
                    'gps': streams.BY_NAME['gps'].port}
-#: FROM_VERSION under the name ros/sim_receive.py reads (only its imports change while it is rewritten)
-VERSION_PORT = FROM_VERSION
 _KEYS = ('ctrl_steer_positive', 'status_steer_positive', 'ghost_steer_positive', 'ctrl_cmd_bytes', 'imu_bytes',
          'empty_collision_slot', 'packet_clock', 'imu_seconds', 'nmea_time', 'rmc_speed', 'rmc_course', 'ports')
 _DOC_KEYS = ('name', 'description', 'sources', 'confidence')

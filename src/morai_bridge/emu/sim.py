@@ -77,7 +77,7 @@ from .sim_snapshot import (EgoSnapshot, IntersectionSnapshot, LightSnapshot, Obj
                            PortCounters, PortTally, SimSnapshot, SimStatusSnapshot,
                            SyncSnapshot)
 from .sim_send import SimSending
-from .sim_sync import SYNC_HANDLERS, SyncExtension
+from .sim_sync import LockStep
 from .sim_vehicle import CMD_EXTERNAL, Drive, EgoModel, wrap_deg
 
 __all__ = ["SimConfig", "SimEmulator", "SimSnapshot", "EgoSnapshot", "ObjectSnapshot",
@@ -96,7 +96,7 @@ _AUTO, _KEYBOARD = int(CtrlMode.AUTO), int(CtrlMode.KEYBOARD)
 _VEHICLE = int(ObjectType.VEHICLE)
 _PLAYING, _PAUSED = int(SimState.PLAYING), int(SimState.PAUSE)
 _SUCCESS = int(SimResult.SUCCESS)
-_HANDLERS = {**COMMAND_HANDLERS, **SYNC_HANDLERS}
+_HANDLERS = COMMAND_HANDLERS
 
 
 def main(argv=None) -> int:
@@ -105,14 +105,14 @@ def main(argv=None) -> int:
     return cli_main(argv)
 
 
-class SimEmulator(SimCommands, SyncExtension, SimSending):
+class SimEmulator(SimCommands, SimSending):
     """The simulator side of the MORAI UDP protocol (see the module docstring).
 
     Thread safety: every public method may be called from any thread.  With
     :meth:`start`, one loop thread receives datagrams and runs the steps; without
     it, :meth:`step` and :meth:`poll` do that work in the caller's thread.  The
-    command handlers (:class:`SimCommands`, :class:`SyncExtension`) run under
-    the same lock.
+    command handlers (:class:`SimCommands`, and the lock-step extension's,
+    :class:`~.sim_sync.LockStep`) run under the same lock.
     """
 
     def __init__(self, config: Optional[SimConfig] = None, **overrides):
@@ -197,11 +197,10 @@ class SimEmulator(SimCommands, SyncExtension, SimSending):
         self._overruns = 0
         self._late_steps = 0
         self._lost_periods = 0
-        # lock-step extension
-        self._sync_on = False
-        self._sync_user = ""
-        self._sync_step_ms = 0
+        # lock-step extension (its mode); the frame counts its ticks
+        self.sync_mode = LockStep(self)
         self._frame = 0
+        self._handlers.update(dict.fromkeys((lockstep.EmuSyncCmd, lockstep.EmuSyncTick), self.sync_mode.request))
         self._templates = packets.Templates(cfg)
         self._thread: Optional[Worker] = None     # the supervised loop
         self._stop = threading.Event()
@@ -303,7 +302,7 @@ class SimEmulator(SimCommands, SyncExtension, SimSending):
         self._deadline += (1 + late) * period               # absolute deadlines: no drift
         ticks = 1 + min(late, MAX_CATCHUP)
         with self._lock:
-            advance = not self._sync_on
+            advance = not self.sync_mode.on
             for _ in range(ticks):
                 self._tick(advance)
             self._late_steps += ticks - 1
@@ -413,7 +412,7 @@ class SimEmulator(SimCommands, SyncExtension, SimSending):
                 self._time_ns, sec, nsec, self._steps, self._paused, ego, objects, lights,
                 inters, self._contacts, self._npc_pairs, self._lamps, dict(self._sensors),
                 self._scenario_name, self._status_snapshot(),
-                SyncSnapshot(self._sync_on, self._sync_user, self._frame, self._sync_step_ms),
+                SyncSnapshot(self.sync_mode.on, self.sync_mode.user, self._frame, self.sync_mode.step_ms),
                 counters, dict(self._sent), self._overruns, self._late_steps,
                 self._lost_periods,
                 self.sensors.snapshot() if self.sensors is not None else None)
@@ -423,7 +422,7 @@ class SimEmulator(SimCommands, SyncExtension, SimSending):
         """One step period (lock held): a physics step, then the streams due at it."""
         if advance and not self._paused:
             self._advance()
-        if self._sync_on:
+        if self.sync_mode.on:
             # lock-step: the data goes out after each frame; only the status keeps its rate
             self._publish({"sim_status"} & self._due())
         else:

@@ -18,7 +18,7 @@ from morai_bridge.wire.units import MPS_TO_KMH, quaternion_from_rpy
 from .geo import KNOTS_PER_MPS, utm_to_latlon
 from .sim_vehicle import wrap_deg
 
-__all__ = ["Templates", "ego_status", "object_info", "collision", "npc_collision",
+__all__ = ["Templates", "ego_status", "object_info", "collision", "vehicle_collision",
            "traffic_light", "intersection", "sim_status", "gps", "imu",
            "MAX_OBJECTS", "MAX_COLLISIONS", "MAX_NPC_PAIRS", "STAGE_PLAY", "GRAVITY"]
 
@@ -111,7 +111,7 @@ def _npc_record(a):
                                   a.vx * MPS_TO_KMH, a.vy * MPS_TO_KMH, 0.0, a.ax, a.ay, 0.0)
 
 
-def npc_collision(pairs):
+def vehicle_collision(pairs):
     """NPC Vehicle Collision of ``pairs`` of overlapping actors."""
     return udp.make(udp.NpcVehicleCollision,
                     pairs=tuple((_npc_record(a), _npc_record(b)) for a, b in pairs[:MAX_NPC_PAIRS]))

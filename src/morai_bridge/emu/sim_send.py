@@ -49,7 +49,7 @@ class SimSending:
                 t, [self._actors[i] for i in self._contacts], cfg, sec, nsec,
                 self._ego if self.version.empty_collision_slot == "minus_one" else None)))
         if "vehicle_collision" in streams and self._npc_pairs:
-            self._send("vehicle_collision", encode(packets.npc_collision(
+            self._send("vehicle_collision", encode(packets.vehicle_collision(
                 [(self._actors[i], self._actors[j]) for i, j in self._npc_pairs])))
         if "traffic_light" in streams:
             for lt in self._lights:
@@ -82,4 +82,4 @@ class SimSending:
     def _utc_offset(self):
         """Seconds the host's local time is ahead of UTC, where the version's IMU seconds are
         local (25.S4: DateTime.Now); 0 on a simulated clock."""
-        return time.localtime().tm_gmtoff if self._imu_local and not self._sync_on else 0
+        return time.localtime().tm_gmtoff if self._imu_local and not self.sync_mode.on else 0

@@ -26,7 +26,7 @@ NODES = ('camera_bridge', 'lidar_bridge', 'lidar2d_bridge', 'udp_bridge')
 
 def node_params_table(node):
     """The PARAMS table of node module ``morai_bridge.nodes.<node>``, looked up by name as
-    tools/gen_launch.py does (node modules do not import each other: test/unit/test_layering.py)."""
+    tools/gen_launch.py does (node modules do not import each other: test/unit/project/test_layering.py)."""
     if node not in NODES:
         raise LaunchError('no node type %r' % node)
     return importlib.import_module('morai_bridge.nodes.' + node).PARAMS

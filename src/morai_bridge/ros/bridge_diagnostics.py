@@ -6,12 +6,20 @@ from diagnostic_msgs.msg import DiagnosticStatus
 
 import diagnostic_updater
 
-from morai_bridge.ros.sim_receive import STAMPED
 from morai_bridge.ros.supervision import RosTimer
 from morai_bridge.wire import streams
 from morai_bridge.wire.enums import CtrlMode, Gear, name_of
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+
+# StreamStats counters that make a stream's entry WARN while they are set, and what the summary says
+WARNINGS = {
+    'zero_position': ('%d moving status packets at exactly (0, 0): the 25.S4 competition build sends its '
+                      'competition status (position withheld) on 909 and the full status on 911: '
+                      'sim_version:=25.S4.MolitComp03'),
+    'no_fix_last': ('no fix: the last position was void or 0/0 (a GPS blackout zone), published with '
+                    'NavSatFix status NO_FIX'),
+}
 
 
 def make_updater(hardware_id, supervisor, period=1.0):
@@ -43,7 +51,8 @@ class BridgeDiagnostics(object):
 
     def _stream_task(self, name):
         st = self.rx.stats[name]
-        event = streams.BY_NAME[name].event
+        stream = streams.BY_NAME[name]
+        event = stream.event
 
         def task(stat):
             now = time.monotonic()
@@ -70,15 +79,11 @@ class BridgeDiagnostics(object):
                 level = max(level, WARN)
                 text += '; %d decoded despite an unexpected data_length (last: %s)' % (
                     st.data_length_mismatch, st.last_mismatch)
-            if st.zero_position:
-                level = max(level, WARN)
-                text += ('; %d moving status packets at exactly (0, 0): the 25.S4 competition build sends its '
-                         'competition status (position withheld) on 909 and the full status on 911: '
-                         'sim_version:=25.S4.MolitComp03' % st.zero_position)
-            if name == 'gps' and st.no_fix_last:
-                level = max(level, WARN)
-                text += ('; no fix: the last position was void or 0/0 (a GPS blackout zone), published with '
-                         'NavSatFix status NO_FIX')
+            for attr, warning in WARNINGS.items():
+                value = getattr(st, attr)
+                if value:
+                    level = max(level, WARN)
+                    text += '; ' + (warning % value if '%d' in warning else warning)
             if st.handler_errors:
                 level = ERROR
                 text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
@@ -96,16 +101,10 @@ class BridgeDiagnostics(object):
             stat.add('last error', st.last_error)
             stat.add('data_length mismatches', st.data_length_mismatch)
             stat.add('last data_length mismatch', st.last_mismatch)
-            if name in STAMPED:
+            if stream.stamp == streams.PACKET:
                 stat.add('invalid packet stamps', self.rx.bad_stamps)
-            if name in ('object_info', 'collision'):
-                stat.add('empty slots (not published)', st.empty_slots)
-            if name == 'ego_status':
-                stat.add('moving at exactly (0, 0)', st.zero_position)
-            if name == 'gps':
-                stat.add('sentences without a fix (void, or 0/0 in a blackout)', st.no_fix)
-            if name == 'imu':
-                stat.add('duplicates (catch-up bursts; not published)', st.duplicates)
+            for attr, label in stream.counters:
+                stat.add(label, getattr(st, attr))
             return stat
         return task
 

@@ -22,7 +22,7 @@ object a LINE_LIST of the 12 edges of its 3D box in the optical frame, whose
 it.  docs/sensors_ros.md says why this form.
 
 Message building is pure functions (no master needed), tested in
-test/unit/test_sensor_ros.py.
+test/unit/ros/test_camera_ros.py.
 """
 import colorsys
 import io

@@ -1,47 +1,30 @@
 """Send side of the UDP bridge: morai_msgs command topics -> simulator datagrams.
 
 :class:`CommandSender` subscribes to every enabled command topic of
-:data:`TOPICS`, converts each message with :mod:`.ros_to_sim` (which refuses
-NaN, out-of-range and too-long values with a CommandError: nothing is sent)
-and sends it to the simulator's port of that stream.  It holds the command
-state that travels with control commands (gear, control mode, lamps) and
-sends a braking command on shutdown when control commands were sent.
+:data:`morai_bridge.wire.streams.TO_SIM` (which declares each command's port, topic, message
+type and queue), converts each message with the stream's function of :mod:`.ros_to_sim`
+(``converter(m)``: a packet or a list of them), or, for a command that needs the bridge's
+parameters or state, with the sender's ``_build_<stream>(m)`` method (a list of packets);
+``ros_to_sim`` refuses NaN, out-of-range and too-long values with a CommandError (nothing is
+sent).  It sends the packets to the simulator's port of that stream, holds the command state
+that travels with control commands (gear, control mode, lamps) and sends a braking command on
+shutdown when control commands were sent.
 """
 import time
 
+import roslib.message
 import rospy
 
-from morai_msgs.msg import (CtrlCmd, GhostMessage, GVDirectCmd, GVStateCmd, IntersectionControl, Lamps,
-                            MultiEgoSetting, NpcGhostCmd, SaveSensorData, ScenarioLoad, SensorPosControl,
-                            SetTrafficLight)
+from morai_msgs.msg import Lamps
 
+from morai_bridge.configuration import vehicle_profiles
+from morai_bridge.configuration.params import Param, port_param
 from morai_bridge.link import transport
 from morai_bridge.ros import ros_to_sim
-from morai_bridge.configuration.params import Param, port_param
-from morai_bridge.configuration import vehicle_profiles
 from morai_bridge.wire import enums, streams, udp
 
-# stream name -> (default topic, ROS type); None: no topic (used by services only)
-TOPICS = {
-    'ctrl_cmd': ('ctrl_cmd', CtrlCmd),
-    'set_traffic_light': ('SetTrafficLight', SetTrafficLight),
-    'set_intersection': ('InsnControl', IntersectionControl),
-    'lamps': ('lamps', Lamps),
-    'scenario_load': ('ScenarioLoad', ScenarioLoad),
-    'save_sensor_data': ('SaveSensorData', SaveSensorData),
-    'sensor_control': ('SensorPosControl', SensorPosControl),
-    'npc_ghost': ('NpcGhostCmd', NpcGhostCmd),
-    'multi_ego': ('ego_setting', MultiEgoSetting),
-    'ego_ghost': ('GhostCtrlCmd', GhostMessage),
-    'gv_direct': ('gv_direct_cmd', GVDirectCmd),
-    'gv_state': ('gv_state_cmd', GVStateCmd),
-    'sim_control': (None, None),
-    'sync': (None, None),
-}
-
 PORT_PARAMS = [port_param(s.param, s.port, 'send ' + s.name + ' to the simulator' + s.note) for s in streams.TO_SIM]
-TOPIC_PARAMS = [Param(s.name + '_topic', TOPICS[s.name][0], 'subscribed ' + TOPICS[s.name][1]._type)
-                for s in streams.TO_SIM if TOPICS[s.name][0]]
+TOPIC_PARAMS = [Param(s.name + '_topic', s.topic, 'subscribed ' + s.ros_type) for s in streams.TO_SIM if s.topic]
 COMMAND_PARAMS = [
     Param('vehicle_profile', 'morai_sedan', 'vehicle profile: a name in config/vehicles (morai_sedan, erp42) or '
           'the path of a YAML file; gives the maximum steering angle, wheelbase and size'),
@@ -62,6 +45,14 @@ COMMAND_PARAMS = [
 ]
 
 
+def data_length_of(cls, size):
+    """The data_length of the variant of message class ``cls`` that is ``size`` bytes long."""
+    for v in udp.variants_of(cls):
+        if size in v.total_lengths:
+            return v.data_length
+    raise ValueError('no %s variant is %d bytes long' % (cls.__name__, size))
+
+
 class CommandSender(object):
     """Command topics -> packets (see the module docstring)."""
 
@@ -70,8 +61,11 @@ class CommandSender(object):
         self.profile = profile
         # ~max_steering_deg, when set, overrides the vehicle profile's maximum
         self.max_steering_deg = vehicle_profiles.choose(cfg.max_steering_deg, profile.max_steering_deg)
-        self.ctrl_bytes = {55: 23, 59: 27}[cfg.ctrl_cmd_bytes]
-        self.tl_bytes = {46: 14, 47: 15}[cfg.set_traffic_light_bytes]
+        # per command: cfg values read once here (Config attributes go through __getattr__)
+        self.steering_sign = cfg.steering_sign
+        self.max_rear_steering_deg = cfg.max_rear_steering_deg or None     # None: the front maximum
+        self.ctrl_data_length = data_length_of(udp.EgoCtrlCmd, cfg.ctrl_cmd_bytes)
+        self.tl_data_length = data_length_of(udp.SetTrafficLight, cfg.set_traffic_light_bytes)
         self.gear = cfg.gear
         self.ctrl_mode = int(enums.CtrlMode.AUTO)
         self.lamps_state = Lamps()
@@ -83,26 +77,10 @@ class CommandSender(object):
         self.last_refusal = ''
         self.ctrl_sent_t = None        # monotonic time of the last ctrl command sent
         self.any_ctrl_sent = False
-        # command stream -> message -> the packets to send (ros_to_sim refuses what must not be sent)
-        self.build = {
-            'ctrl_cmd': lambda m: [self.ctrl_packet(m)],
-            'set_traffic_light': lambda m: [ros_to_sim.set_traffic_light(m, self.tl_bytes)],
-            'set_intersection': lambda m: [ros_to_sim.set_intersection(m)],
-            'lamps': self._lamps,
-            'scenario_load': lambda m: [ros_to_sim.scenario_load(m)],
-            'save_sensor_data': lambda m: [ros_to_sim.save_sensor_data(m)],
-            'sensor_control': ros_to_sim.sensor_control,
-            'npc_ghost': lambda m: [ros_to_sim.npc_ghost(m)],
-            'multi_ego': lambda m: [ros_to_sim.multi_ego(m)],
-            'ego_ghost': lambda m: [ros_to_sim.ego_ghost(m, self.cfg.ghost_steering_sign)],
-            'gv_direct': lambda m: [ros_to_sim.gv_direct(m)],
-            'gv_state': lambda m: [ros_to_sim.gv_state(m)],
-        }
-        for name in self.names:
-            topic, rtype = TOPICS[name]
-            if topic and cfg[name + '_port']:
-                rospy.Subscriber(cfg[name + '_topic'], rtype, self._make_cb(name),
-                                 queue_size=10 if name != 'ctrl_cmd' else 1)
+        for s in streams.TO_SIM:
+            if s.topic and cfg[s.param]:
+                rospy.Subscriber(cfg[s.name + '_topic'], roslib.message.get_message_class(s.ros_type),
+                                 self._make_cb(s), queue_size=s.queue)
 
     @property
     def host(self):
@@ -126,21 +104,44 @@ class CommandSender(object):
     def ctrl_packet(self, m, ctrl_mode=None, gear=None):
         return ros_to_sim.ctrl_cmd(m, self.gear if gear is None else gear,
                                    self.ctrl_mode if ctrl_mode is None else ctrl_mode,
-                                   self.max_steering_deg, self.cfg.steering_sign, self.ctrl_bytes,
-                                   self.cfg.max_rear_steering_deg or None)
+                                   self.max_steering_deg, self.steering_sign, self.ctrl_data_length,
+                                   self.max_rear_steering_deg)
 
     def brake(self):
         """Apply gear and mode now with a braking command (only once control commands flow)."""
         if self.any_ctrl_sent and self.cfg.ctrl_cmd_port:
-            self.send('ctrl_cmd', ros_to_sim.brake_cmd(self.gear, self.ctrl_mode, self.ctrl_bytes))
+            self.send('ctrl_cmd', ros_to_sim.brake_cmd(self.gear, self.ctrl_mode, self.ctrl_data_length))
 
-    def _lamps(self, m):
+    # ------------------------------------------------------------ commands that need more than their converter
+
+    def _build_ctrl_cmd(self, m):
+        return [self.ctrl_packet(m)]
+
+    def _build_set_traffic_light(self, m):
+        return [ros_to_sim.set_traffic_light(m, self.tl_data_length)]
+
+    def _build_ego_ghost(self, m):
+        return [ros_to_sim.ego_ghost(m, self.cfg.ghost_steering_sign)]
+
+    def _build_lamps(self, m):
         packet = ros_to_sim.lamps(m)
         self.lamps_state = m           # kept for the services' scenario plans
         return [packet]
 
-    def _make_cb(self, name):
-        build = self.build[name]
+    def _builder(self, s):
+        """message -> [packets] of command stream ``s``: its _build_ method, or its converter."""
+        build = getattr(self, '_build_' + s.name, None)
+        if build is not None:
+            return build
+        convert = getattr(ros_to_sim, s.converter)
+
+        def build(m):
+            p = convert(m)
+            return p if isinstance(p, list) else [p]
+        return build
+
+    def _make_cb(self, s):
+        name, build = s.name, self._builder(s)
 
         def cb(m):
             try:

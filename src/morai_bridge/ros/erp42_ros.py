@@ -6,7 +6,7 @@ Two parts:
 
 * :class:`Erp42Core`: what the messages and the diagnostics say, without publishers,
   subscribers or a ROS clock (the stamp is an argument), so that it runs without a master
-  (test/unit/test_erp42_ros.py): a CtrlCmd handed to the link, a feedback frame turned into
+  (test/unit/ros/test_erp42_ros.py): a CtrlCmd handed to the link, a feedback frame turned into
   every message it produces, the diagnostics tasks.
 * :class:`Erp42Ros`: the same, plus the topics (publishers, subscribers, throttled warnings);
   what nodes/erp42_serial.py builds.

@@ -11,7 +11,8 @@ packets whenever the receive loop has nothing to read, and packs it into the
 layout of ros-drivers/velodyne's XYZIRT cloud (x, y, z, intensity float32, ring
 uint16, time float32; point_step 22).  This
 module stamps each complete revolution and publishes it as ONE PointCloud2 in
-``~frame_id`` (:class:`PiecewiseCloud`: the packed pieces are written to the
+``~frame_id`` (:class:`SerializedCloud`: the header it stamps, then the rest of the
+message as :meth:`CloudStream.serialized` gives it, the packed pieces written to the
 wire one after the other, never joined).  Point times (``~packet_time``):
 ``auto`` gives a bursty sender's revolutions snapshot times (every point 0:
 MORAI captures the whole revolution at one instant, the cloud's stamp).
@@ -26,12 +27,10 @@ and with ``ros``, the receive time of the first packet.  What MORAI writes in
 those bytes is not documented (docs/sensors.md, "3D LiDAR", q5): diagnostics
 show the offset seen and how often each source was used.
 """
-import io
-import struct
 import time
 
 import rospy
-from sensor_msgs.msg import PointCloud2, PointField
+from sensor_msgs.msg import PointCloud2
 from std_msgs.msg import Header
 
 from morai_bridge.configuration.params import Param, ParamError
@@ -99,64 +98,22 @@ def device_stamp(device_us, host_s):
     return secs, (device_us % 1000000) * 1000
 
 
-def cloud_msg(cloud, header):
-    """sensor_msgs/PointCloud2 of a :class:`morai_bridge.wire.velodyne.CloudData` (data untouched)."""
-    m = PointCloud2()
-    m.header = header
-    m.height = cloud.height
-    m.width = cloud.width
-    m.fields = [PointField(f.name, f.offset, f.datatype, f.count) for f in cloud.fields]
-    m.is_bigendian = cloud.is_bigendian
-    m.point_step = cloud.point_step
-    m.row_step = cloud.row_step
-    m.data = cloud.data
-    m.is_dense = cloud.is_dense
-    return m
+class SerializedCloud(PointCloud2):
+    """A sensor_msgs/PointCloud2 to publish: ``header``, then ``body``, the rest of the message
+    already serialized (:meth:`morai_bridge.wire.velodyne.CloudStream.serialized`: byte strings
+    written one after the other, the point data never joined or copied).  Only the header and the
+    body are set: publish it, do not read its other fields."""
 
+    __slots__ = ('body',)
 
-class PiecewiseCloud(PointCloud2):
-    """A sensor_msgs/PointCloud2 whose point data is a list of byte strings (``pieces``), written
-    one after the other when rospy serialises the message for publishing: the bytes on the wire
-    are those of the PointCloud2 whose ``data`` is the pieces joined, without the join and the copy
-    genpy makes of ``data``.  ``data`` itself stays empty: publish it, do not read it."""
-
-    __slots__ = ('pieces',)
-
-    def __init__(self, *args, **kwds):
-        super(PiecewiseCloud, self).__init__(*args, **kwds)
-        self.pieces = ()
+    def __init__(self, header, body):
+        self.header = header
+        self.body = body
 
     def serialize(self, buff):
-        head = io.BytesIO()
-        self.data = b''
-        PointCloud2.serialize(self, head)
-        raw = head.getvalue()
-        buff.write(raw[:-_DATA_TAIL])      # all before the (empty) data field
-        buff.write(_UINT32.pack(sum(len(p) for p in self.pieces)))
-        for p in self.pieces:
-            buff.write(p)
-        buff.write(raw[-1:])               # is_dense
-
-
-_UINT32 = struct.Struct('<I')
-#: a serialised PointCloud2 ends with its data field (uint32 length, then the bytes) and is_dense
-#: (uint8): with empty data, its last 5 bytes
-_DATA_TAIL = _UINT32.size + 1
-
-
-def piecewise_cloud_msg(pieces, width, is_dense, header):
-    """A :class:`PiecewiseCloud` of packed XYZIRT pieces (``pack_cloud(...).data`` of consecutive points)."""
-    m = PiecewiseCloud()
-    m.header = header
-    m.height = 1
-    m.width = width
-    m.fields = [PointField(f.name, f.offset, f.datatype, f.count) for f in vel.POINT_FIELDS]
-    m.is_bigendian = False
-    m.point_step = vel.POINT_STEP
-    m.row_step = vel.POINT_STEP * width
-    m.is_dense = is_dense
-    m.pieces = pieces
-    return m
+        self.header.serialize(buff)
+        for part in self.body:
+            buff.write(part)
 
 
 def decoder_options(cfg):
@@ -187,8 +144,6 @@ class LidarBridge(SensorBridge):
         self.model = vel.get_model(cfg.model)
         self.stream = vel.CloudStream(decoder_options(cfg), cfg.cut_angle, cfg.max_packets, burst=cfg.burst,
                                       burst_gap=cfg.burst_gap, decode_chunk=cfg.decode_chunk)
-        self.assembler = self.stream.assembler
-        self.decoder = self.stream.decoder
         self.on_idle = self.stream.idle
         self.pub = rospy.Publisher(cfg.topic, PointCloud2, queue_size=2)
         self.snapshot_clouds = 0       # clouds with snapshot point times
@@ -206,21 +161,17 @@ class LidarBridge(SensorBridge):
         self._asm_error = None
         # self.timing: the datagram that closes a revolution read -> its cloud published
         self.latency = Timing()        # last datagram of the revolution read -> its cloud published
-        self._last_packet_t = None
         self._rate = RateMeter()
 
     # -------------------------------------------------------------- receive thread
 
     def on_datagram(self, name, data, addr, t):
-        a = self.assembler
-        before = a.packets
-        rev = self.stream.add(data, rospy.get_time(), t)
-        if a.last_error is not self._asm_error:
-            self._asm_error = self.last_error = a.last_error
+        stream = self.stream
+        rev = stream.add(data, rospy.get_time(), t)
+        if stream.last_error is not self._asm_error:
+            self._asm_error = self.last_error = stream.last_error
         if rev is not None:
-            self._on_revolution(rev, t, t if rev.predicted else self._last_packet_t)
-        if a.packets != before:
-            self._last_packet_t = t
+            self._on_revolution(rev, t, stream.last_packet_arrival)
 
     def stamp_of(self, rev):
         """Header stamp of a revolution (module docstring)."""
@@ -248,9 +199,8 @@ class LidarBridge(SensorBridge):
         if rev.snapshot:
             self.snapshot_clouds += 1
         if self.pub.get_num_connections():
-            packed = self.stream.packed(rev)
-            self.pub.publish(piecewise_cloud_msg(packed.pieces, packed.width, packed.is_dense,
-                                                 Header(stamp=stamp, frame_id=self.cfg.frame_id)))
+            self.pub.publish(SerializedCloud(Header(stamp=stamp, frame_id=self.cfg.frame_id),
+                                             self.stream.serialized(rev)))
             self.published += 1
             done = time.monotonic()
             self.timing.add(done - t)
@@ -261,43 +211,41 @@ class LidarBridge(SensorBridge):
 
     def report(self):
         cfg = self.cfg
-        a = self.assembler
-        d = self.decoder
-        bad = snapshot(a.bad)
-        rate = self._rate(a.revolutions)
+        c = self.stream.counters()
+        bad = snapshot(c['bad'])
+        rate = self._rate(c['revolutions'])
         more = []
-        product = a.last_product_id
-        said = vel.model_from_product_id(product) if product is not None else None
+        product, said = c['product_id'], c['product_model']
         if said is not None and said.name != self.model.name:
             more.append((WARN, 'packets say %s (product id 0x%02x) but ~model is %s' % (said.name, product,
                                                                                         self.model.name)))
         if cfg.stamp_source == 'sim' and self.fell_back:
             more.append((WARN, 'device time %.3f s from the receive time (more than ~device_time_max_offset): '
                                'receive time used' % (self.device_offset or 0.0)))
-        mode = a.last_return_mode
+        mode = c['return_mode']
         values = [
             ('model', self.model.name),
             ('rate [Hz]', '%.2f' % rate),
-            ('revolutions', a.revolutions),
+            ('revolutions', c['revolutions']),
             ('clouds published', self.published),
             ('partial revolutions dropped', self.partial_dropped),
             ('partial revolutions published', self.partial_published),
-            ('packets', a.packets),
+            ('packets', c['packets']),
             ('packets in last revolution', self.last_packets),
             ('points in last revolution', self.last_points),
             ('bad datagrams', sum(bad.values())),
         ] + counted('bad ', bad) + [
-            ('datagrams with auxiliary header', a.aux_header),
-            ('forced cuts (max_packets)', a.forced_cuts),
-            ('sender bursty (whole revolutions at once)', str(a.bursty)),
-            ('revolutions cut at their last packet (predicted or burst)', a.predicted_cuts),
-            ('revolutions cut at the next packet', a.late_cuts),
-            ('predictive cuts not confirmed by the next packet', a.mispredicted),
-            ('bursts that did not cover 360 deg', a.burst_restarts),
+            ('datagrams with auxiliary header', c['aux_header']),
+            ('forced cuts (max_packets)', c['forced_cuts']),
+            ('sender bursty (whole revolutions at once)', str(c['bursty'])),
+            ('revolutions cut at their last packet (predicted or burst)', c['predicted_cuts']),
+            ('revolutions cut at the next packet', c['late_cuts']),
+            ('predictive cuts not confirmed by the next packet', c['mispredicted']),
+            ('bursts that did not cover 360 deg', c['burst_restarts']),
             ('clouds with snapshot point times', self.snapshot_clouds),
-            ('revolutions decoded piece by piece', d.incremental),
-            ('revolutions decoded at once', d.at_end + d.fallbacks),
-            ('revolutions decoded at once because pieces could not be used', d.fallbacks),
+            ('revolutions decoded piece by piece', c['incremental']),
+            ('revolutions decoded at once', c['at_once']),
+            ('revolutions decoded at once because pieces could not be used', c['fallbacks']),
             ('product id seen', '' if product is None else '0x%02x%s' % (
                 product, ' (%s)' % said.name if said is not None else '')),
             ('return mode byte seen', '' if mode is None else '0x%02x' % mode),
@@ -311,5 +259,5 @@ class LidarBridge(SensorBridge):
              self.latency.summary_ms()),
             ('publish time, closing packet read -> cloud published, p50 / p99 / max [ms]', self.timing.summary_ms()),
         ]
-        return ('%.1f Hz revolutions, %d points' % (rate, self.last_points), sum(bad.values()) + a.forced_cuts,
+        return ('%.1f Hz revolutions, %d points' % (rate, self.last_points), sum(bad.values()) + c['forced_cuts'],
                 more, values)

@@ -104,7 +104,7 @@ def color(name):
     return ColorRGBA(r, g, b, a)
 
 
-def yaw_quaternion(heading_deg):
+def heading_quaternion(heading_deg):
     """Quaternion of a rotation about +z by ``heading_deg`` (counter-clockwise, 0 = +x)."""
     return Quaternion(*units.yaw_quaternion(math.radians(heading_deg)))
 
@@ -128,7 +128,7 @@ def box(ns, mid, x, y, z, heading_deg, size, rgba, style, stamp=None):
     """A CUBE of ``size`` = (length, width, height) standing on (x, y, z), turned by the heading."""
     m = _marker(ns, mid, Marker.CUBE, style, stamp)
     length, width, height = size
-    m.pose = Pose(Point(x, y, z + height / 2.0), yaw_quaternion(heading_deg))
+    m.pose = Pose(Point(x, y, z + height / 2.0), heading_quaternion(heading_deg))
     m.scale = Vector3(length, width, height)
     m.color = rgba
     return m
@@ -195,11 +195,11 @@ def light_markers(light, position, style):
     stamp = light.header.stamp
     n = len(LAMPS)
     housing = _marker('traffic_light', mid, Marker.CUBE, style, stamp)
-    housing.pose = Pose(Point(x, y, z), yaw_quaternion(yaw_deg))
+    housing.pose = Pose(Point(x, y, z), heading_quaternion(yaw_deg))
     housing.scale = Vector3(n * LAMP_SPACING + 0.2, LAMP_DIAMETER + 0.2, HOUSING_HEIGHT)
     housing.color = color('housing')
     lamps = _marker('traffic_light_lamps', mid, Marker.SPHERE_LIST, style, stamp)
-    lamps.pose = Pose(Point(x, y, z + HOUSING_HEIGHT / 2.0 + 0.05), yaw_quaternion(yaw_deg))
+    lamps.pose = Pose(Point(x, y, z + HOUSING_HEIGHT / 2.0 + 0.05), heading_quaternion(yaw_deg))
     lamps.scale = Vector3(LAMP_DIAMETER, LAMP_DIAMETER, LAMP_DIAMETER)
     lamps.points = [Point((k - (n - 1) / 2.0) * LAMP_SPACING, 0.0, 0.0) for k in range(n)]
     lamps.colors = lamp_colors(light.trafficLightStatus)

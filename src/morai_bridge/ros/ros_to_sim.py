@@ -53,8 +53,10 @@ def ctrl_cmd(m, gear, ctrl_mode, max_steering_deg, steering_sign, data_length=23
     clamp [-1, 1] x sign.  The 55-byte command (data_length 23) has no rear steer: a non-zero
     ``rear_steer`` is refused, not dropped.  ``max_rear_steering_deg``: the rear maximum (None:
     the front's)."""
-    front = msg_set.front_steering(m)
-    rear = m.rear_steer if msg_set.CTRL_FRONT_REAR else 0.0
+    if msg_set.CTRL_FRONT_REAR:
+        front, rear = m.front_steer, m.rear_steer
+    else:
+        front, rear = m.steering, 0.0
     _finite('CtrlCmd', accel=m.accel, brake=m.brake, velocity=m.velocity, acceleration=m.acceleration,
             rear_steer=rear, **{'front_steer' if msg_set.CTRL_FRONT_REAR else 'steering': front})
     _int_range('CtrlCmd', 'longlCmdType', m.longlCmdType, 1, 3)

@@ -18,7 +18,7 @@ class owns everything that is the same for all of them:
 A subclass sets :attr:`kind`, :attr:`title`, :attr:`port_off`, :attr:`problem_words` and
 implements :meth:`setup` (its codec, publishers and counters), :meth:`on_datagram` and
 :meth:`report`.  Pure functions (no master needed) are unit-tested in
-test/unit/test_sensor_ros.py.
+test/unit/ros/test_sensor_bridge.py (test_camera_ros.py, test_lidar_ros.py, test_lidar2d_ros.py: each stream).
 """
 import math
 

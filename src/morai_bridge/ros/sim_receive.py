@@ -1,58 +1,43 @@
 """Receive side of the UDP bridge: simulator datagrams -> morai_msgs publications.
 
 :class:`SimReceiver` owns the receive sockets (one per enabled stream of
-:data:`morai_bridge.wire.streams.FROM_SIM`), decodes each datagram with the
-codec, converts it with the stream's converter of :mod:`.sim_to_ros` and publishes it.  It keeps the
-latest ego status and SimStatus for the services, counts everything per stream
-(:class:`morai_bridge.link.transport.StreamStats`) and, in replay mode
-(``live=False``), takes datagrams from :meth:`feed` instead of sockets.
+:data:`morai_bridge.wire.streams.FROM_SIM`, which declares each stream's port, topic, message
+type, queue, stamp rule and counters) and runs one path for every datagram (:meth:`_dispatch`):
+decode, stamp (the stream's rule), convert, publish, count.  The converter is the stream's
+function of :mod:`.sim_to_ros` (``converter(w, stamp, frame_id)``), or, for a stream that needs more
+than that, the receiver's ``_on_<stream>(w, stamp)`` method, which returns the message to publish
+(None: nothing) and keeps what the services need (the latest ego status and SimStatus, the
+traffic lights).  Everything is counted per stream
+(:class:`morai_bridge.link.transport.StreamStats`); in replay mode (``live=False``) datagrams come
+from :meth:`feed` instead of sockets.
 """
 import threading
 import time
 import traceback
 
+import roslib.message
 import rospy
 import tf2_ros
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import Imu, NavSatFix
+from sensor_msgs.msg import NavSatFix
 
-from morai_msgs.msg import (CollisionData, EgoVehicleStatus, GetTrafficLightStatus, GPSMessage,
-                            IntersectionStatus, MoraiSimProcStatus, ObjectStatusList, VehicleCollisionData)
-
+from morai_bridge.configuration import sim_versions
+from morai_bridge.configuration.params import FROM_PROFILE, FROM_VERSION, Param, port_param
 from morai_bridge.link import transport
 from morai_bridge.link.workers import ThrottledLog
 from morai_bridge.ros import sim_to_ros
-from morai_bridge.configuration.params import Param, port_param
-from morai_bridge.configuration import sim_versions
 from morai_bridge.wire import lockstep, streams, udp
-
-# stream name -> (default topic, ROS type); None: no topic (the sync extension answers services)
-TOPICS = {
-    'ego_status': ('Ego_topic', EgoVehicleStatus),
-    # the competition build's status, on the topic its native ROS mode uses
-    'competition_status': ('Competition_topic', EgoVehicleStatus),
-    'object_info': ('Object_topic', ObjectStatusList),
-    'traffic_light': ('GetTrafficLightStatus', GetTrafficLightStatus),
-    'collision': ('CollisionData', CollisionData),
-    'intersection': ('InsnStatus', IntersectionStatus),
-    'vehicle_collision': ('VehicleCollisionData', VehicleCollisionData),
-    'sim_status': ('sim/process/state/msg/MoraiSimProcStatus', MoraiSimProcStatus),
-    'gps': ('gps', GPSMessage),
-    'imu': ('imu', Imu),
-    'sync_state': (None, None),
-}
 
 # The receive side's parameters (the udp_bridge node and capture_replay declare them)
 # the version-dependent default ports, for the docs: stream -> [(version, port)]
 VERSION_PORTS = sim_versions.port_table()
 PORT_PARAMS = [port_param(s.param, s.port, 'receive ' + s.name + s.note) if s.name not in sim_versions.VERSIONED_PORTS
-               else Param(s.param, sim_versions.VERSION_PORT, 'receive %s (UDP port; -1: the sim_version\'s, %s; 0 '
+               else Param(s.param, FROM_VERSION, 'receive %s (UDP port; -1: the sim_version\'s, %s; 0 '
                           'disables it)' % (s.name, ', '.join('%s %d' % (v, p) for v, p in VERSION_PORTS[s.name])),
                           minimum=-1, maximum=65535)
                for s in streams.FROM_SIM]
-TOPIC_PARAMS = [Param(s.name + '_topic', TOPICS[s.name][0], 'published ' + TOPICS[s.name][1]._type)
-                for s in streams.FROM_SIM if TOPICS[s.name][0]] + [
+TOPIC_PARAMS = [Param(s.name + '_topic', s.topic, 'published ' + s.ros_type) for s in streams.FROM_SIM if s.topic] + [
     Param('navsat_topic', 'gps/fix', 'published sensor_msgs/NavSatFix (from the GPS stream)'),
     Param('odom_topic', 'odom', 'published nav_msgs/Odometry when publish_odom'),
 ]
@@ -92,10 +77,6 @@ VERSION_PARAMS = [
 # at most this many traffic-light ids are remembered for the Morai_TLSrv service
 MAX_TRAFFIC_LIGHTS = 4096
 
-# how deep the publisher queue is: state topics keep the latest, events keep all
-QUEUE = {'collision': 100, 'vehicle_collision': 100}
-# streams whose packets carry the simulator's timestamp
-STAMPED = ('ego_status', 'competition_status', 'object_info', 'collision', 'imu')
 # slots of the packets with records (what is not published of them is counted as empty)
 OBJECT_SLOTS = udp.variants_of(udp.ObjectInfo)[0].records.count
 COLLISION_SLOTS = udp.variants_of(udp.CollisionData)[0].records.count
@@ -152,26 +133,6 @@ class SimReceiver(object):
         self._gps_frame_id, self._imu_frame_id = cfg.gps_frame_id, cfg.imu_frame_id
         self._gps_offsets = (cfg.gps_east_offset, cfg.gps_north_offset)
         self._now = clock or receive_clock()  # rospy.Time.now, shorter on the wall clock
-        # stream name -> what to do with its decoded packet (publish, and keep what services need)
-        on_packet = {'ego_status': self._on_ego_status, 'competition_status': self._on_competition_status,
-                     'object_info': self._on_object_info,
-                     'collision': self._on_collision, 'traffic_light': self._on_traffic_light,
-                     'intersection': self._on_intersection, 'vehicle_collision': self._on_vehicle_collision,
-                     'sim_status': self._on_sim_status, 'gps': self._on_gps, 'imu': self._on_imu,
-                     'sync_state': self._on_listened('sync_state')}
-        self.handlers = {}            # stream name -> (stats, wire class, handler, decode, tolerant decode)
-        self.pubs = {}
-        self.listeners = {}           # stream name -> callable(wire message), e.g. the sync services
-        for name in self.enabled:
-            topic_default, rtype = TOPICS[name]
-            wcls = streams.BY_NAME[name].classes[0]
-            if rtype is None:
-                self.handlers[name] = (self.stats[name], wcls, on_packet[name], lockstep.decode, None)
-            else:
-                # live: state topics keep only the latest; replay as fast as possible must not drop
-                depth = QUEUE.get(name, cfg.state_queue_size) if live else 1000
-                self.pubs[name] = rospy.Publisher(cfg[name + '_topic'], rtype, queue_size=depth)
-                self.handlers[name] = (self.stats[name], wcls, on_packet[name], udp.decode, udp.decode_tolerant)
         self.navsat_pub = rospy.Publisher(cfg.navsat_topic, NavSatFix, queue_size=1) \
             if 'gps' in self.enabled else None
         self.odom_pub = rospy.Publisher(cfg.odom_topic, Odometry, queue_size=1) if cfg.publish_odom else None
@@ -182,7 +143,8 @@ class SimReceiver(object):
         self.gps_alt = None
         self.bad_stamps = 0
         # the parameter, or (left at 0) the version's
-        self.status_sign = cfg.status_steering_sign or sim_versions.bridge_signs(self.version).status_steering_sign
+        self.status_sign = (cfg.status_steering_sign if cfg.status_steering_sign != FROM_PROFILE
+                            else sim_versions.bridge_signs(self.version).status_steering_sign)
         # 25.S4's IMU seconds are the simulator host's local time: stamped on arrival instead
         self._imu_on_arrival = self.version.imu_seconds == 'local'
         self._imu_duplicates = cfg.imu_duplicates
@@ -200,6 +162,17 @@ class SimReceiver(object):
         self.sim_status_cond = threading.Condition()
         self.last_sim_command = rospy.Time()
         self.port_to_stream = dict((cfg[name + '_port'], name) for name in self.enabled)
+        self.pubs = {}
+        self.listeners = {}           # stream name -> callable(wire message), e.g. the sync services
+        for name in self.enabled:
+            s = streams.BY_NAME[name]
+            if s.topic:
+                # live: state topics keep only the latest; replay as fast as possible must not drop
+                depth = (s.queue or cfg.state_queue_size) if live else 1000
+                self.pubs[name] = rospy.Publisher(cfg[name + '_topic'], roslib.message.get_message_class(s.ros_type),
+                                                  queue_size=depth)
+        # stream name -> what _dispatch needs, read from the stream's declaration
+        self.handlers = dict((name, self._handler(streams.BY_NAME[name])) for name in self.enabled)
         self._feed_log = ThrottledLog(log or (lambda text: rospy.logerr('%s', text)), 5.0)
         self.receiver = transport.UdpReceiver(sockets, sim_ip, self._dispatch, self.stats, log=log,
                                               on_dead=on_dead) if live else None
@@ -234,20 +207,38 @@ class SimReceiver(object):
                            % (name, st.last_error, traceback.format_exc()))
         return True
 
+    def _handler(self, s):
+        """(stats, wire class, decode, tolerant decode, stamped, convert, publish) of stream ``s``:
+        what :meth:`_dispatch` does with its datagrams."""
+        on_packet = getattr(self, '_on_' + s.name, None)
+        if on_packet is None:                 # the plain case: the stream's converter and its frame
+            convert, frame_id = getattr(sim_to_ros, s.converter), self._frame_id
+
+            def on_packet(w, stamp):
+                return convert(w, stamp, frame_id)
+        stamped = s.stamp == streams.PACKET and not (s.name == 'imu' and self._imu_on_arrival)
+        if s.extension:
+            return self.stats[s.name], s.classes[0], lockstep.decode, None, stamped, on_packet, None
+        return (self.stats[s.name], s.classes[0], udp.decode, udp.decode_tolerant, stamped, on_packet,
+                self.pubs[s.name].publish if s.name in self.pubs else None)
+
     def _dispatch(self, name, data, addr, t):
-        st, wcls, handler, decode, tolerant = self.handlers[name]
+        st, wcls, decode, tolerant, stamped, on_packet, publish = self.handlers[name]
         try:
-            msg = decode(data)
+            w = decode(data)
         except udp.DecodeError as e:
-            msg = self._decode_tolerant(st, name, tolerant, data, addr, e)
-            if msg is None:
+            w = self._decode_tolerant(st, name, tolerant, data, addr, e)
+            if w is None:
                 return
-        if msg.__class__ is not wcls:
+        if w.__class__ is not wcls:
             st.wrong_type += 1
-            st.last_error = 'got %s on the %s port' % (type(msg).__name__, name)
+            st.last_error = 'got %s on the %s port' % (type(w).__name__, name)
             rospy.logwarn_throttle(5.0, 'udp_bridge: %s (check the simulator port settings)' % st.last_error)
             return
-        if handler(msg) is not False:      # False: the packet was not published (a duplicate)
+        msg = on_packet(w, self._stamp(w.sec, w.nsec) if stamped else self._now())
+        if msg is not None:                   # None: nothing to publish (a duplicate, no position)
+            if publish is not None:
+                publish(msg)
             st.published += 1
 
     def _decode_tolerant(self, st, name, tolerant, data, addr, error):
@@ -282,20 +273,18 @@ class SimReceiver(object):
             self.bad_stamps += 1
         return self._now()
 
-    def _on_listened(self, name):
-        def handler(w):
-            cb = self.listeners.get(name)
-            if cb is not None:
-                cb(w)
-        return handler
+    # ------------------------------------------------------------ streams that need more than their converter
 
-    # ------------------------------------------------------------ per stream
+    def _on_sync_state(self, w, stamp):
+        cb = self.listeners.get('sync_state')
+        if cb is not None:
+            cb(w)
+        return w                          # no topic: counted as handled
 
-    def _on_ego_status(self, w):
+    def _on_ego_status(self, w, stamp):
         if w.pos_x == 0.0 and w.pos_y == 0.0 and w.signed_vel != 0.0:
             # a moving ego at exactly (0, 0): the competition build's status has its position zeroed
             self.stats['ego_status'].zero_position += 1
-        stamp = self._stamp(w.sec, w.nsec)
         msg = sim_to_ros.ego_status(w, stamp, self._frame_id, self.status_sign)
         cond = self.status_cond
         cond.acquire()
@@ -305,7 +294,6 @@ class SimReceiver(object):
             cond.notify_all()
         finally:
             cond.release()
-        self.pubs['ego_status'].publish(msg)
         if self.clock_pub is not None and w.sec is not None and stamp != self.last_clock:
             self.last_clock = stamp
             self.clock_pub.publish(Clock(stamp))
@@ -315,39 +303,32 @@ class SimReceiver(object):
                 self.odom_pub.publish(odom)
             if self.tf is not None:
                 self.tf.sendTransform(tf)
+        return msg
 
-    def _on_competition_status(self, w):
-        self.pubs['competition_status'].publish(
-            sim_to_ros.ego_status(w, self._stamp(w.sec, w.nsec), self._frame_id, self.status_sign))
+    def _on_competition_status(self, w, stamp):
+        return sim_to_ros.ego_status(w, stamp, self._frame_id, self.status_sign)
 
-    def _on_object_info(self, w):
+    def _on_object_info(self, w, stamp):
         own = self.status
-        m = sim_to_ros.object_list(w, self._stamp(w.sec, w.nsec), self._frame_id,
+        m = sim_to_ros.object_info(w, stamp, self._frame_id,
                                    None if own is None else (own.pos_x, own.pos_y), self._own_ego_radius)
         # slots not published: empty ones (all zero, or type -1 without a size), our own ego, unknown types
         self.stats['object_info'].empty_slots += OBJECT_SLOTS - m.num_of_npcs - m.num_of_pedestrian - m.num_of_obstacle
-        self.pubs['object_info'].publish(m)
+        return m
 
-    def _on_collision(self, w):
+    def _on_collision(self, w, stamp):
         records = w.records
         self.stats['collision'].empty_slots += COLLISION_SLOTS - len(records) + sum(1 for r in records if r[0] < 0)
-        self.pubs['collision'].publish(sim_to_ros.collision(w, self._stamp(w.sec, w.nsec), self._frame_id))
+        return sim_to_ros.collision(w, stamp, self._frame_id)
 
-    def _on_traffic_light(self, w):
-        stamp = self._now()
+    def _on_traffic_light(self, w, stamp):
         lights = self.traffic_lights
         index = w.traffic_light_index
         if index in lights or len(lights) < MAX_TRAFFIC_LIGHTS:
             lights[index] = (w.traffic_light_status, w.traffic_light_type, stamp)
-        self.pubs['traffic_light'].publish(sim_to_ros.traffic_light(w, stamp, self._frame_id))
+        return sim_to_ros.traffic_light(w, stamp, self._frame_id)
 
-    def _on_intersection(self, w):
-        self.pubs['intersection'].publish(sim_to_ros.intersection(w, self._now(), self._frame_id))
-
-    def _on_vehicle_collision(self, w):
-        self.pubs['vehicle_collision'].publish(sim_to_ros.npc_collision(w, self._now(), self._frame_id))
-
-    def _on_sim_status(self, w, monotonic=time.monotonic):
+    def _on_sim_status(self, w, stamp, monotonic=time.monotonic):
         cond = self.sim_status_cond
         cond.acquire()
         try:
@@ -356,36 +337,32 @@ class SimReceiver(object):
             cond.notify_all()
         finally:
             cond.release()
-        self.pubs['sim_status'].publish(sim_to_ros.sim_proc_status(w, self._now(), self.last_sim_command))
+        return sim_to_ros.sim_status(w, stamp, self.last_sim_command)
 
-    def _on_gps(self, w):
+    def _on_gps(self, w, stamp):
         if w.altitude is not None and (w.latitude or w.longitude):
             self.gps_alt = w.altitude
         east, north = self._gps_offsets
-        g, n = sim_to_ros.gps(w, self._now(), self._gps_frame_id, east, north, self.gps_alt)
+        g, n = sim_to_ros.gps(w, stamp, self._gps_frame_id, east, north, self.gps_alt)
         if g is not None:
             st = self.stats['gps']
             st.no_fix_last = g.status == 0
             if st.no_fix_last:
                 st.no_fix += 1
-            self.pubs['gps'].publish(g)
             self.navsat_pub.publish(n)
+        return g
 
-    def _on_imu(self, w):
+    def _on_imu(self, w, stamp):
         # a catch-up burst repeats the packet's stamp (its state too, or new sensor noise on some
         # hosts: the stamp decides, as the heven report advises)
         packet_stamp = (w.sec, w.nsec)
         if packet_stamp == self._last_imu_stamp and w.sec is not None and not self._imu_duplicates:
             self.stats['imu'].duplicates += 1
-            return False
+            return None
         self._last_imu_stamp = packet_stamp
-        if self._imu_on_arrival:
-            if w.sec is not None and not 0 <= w.nsec < 1000000000:
-                self.bad_stamps += 1
-            stamp = self._now()
-        else:
-            stamp = self._stamp(w.sec, w.nsec)
-        self.pubs['imu'].publish(sim_to_ros.imu(w, stamp, self._imu_frame_id))
+        if self._imu_on_arrival and w.sec is not None and not 0 <= w.nsec < 1000000000:
+            self.bad_stamps += 1          # stamped on arrival (the version's rule), counted all the same
+        return sim_to_ros.imu(w, stamp, self._imu_frame_id)
 
     # ------------------------------------------------------------ for services
 

@@ -8,7 +8,7 @@ file, on an instance made with ``object.__new__``.  genpy's constructors would f
 field its default (a new Header, three Vector3, ...) and check the arguments, which costs five
 times the conversion itself (3.7 against 0.7 us for an EgoVehicleStatus, 95 against 16 us for an
 Object Info of 20 objects: docs/benchmarks.md); the result is the same message, which rospy
-serializes as usual, and test/unit/test_sim_to_ros.py checks that no converter leaves a field
+serializes as usual, and test/unit/ros/test_sim_to_ros.py checks that no converter leaves a field
 unset and that the bytes equal genpy's own construction.
 
 Units follow docs/units.md: morai_msgs fields keep MORAI's units (deg, km/h where the message
@@ -120,7 +120,7 @@ def other_ego(r, own, radius):
             and math.hypot(r.pos_x - own[0], r.pos_y - own[1]) > radius)
 
 
-def object_list(w, stamp, frame_id, own=None, own_radius=2.0):
+def object_info(w, stamp, frame_id, own=None, own_radius=2.0):
     """ObjectStatusList of an Object Info packet: each record in the list of its type, in
     packet order; other ego vehicles (obj_type -1, :func:`other_ego`) with the vehicles,
     their type kept; empty slots (all zero, dropped by the codec, or obj_type -1 without a
@@ -192,7 +192,7 @@ def intersection(w, stamp, frame_id):
     return m
 
 
-def npc_collision(w, stamp, frame_id):
+def vehicle_collision(w, stamp, frame_id):
     """VehicleCollisionData: one VehicleCollision per pair, with the vehicles the pair holds."""
     m = _new(VehicleCollisionData)
     m.header = header(stamp, frame_id)
@@ -221,7 +221,7 @@ def sim_proc_state(platform, status):
     return 0
 
 
-def sim_proc_status(w, stamp, last_command_time):
+def sim_status(w, stamp, last_command_time):
     """MoraiSimProcStatus of a SimStatus packet; latest_command_time is when the bridge last sent a
     simulator command; current_mode is always 0x01 (the UDP interface).  No frame id."""
     m = _new(MoraiSimProcStatus)

@@ -133,7 +133,9 @@ PROTOCOL = Protocol("EmuSync", REGISTRY, strict=True)
 MESSAGE_CLASSES: Tuple[type, ...] = PROTOCOL.MESSAGE_CLASSES
 
 
-class HeaderInfo(NamedTuple):
+class SyncHeader(NamedTuple):
+    """One ``#EmuSync...$`` header: its class, data_length and datagram length (one variant each)."""
+
     header: bytes
     cls: type
     data_length: int
@@ -141,8 +143,8 @@ class HeaderInfo(NamedTuple):
 
 
 #: Header bytes -> what that header carries.
-HEADERS: Dict[bytes, HeaderInfo] = {
-    v.header: HeaderInfo(v.header, v.cls, v.data_length, v.total_lengths[0])
+HEADERS: Dict[bytes, SyncHeader] = {
+    v.header: SyncHeader(v.header, v.cls, v.data_length, v.total_lengths[0])
     for v in PROTOCOL.VARIANTS}
 
 _CLASS_OF_HEADER = {h.header: h.cls for h in HEADERS.values()}

@@ -276,6 +276,8 @@ class VariantCodec:
         self.fixed_fields = v.fields
         stored = [f for f in v.fields if f.const is None]
         self.stored_fields = stored
+        #: field name -> what make() gives a field not named (values are immutable: shared)
+        self.defaults = {f.name: default_value(f) for f in stored}
         self.records = None
         if v.records is not None:
             self.records = RecordCodec(owner, v.records, self.offset + self.fixed.size)
@@ -813,7 +815,7 @@ class Protocol:
         if unknown:
             raise TypeError(f"{cls.__name__} has no field(s) {', '.join(sorted(unknown))}")
         values = dict.fromkeys(cls._fields)
-        values.update((f.name, default_value(f)) for f in codec.stored_fields)
+        values.update(codec.defaults)
         if codec.records is not None:
             values[codec.variant.records.attr] = ()
         if "data_length" in values:

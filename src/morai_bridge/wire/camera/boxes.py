@@ -69,7 +69,7 @@ import struct
 from typing import Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..sensor_errors import EncodeError, SensorDecodeError, check_bytes
-from .images import DATAGRAM_SIZE, _LEGACY_HEAD, _V24_HEAD, _check_uint32
+from .images import DATAGRAM_SIZE, LEGACY_HEAD, V24_HEAD, check_uint32
 
 __all__ = [
     "BOX_FORMS", "BoxForm", "BoxObject", "BoxPacket", "decode_boxes", "encode_boxes",
@@ -225,12 +225,12 @@ def decode_boxes(datagram, form: str = "v24", skip: str = "all_zero",
         if data[:3] != b"BOX":
             raise SensorDecodeError("box datagram starts %r, expected b'BOX'" % data[:3], "header",
                                     length=n, header=data[:3])
-        sec, nsec, index, size = _V24_HEAD.unpack_from(data, 3)
+        sec, nsec, index, size = V24_HEAD.unpack_from(data, 3)
     else:
         if data[:1] != b"B":
             raise SensorDecodeError("legacy box datagram starts %r, expected b'B'" % data[:3],
                                     "header", length=n, header=data[:3])
-        index, size = _LEGACY_HEAD.unpack_from(data, 3)
+        index, size = LEGACY_HEAD.unpack_from(data, 3)
         sec = nsec = None
     osz = bf.object_size
     unit, slots = _size_unit(data, size, hs, osz, size_unit)
@@ -308,8 +308,8 @@ def encode_boxes(objects: Iterable[BoxObject], sec: int = 0, nsec: int = 0, form
     if not isinstance(tail, bytes) or len(tail) != 2:
         raise EncodeError("tail must be 2 bytes, got %r" % (tail,), field="tail")
     if bf.has_stamp:
-        _check_uint32("sec", sec)
-        _check_uint32("nsec", nsec)
+        check_uint32("sec", sec)
+        check_uint32("nsec", nsec)
     packed = [_pack_object(bf, obj) for obj in objects]
     groups = [packed[i:i + bf.max_objects] for i in range(0, len(packed), bf.max_objects)] or [[]]
     out = []
@@ -318,9 +318,9 @@ def encode_boxes(objects: Iterable[BoxObject], sec: int = 0, nsec: int = 0, form
         idx = _check_int32("index", index + number)
         size = len(body) if size_unit == "bytes" else len(group)
         if bf.has_stamp:
-            head = b"BOX" + _V24_HEAD.pack(sec, nsec, idx, size)
+            head = b"BOX" + V24_HEAD.pack(sec, nsec, idx, size)
         else:
-            head = b"BOX" + _LEGACY_HEAD.pack(idx, size)
+            head = b"BOX" + LEGACY_HEAD.pack(idx, size)
         datagram = head + body
         if padded:
             datagram = datagram + bytes(DATAGRAM_SIZE - 2 - len(datagram)) + tail

@@ -101,8 +101,8 @@ HEADER_FORMS = {
 }
 
 # the fields after the 3-byte magic, in "MOR" and "BOX" datagrams alike
-_V24_HEAD = struct.Struct("<2I2i")    # uint32 sec, nsec; int32 index, size at offset 3
-_LEGACY_HEAD = struct.Struct("<2i")   # index, size at offset 3
+V24_HEAD = struct.Struct("<2I2i")    # uint32 sec, nsec; int32 index, size at offset 3
+LEGACY_HEAD = struct.Struct("<2i")   # index, size at offset 3
 
 #: Reasons for which :class:`FrameAssembler` drops a frame.
 DROP_REASONS = (
@@ -194,9 +194,9 @@ def decode_chunk(datagram, header: str = "v24") -> ImageChunk:
         raise SensorDecodeError("image datagram starts %r, expected b'MOR'" % data[:3], "header",
                                 length=n, header=data[:3])
     if form.has_stamp:
-        sec, nsec, index, size = _V24_HEAD.unpack_from(data, 3)
+        sec, nsec, index, size = V24_HEAD.unpack_from(data, 3)
     else:
-        index, size = _LEGACY_HEAD.unpack_from(data, 3)
+        index, size = LEGACY_HEAD.unpack_from(data, 3)
         sec = nsec = None
     if index < 0:
         raise SensorDecodeError("image chunk index %d is negative" % index, "index", length=n)
@@ -335,7 +335,7 @@ class FrameAssembler:
         return None
 
 
-def _check_uint32(name: str, value) -> int:
+def check_uint32(name: str, value) -> int:
     if (not isinstance(value, int) or isinstance(value, bool)
             or not 0 <= value <= _UINT32_MAX):
         raise EncodeError("%s must be a uint32 (0..%d), got %r" % (name, _UINT32_MAX, value),
@@ -363,8 +363,8 @@ def encode_frame(jpeg, sec: int = 0, nsec: int = 0, header: str = "v24", padded:
         raise EncodeError("max_chunk must be 1..%d for the %s form, got %r"
                           % (form.max_chunk, form.name, max_chunk), field="max_chunk")
     if form.has_stamp:
-        _check_uint32("sec", sec)
-        _check_uint32("nsec", nsec)
+        check_uint32("sec", sec)
+        check_uint32("nsec", nsec)
     count = max(1, -(-len(jpeg) // max_chunk))
     hs = form.header_size
     out = []
@@ -372,9 +372,9 @@ def encode_frame(jpeg, sec: int = 0, nsec: int = 0, header: str = "v24", padded:
         piece = jpeg[index * max_chunk:(index + 1) * max_chunk]
         tail = TAIL_LAST if index == count - 1 else TAIL_MORE
         if form.has_stamp:
-            head = _MOR + _V24_HEAD.pack(sec, nsec, index, len(piece))
+            head = _MOR + V24_HEAD.pack(sec, nsec, index, len(piece))
         else:
-            head = _MOR + _LEGACY_HEAD.pack(index, len(piece))
+            head = _MOR + LEGACY_HEAD.pack(index, len(piece))
         if padded:
             buf = bytearray(DATAGRAM_SIZE)
             buf[0:hs] = head

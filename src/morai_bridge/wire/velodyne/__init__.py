@@ -8,7 +8,8 @@ datagram.  The package, in the order a packet travels (no ROS imports):
                their confidence tags, are in its docstring
 ``revolution`` :class:`RevolutionAssembler`: where a revolution ends (paced senders,
                MORAI's bursts)
-``cloud``      :func:`pack_cloud`: points -> the bytes of an XYZIRT PointCloud2
+``cloud``      :func:`pack_cloud`: points -> the bytes of an XYZIRT PointCloud2;
+               :func:`serialized_cloud`: the message as ROS serializes it, after its header
 ``stream``     :class:`CloudStream`: datagrams in, one packed cloud per revolution out,
                decoded piece by piece while the packets arrive (what lidar_bridge runs)
 ``encode``     :func:`encode_packets`, :func:`packets_from_ranges`: the other way, for
@@ -18,7 +19,7 @@ The names below are the package's public API: ``from morai_bridge.wire import
 velodyne as vel`` and ``vel.RevolutionAssembler`` etc.
 """
 from ..sensor_errors import EncodeError, SensorDecodeError
-from .cloud import FLOAT32, POINT_FIELDS, POINT_STEP, UINT16, CloudData, PointField, pack_cloud
+from .cloud import FLOAT32, POINT_FIELDS, POINT_STEP, UINT16, CloudData, PointField, pack_cloud, serialized_cloud
 from .decode import PACKET_TIMES, Points, VelodyneDecoder, decode_packets
 from .encode import encode_packets, firing_step_deg, packets_from_ranges, scan_pattern
 from .models import (AUX_HEADER_SEARCH, BLOCKS, DEFAULT_PORT, HOUR_US, LOWER_BANK, MODELS, PACKET_DTYPE, PACKET_SIZE,
@@ -33,7 +34,7 @@ __all__ = [
     "VelodyneModel", "MODELS", "get_model", "model_from_product_id", "PACKET_DTYPE",
     "Points", "VelodyneDecoder", "decode_packets", "PACKET_TIMES",
     "Revolution", "RevolutionAssembler",
-    "PointField", "FLOAT32", "UINT16", "POINT_FIELDS", "POINT_STEP", "CloudData", "pack_cloud",
+    "PointField", "FLOAT32", "UINT16", "POINT_FIELDS", "POINT_STEP", "CloudData", "pack_cloud", "serialized_cloud",
     "CloudStream", "IncrementalDecoder", "Packed",
     "encode_packets", "packets_from_ranges", "scan_pattern", "firing_step_deg",
     "SensorDecodeError", "EncodeError",

@@ -4,11 +4,13 @@
 :func:`pack_cloud` gives the ``data`` bytes and field list of ROSVEL's XYZIRT
 cloud (ros-drivers/velodyne, velodyne_pointcloud pointcloudXYZIRT.cc): x, y, z,
 intensity float32 at 0, 4, 8, 12; ring uint16 at 16; time float32 at 18;
-point_step 22, little-endian, height 1.  No ROS imports: the ROS layer puts
-these bytes into the message as they are.
+point_step 22, little-endian, height 1.  :func:`serialized_cloud` gives the rest of
+that PointCloud2 as ROS serializes it (everything after the header), so the ROS layer
+writes the header it stamps and then these bytes.  No ROS imports.
 """
+import struct
 import threading
-from typing import NamedTuple, Tuple
+from typing import List, NamedTuple, Tuple
 
 import numpy as np
 
@@ -73,3 +75,27 @@ def pack_cloud(points: Points) -> CloudData:
     rec["time"] = points.time
     dense = not bool(np.isnan(points.x).any()) if n else True
     return CloudData(1, n, POINT_FIELDS, False, POINT_STEP, POINT_STEP * n, rec.tobytes(), dense)
+
+
+# ----------------------------------------------------------------------------- ROS serialization
+# A serialized ROS message is its fields in .msg order, little-endian: uint32 length before a
+# string or an array.  sensor_msgs/PointCloud2 after its header: height, width (uint32), fields
+# (PointField: string name, uint32 offset, uint8 datatype, uint32 count), is_bigendian (uint8),
+# point_step, row_step (uint32), data (uint8[]), is_dense (uint8).
+_U32 = struct.Struct("<I")
+_FIELD = struct.Struct("<IBI")
+_FIELDS_SERIALIZED = _U32.pack(len(POINT_FIELDS)) + b"".join(
+    _U32.pack(len(f.name)) + f.name.encode("ascii") + _FIELD.pack(f.offset, f.datatype, f.count)
+    for f in POINT_FIELDS)
+_SIZES = struct.Struct("<II")
+_STEPS = struct.Struct("<BIII")
+
+
+def serialized_cloud(pieces: List[bytes], width: int, is_dense: bool) -> List[bytes]:
+    """The serialized sensor_msgs/PointCloud2 after its header, of an XYZIRT cloud of ``width``
+    points whose data is ``pieces`` joined: byte strings to write one after the other (the
+    pieces themselves are not copied)."""
+    size = sum(len(p) for p in pieces)
+    head = (_SIZES.pack(1, width) + _FIELDS_SERIALIZED
+            + _STEPS.pack(0, POINT_STEP, POINT_STEP * width, size))
+    return [head] + list(pieces) + [b"\x01" if is_dense else b"\x00"]

@@ -89,7 +89,7 @@ import numpy as np
 
 from ..sensor_errors import SensorDecodeError, check_bytes
 from .models import (AUX_HEADER_SEARCH, BLOCKS, HOUR_US, LOWER_BANK, PACKET_DTYPE, PACKET_SIZE, RETURN_DUAL, SLOTS,
-                     UPPER_BANK, _AUTO_STEP_MAX_US, _AZ_MAX, get_model)
+                     UPPER_BANK, AUTO_STEP_MAX_US, AZ_MAX, get_model)
 
 
 _AZIMUTHS = struct.Struct("<" + "2xH96x" * BLOCKS)
@@ -139,6 +139,8 @@ class VelodyneDecoder:
                  max_range: Optional[float] = None, packet_time: str = "auto",
                  aux_header: bool = True):
         self.model = m = get_model(model)
+        #: seconds between packets of a paced sender: (single return, dual return)
+        self.packet_periods_s = (m.packet_period_us(False) * 1e-6, m.packet_period_us(True) * 1e-6)
         if return_mode not in ("auto", "single", "dual"):
             raise ValueError("return_mode must be 'auto', 'single' or 'dual'")
         if interpolation not in ("velodyne", "fixed"):
@@ -195,7 +197,7 @@ class VelodyneDecoder:
         azimuths < 36000); raises :class:`SensorDecodeError` with ``reason``
         'length', 'flag' or 'azimuth'.  A longer datagram is accepted as described
         under ``aux_header`` (its ``reason`` on failure is still 'length')."""
-        data = check_bytes(datagram)
+        data = datagram if datagram.__class__ is bytes else check_bytes(datagram)
         n = len(data)
         if n != PACKET_SIZE:
             if self.aux_header and n > PACKET_SIZE:
@@ -206,7 +208,7 @@ class VelodyneDecoder:
                         break
                     candidate = data[off:off + PACKET_SIZE]
                     if (self._flags_ok(candidate)
-                            and max(_AZIMUTHS.unpack(candidate[:1200])) < _AZ_MAX):
+                            and max(_AZIMUTHS.unpack(candidate[:1200])) < AZ_MAX):
                         return candidate
                     start = off + 1
             raise SensorDecodeError(
@@ -220,7 +222,7 @@ class VelodyneDecoder:
                     " ".join(data[b * 100:b * 100 + 2].hex() for b in range(BLOCKS)),
                     " or FF DD" if self._banked else ""), "flag", length=n, header=data[:2])
         azimuths = _AZIMUTHS.unpack(data[:1200])
-        if max(azimuths) >= _AZ_MAX:
+        if max(azimuths) >= AZ_MAX:
             raise SensorDecodeError("Velodyne packet with block azimuth %d (0.01 deg) >= 36000"
                                     % max(azimuths), "azimuth", length=n)
         return data
@@ -272,12 +274,12 @@ class VelodyneDecoder:
             dev = rec["stamp"].astype(np.int64)
             step = dev[1:] - dev[:-1]
             step %= HOUR_US
-            if mode == "device" or (step.min() > 0 and step.max() <= _AUTO_STEP_MAX_US):
+            if mode == "device" or (step.min() > 0 and step.max() <= AUTO_STEP_MAX_US):
                 rel = np.zeros(n)
                 step.cumsum(out=rel[1:])
                 rel *= 1e-6
                 return rel
-        return np.arange(n) * (self.model.packet_period_us(dual) * 1e-6)
+        return np.arange(n) * self.packet_periods_s[bool(dual)]
 
     def decode(self, packets, stamps: Optional[Sequence[float]] = None,
                packet_time: Optional[str] = None) -> Points:
@@ -311,9 +313,9 @@ class VelodyneDecoder:
                                     % int(np.flatnonzero(~ok.all(axis=1))[0]), "flag",
                                     length=PACKET_SIZE)
         az = blocks["azimuth"]
-        if int(az.max()) >= _AZ_MAX:
+        if int(az.max()) >= AZ_MAX:
             raise SensorDecodeError("packet %d has a block azimuth >= 36000"
-                                    % int(np.flatnonzero(np.any(az >= _AZ_MAX, axis=1))[0]),
+                                    % int(np.flatnonzero(np.any(az >= AZ_MAX, axis=1))[0]),
                                     "azimuth", length=PACKET_SIZE)
         dual = self.is_dual(rec)
         size = n * BLOCKS * SLOTS
@@ -384,7 +386,7 @@ class VelodyneDecoder:
             if m.interpolate and self.interpolation == "velodyne":
                 head = az[:, 0::2] if dual else az        # one azimuth per block (pair)
                 step = np.subtract(head[:, 1:], head[:, :-1], dtype=np.int32)
-                np.remainder(step, _AZ_MAX, out=step)
+                np.remainder(step, AZ_MAX, out=step)
                 delta = np.empty(head.shape, np.float32)
                 np.multiply(step, to_rad, out=delta[:, :-1], dtype=np.float32)
                 delta[:, -1] = delta[:, -2]

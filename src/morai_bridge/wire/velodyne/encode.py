@@ -9,7 +9,7 @@ import numpy as np
 
 from ..sensor_errors import EncodeError
 from .models import (BLOCKS, HOUR_US, LOWER_BANK, PACKET_SIZE, RETURN_DUAL, RETURN_STRONGEST, SLOTS,
-                     UPPER_BANK, PACKET_DTYPE, _AZ_MAX, get_model)
+                     UPPER_BANK, PACKET_DTYPE, AZ_MAX, get_model)
 
 def _as_array(name: str, value, shape: Tuple[int, ...], dtype) -> np.ndarray:
     try:
@@ -68,7 +68,7 @@ def encode_packets(model, azimuths_deg, distances_m, intensities=None, timestamp
     rec = np.zeros(p, PACKET_DTYPE)
     blocks = rec["blocks"]
     blocks["flag"] = flags
-    blocks["azimuth"] = np.rint(az * 100.0).astype(np.int64) % _AZ_MAX
+    blocks["azimuth"] = np.rint(az * 100.0).astype(np.int64) % AZ_MAX
     blocks["points"]["dist"] = counts.astype(np.uint16)
     blocks["points"]["refl"] = np.rint(inten).astype(np.uint8)
     rec["stamp"] = (stamps % HOUR_US).astype(np.uint32)

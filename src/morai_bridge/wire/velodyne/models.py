@@ -20,8 +20,8 @@ RETURN_DUAL = 0x39
 HOUR_US = 3600 * 1000000
 #: A longer datagram is searched for ``FF EE`` in its first this many bytes.
 AUX_HEADER_SEARCH = 64
-_AZ_MAX = 36000
-_AUTO_STEP_MAX_US = 100000     # 'auto' packet times: largest credible step between packets
+AZ_MAX = 36000
+AUTO_STEP_MAX_US = 100000     # 'auto' packet times: largest credible step between packets
 
 
 class VelodyneModel(NamedTuple):

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..sensor_errors import SensorDecodeError
 from .decode import Points, VelodyneDecoder
-from .models import PACKET_DTYPE, _AZ_MAX
+from .models import PACKET_DTYPE, AZ_MAX
 
 
 class Revolution(NamedTuple):
@@ -107,7 +107,7 @@ class RevolutionAssembler:
         if cut_angle is None or cut_angle < 0:
             self.cut = None
         else:
-            self.cut = int(round(float(cut_angle) * 100.0)) % _AZ_MAX
+            self.cut = int(round(float(cut_angle) * 100.0)) % AZ_MAX
         if max_packets < 1:
             raise ValueError("max_packets must be >= 1")
         if burst not in ("auto", "on", "off"):
@@ -170,19 +170,19 @@ class RevolutionAssembler:
         return out
 
     def _crossed(self, last: int, az: int) -> bool:
-        forward = (az - last) % _AZ_MAX
+        forward = (az - last) % AZ_MAX
         if self.cut is None:
-            return az < last and last - az > _AZ_MAX // 2
-        if forward == 0 or forward > _AZ_MAX // 2:
+            return az < last and last - az > AZ_MAX // 2
+        if forward == 0 or forward > AZ_MAX // 2:
             return False
-        return 0 < (self.cut - last) % _AZ_MAX <= forward
+        return 0 < (self.cut - last) % AZ_MAX <= forward
 
     def _cut_within(self, start: int, end: int) -> bool:
         """Whether the cut (0 when wrapping) lies in (start, end], going forward <= 180 deg."""
-        span = (end - start) % _AZ_MAX
-        if span > _AZ_MAX // 2:
+        span = (end - start) % AZ_MAX
+        if span > AZ_MAX // 2:
             return False
-        return 0 < ((self.cut or 0) - start) % _AZ_MAX <= span
+        return 0 < ((self.cut or 0) - start) % AZ_MAX <= span
 
     def add(self, datagram, stamp: Optional[float] = None,
             arrival: Optional[float] = None) -> Optional[Revolution]:
@@ -201,18 +201,18 @@ class RevolutionAssembler:
         self.last_product_id = packet[1205]
         first = packet[2] | (packet[3] << 8)
         last = packet[1102] | (packet[1103] << 8)
-        step = (last - (packet[1002] | (packet[1003] << 8))) % _AZ_MAX
+        step = (last - (packet[1002] | (packet[1003] << 8))) % AZ_MAX
         if step == 0:
-            step = (last - (packet[902] | (packet[903] << 8))) % _AZ_MAX
-        if step > _AZ_MAX // 2:
+            step = (last - (packet[902] | (packet[903] << 8))) % AZ_MAX
+        if step > AZ_MAX // 2:
             step = 0
-        cover = (last - first) % _AZ_MAX + step     # this packet's own span, to its next block
+        cover = (last - first) % AZ_MAX + step     # this packet's own span, to its next block
         if arrival is None:
             arrival = stamp
         gap = (arrival is not None and self._prev_arrival is not None
                and arrival - self._prev_arrival > self.burst_gap)
-        forward = None if self._prev_first is None else (first - self._prev_first) % _AZ_MAX
-        if forward is not None and forward > _AZ_MAX // 2:
+        forward = None if self._prev_first is None else (first - self._prev_first) % AZ_MAX
+        if forward is not None and forward > AZ_MAX // 2:
             forward = 0                             # a backward step covers nothing
 
         # runs (burst detection): judged once they cover 360 deg
@@ -221,7 +221,7 @@ class RevolutionAssembler:
         elif forward is not None:
             self._run_cover += forward
         self._run_packets += 1
-        if self._run_cover + cover >= _AZ_MAX - step // 2 and self._run_start is not None:
+        if self._run_cover + cover >= AZ_MAX - step // 2 and self._run_start is not None:
             span = arrival - self._run_start
             nominal = self._run_packets * self._periods[1 if self.decoder.is_dual(
                 np.frombuffer(packet, PACKET_DTYPE)) else 0]
@@ -253,7 +253,7 @@ class RevolutionAssembler:
                 self._rev_cover += forward
             self._pending.append(packet)
             self._stamps.append(stamp)
-            if out is None and self._rev_cover + cover >= _AZ_MAX - step // 2:
+            if out is None and self._rev_cover + cover >= AZ_MAX - step // 2:
                 predicted = True
                 out = self._emit(complete=self._started_at_cut)
                 self._started_at_cut = True
@@ -268,7 +268,7 @@ class RevolutionAssembler:
                 self.forced_cuts += 1
                 out = self._emit(complete=False)
                 self._started_at_cut = False
-            if self._hold and self._last_az is not None and (first - self._last_az) % _AZ_MAX > _AZ_MAX // 2:
+            if self._hold and self._last_az is not None and (first - self._last_az) % AZ_MAX > AZ_MAX // 2:
                 self.mispredicted += 1              # short of the cut after a predictive cut: keep the cut
             else:
                 self._last_az, self._hold = first, False
@@ -276,7 +276,7 @@ class RevolutionAssembler:
                 self._rev_cover += forward
             self._pending.append(packet)
             self._stamps.append(stamp)
-            if out is None and not self._hold and self._cut_within(first, (last + step // 2) % _AZ_MAX):
+            if out is None and not self._hold and self._cut_within(first, (last + step // 2) % AZ_MAX):
                 predicted = True
                 out = self._emit(complete=self._started_at_cut)
                 self._started_at_cut = True

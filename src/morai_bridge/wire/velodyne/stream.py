@@ -15,19 +15,20 @@ burst read without a pause (MORAI sends each revolution as one) is decoded at
 once when it ends: that is its cheapest decode.
 
 The result is byte-identical to decoding the revolution in one batch and
-packing it (test_wire_velodyne_stream.py); the assembler stays the authority on
+packing it (test/unit/wire/velodyne/test_stream.py); the assembler stays the authority on
 where revolutions end, and any doubt falls back to the one-batch decode.  No ROS
 imports: ros/lidar_ros.py only stamps and publishes what :meth:`CloudStream.add`
-returns.
+returns (:meth:`CloudStream.serialized`: the cloud as ROS serializes it, after the header), and
+reports :meth:`CloudStream.counters`.
 """
 import struct
 from typing import List, NamedTuple, Optional
 
 import numpy as np
 
-from .cloud import POINT_FIELDS, POINT_STEP, CloudData, pack_cloud
+from .cloud import POINT_FIELDS, POINT_STEP, CloudData, pack_cloud, serialized_cloud
 from .decode import Points, VelodyneDecoder
-from .models import HOUR_US, PACKET_DTYPE, _AUTO_STEP_MAX_US
+from .models import HOUR_US, PACKET_DTYPE, AUTO_STEP_MAX_US, model_from_product_id
 from .revolution import Revolution, RevolutionAssembler
 
 _FIELDS = ('x', 'y', 'z', 'intensity', 'ring', 'time')
@@ -202,7 +203,7 @@ class IncrementalDecoder:
             return 'device'
         if self.packet_time == 'nominal' or n < 2:
             return 'nominal'
-        return 'device' if all(0 < s <= _AUTO_STEP_MAX_US for s in self._steps[:n - 1]) else 'nominal'
+        return 'device' if all(0 < s <= AUTO_STEP_MAX_US for s in self._steps[:n - 1]) else 'nominal'
 
     def _compatible(self, mode):
         """Whether the pieces decoded so far are those of a one-batch decode in ``mode``: the same mode,
@@ -222,7 +223,7 @@ class IncrementalDecoder:
         seen = self._seen
         dec = self._decoders[mode]
         first = np.frombuffer(seen[0], dtype=PACKET_DTYPE)
-        period = self.model.packet_period_us(self.inner.is_dual(first)) * 1e-6
+        period = self.inner.packet_periods_s[bool(self.inner.is_dual(first))]
         start = self._done
         if start == 0:
             batch = rec if rec is not None and len(rec) == end else seen[:end]
@@ -258,9 +259,10 @@ class CloudStream:
     ``decoder_options``: keyword arguments of :class:`VelodyneDecoder` (model, return_mode,
     packet_time, ...); ``cut_angle``, ``max_packets``, ``burst``, ``burst_gap``: those of
     :class:`RevolutionAssembler`; ``decode_chunk``: packets per piece (0: decode each revolution at
-    once when it ends).  :attr:`assembler` and :attr:`decoder` are there for their counters.
-    Not thread-safe: one receive thread calls :meth:`add` for each datagram and :meth:`idle` whenever
-    it has nothing to read (without :meth:`idle` calls every revolution is decoded at once).
+    once when it ends).  What they counted: :meth:`counters`; :attr:`last_error` describes the last
+    bad datagram.  Not thread-safe: one receive thread calls :meth:`add` for each datagram and
+    :meth:`idle` whenever it has nothing to read (without :meth:`idle` calls every revolution is
+    decoded at once).
     """
 
     def __init__(self, decoder_options, cut_angle=None, max_packets=4000, burst='auto', burst_gap=0.02,
@@ -270,6 +272,14 @@ class CloudStream:
                                              burst_gap=burst_gap)
         self.decoder.snapshot_hint = self.assembler.snapshot_now
         self.model = self.decoder.model
+        #: arrival time (the ``arrival`` given to :meth:`add`) of the last packet of the revolution
+        #: :meth:`add` last returned: that packet, or the one before it for a cut at the next packet
+        self.last_packet_arrival: Optional[float] = None
+        self._previous_arrival: Optional[float] = None
+
+    @property
+    def last_error(self) -> Optional[str]:
+        return self.assembler.last_error
 
     def idle(self):
         """The receive loop has nothing to read: decode a piece of the open revolution
@@ -279,7 +289,14 @@ class CloudStream:
     def add(self, datagram, stamp: Optional[float] = None, arrival: Optional[float] = None) -> Optional[Revolution]:
         """:meth:`RevolutionAssembler.add`: a bad datagram is counted (``assembler.bad``) and skipped;
         returns the revolution this datagram completed, if any (its cloud: :meth:`packed`)."""
-        return self.assembler.add(datagram, stamp, arrival)
+        a = self.assembler
+        before = a.packets
+        rev = a.add(datagram, stamp, arrival)
+        if rev is not None:
+            self.last_packet_arrival = arrival if rev.predicted else self._previous_arrival
+        if a.packets != before:
+            self._previous_arrival = arrival
+        return rev
 
     def flush(self) -> Optional[Revolution]:
         return self.assembler.flush()
@@ -292,3 +309,22 @@ class CloudStream:
             return Packed(rev, d.pieces, len(rev.points), d.dense)
         cloud = pack_cloud(rev.points)
         return Packed(rev, [cloud.data], cloud.width, cloud.is_dense)
+
+    def serialized(self, rev: Revolution) -> List[bytes]:
+        """``rev``'s sensor_msgs/PointCloud2 as ROS serializes it after the header
+        (:func:`~morai_bridge.wire.velodyne.cloud.serialized_cloud` of :meth:`packed`)."""
+        p = self.packed(rev)
+        return serialized_cloud(p.pieces, p.width, p.is_dense)
+
+    def counters(self):
+        """What the assembler and the decoder counted: a dict (packets, revolutions, cuts, bad
+        datagrams by reason (``bad``: the live mapping, which the receive thread adds to), decoding,
+        the product id and return mode seen and the model that id names)."""
+        a, d = self.assembler, self.decoder
+        product = a.last_product_id
+        return dict(packets=a.packets, revolutions=a.revolutions, bad=a.bad, aux_header=a.aux_header,
+                    forced_cuts=a.forced_cuts, bursty=a.bursty, predicted_cuts=a.predicted_cuts,
+                    late_cuts=a.late_cuts, mispredicted=a.mispredicted, burst_restarts=a.burst_restarts,
+                    incremental=d.incremental, at_once=d.at_end + d.fallbacks, fallbacks=d.fallbacks,
+                    product_id=product, product_model=None if product is None else model_from_product_id(product),
+                    return_mode=a.last_return_mode)

@@ -1,0 +1,357 @@
+"""morai_settings: MORAI SIM's saved settings -> bridge nodes (configuration.morai_settings).  The launch XML
+(nodes.morai_settings) and the nodes applying the settings: nodes/test_morai_settings.py.  Expected values
+are read off the public files in test/data/morai_settings/ (README there names their repositories and
+commits), poses are checked against values worked out by hand in the comments."""
+import copy
+import json
+import math
+import os
+import re
+
+import pytest
+
+import helpers
+from morai_bridge.configuration import morai_settings as ms
+
+ROOT = helpers.ROOT
+DATA = os.path.join(ROOT, 'test', 'data', 'morai_settings')
+HEVEN = os.path.join(DATA, 'heven_SensorInfo_2023_Hyundai_Ioniq5.json')
+HEVEN_NET = os.path.join(DATA, 'heven_NetworkInfo_2023_Hyundai_Ioniq5.template.json')
+BAQU4 = os.path.join(DATA, 'baqu4_morai_sensor.json')
+BAQU4_NET = os.path.join(DATA, 'baqu4_morai_network.json')
+
+
+def doc(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def nodes_of(plan):
+    return {n.name: n for n in plan.nodes}
+
+
+# ----------------------------------------------------------------------------- multi-camera UDP (heven)
+
+def test_heven_one_node_per_udp_sensor_with_the_files_ports():
+    plan = ms.plan(ms.load_sensors(HEVEN), ms.load_network(HEVEN_NET))
+    nodes = nodes_of(plan)
+    assert sorted(nodes) == ['camera_bridge_1', 'camera_bridge_2', 'camera_bridge_3', 'camera_bridge_4',
+                             'lidar_bridge', 'udp_bridge']
+    # cameraList[i].cc.udpConfig.destinationPort
+    assert [nodes['camera_bridge_%d' % i].params['port'] for i in (1, 2, 3, 4)] == [9291, 9293, 9295, 9307]
+    lidar = nodes['lidar_bridge'].params
+    assert (lidar['port'], lidar['model'], lidar['topic'], lidar['frame_id']) == (2368, 'VLP16', '/lidar3D',
+                                                                                  'Lidar3D-5')
+    bridge = nodes['udp_bridge'].params
+    # sensor file: GPSList[0] 9296 -> 9297, IMUList[0] 9298 -> 9299; network file: 770 1910 -> 1911,
+    # 772 7605 -> 7505, 261 9091 -> 9092 (rx: destinationPort); 259 7607, 260 7604, 783 9095 and the
+    # EgoCtrlConfig of 771 9093 (tx: hostPort)
+    configured = {'gps_port': 9297, 'imu_port': 9299, 'gps_topic': '/gps', 'imu_topic': '/imu',
+                  'gps_frame_id': 'GPS-6', 'imu_frame_id': 'IMU-7', 'sim_ip': '127.0.0.1',
+                  'bind_ip': '127.0.0.1', 'ego_status_port': 1911, 'object_info_port': 7505,
+                  'collision_port': 9092, 'ctrl_cmd_port': 9093, 'set_traffic_light_port': 7607,
+                  'multi_ego_port': 7604, 'ego_ghost_port': 9095, 'competition_status_port': 1909}
+    assert {k: v for k, v in bridge.items() if k in configured} == configured
+    # every other stream of udp_bridge is off: the settings do not say the simulator uses it
+    others = {k: v for k, v in bridge.items() if k not in configured}
+    assert set(others) == {'%s_port' % n for n in ('traffic_light', 'intersection', 'vehicle_collision',
+                                                   'sim_status', 'sync_state', 'set_intersection', 'lamps',
+                                                   'scenario_load', 'save_sensor_data', 'sensor_control',
+                                                   'npc_ghost', 'gv_direct', 'gv_state', 'sim_control', 'sync')}
+    assert set(others.values()) == {0}
+    # 295 (competition status, 1908 -> 1909): udp_bridge's competition_status port (/Competition_topic)
+    for pubsub in (266, 267, 780):
+        assert any('PUBSUB_TYPE %d ' % pubsub in line for line in plan.not_started)
+
+
+def test_without_network_file_udp_bridge_keeps_its_defaults():
+    plan = ms.plan(ms.load_sensors(HEVEN))
+    bridge = nodes_of(plan)['udp_bridge'].params
+    assert (bridge['gps_port'], bridge['imu_port']) == (9297, 9299)
+    assert 'ego_status_port' not in bridge and 'ctrl_cmd_port' not in bridge
+    assert any('no network settings given' in n for n in plan.notes)
+
+
+def test_udp_bridge_only_when_the_settings_give_it_something():
+    """baqu4's sensor file alone: GPS and IMU over ROS, no network file: no udp_bridge."""
+    assert [n.node for n in ms.plan(ms.load_sensors(BAQU4)).nodes] == ['lidar_bridge']
+
+
+def test_cameras_with_topics_keep_their_boxes_apart(tmp_path):
+    def topics(d):
+        for i, c in enumerate(d['cameraList']):
+            c['cc']['rosConfig']['Topic'] = '/cam%d/image_jpeg/compressed' % i
+    nodes = nodes_of(ms.plan(ms.load_sensors(write(tmp_path, edited(HEVEN, topics)))))
+    c = nodes['camera_bridge_2'].params
+    assert (c['image_topic'], c['camera_info_topic'], c['boxes_topic']) == (
+        '/cam1/image_jpeg/compressed', '/cam1/image_jpeg/camera_info', 'camera_2/camera/boxes')
+
+
+def test_heven_camera_poses_rep103():
+    sensors = ms.load_sensors(HEVEN).sensors
+    cams = [s for s in sensors if s.kind == 'camera']
+    # pos as saved; rot 0..360 wrapped: (0, 2, 0), (0, 10, 70), (0, 10, 290 -> -70), (0, 330 -> -30, 0)
+    assert [tuple(c.pose) for c in cams] == [(1.9, 0.0, 1.2, 0.0, 2.0, 0.0), (1.15, 0.65, 1.2, 0.0, 10.0, 70.0),
+                                             (1.15, -0.65, 1.2, 0.0, 10.0, -70.0), (1.9, 0.0, 1.2, 0.0, -30.0, 0.0)]
+    lidar = [s for s in sensors if s.kind == 'lidar'][0]
+    assert tuple(lidar.pose) == (1.15, 0.0, 1.4, 0.0, 0.0, 0.0)
+
+
+def test_mount_quaternion_and_view_direction():
+    """The TF the node broadcasts for camera 2 (pitch 10, yaw 70): q = qz(70) qy(10) =
+    (-sin35 sin5, cos35 sin5, sin35 cos5, cos35 cos5); its x axis (where the camera looks) is
+    (cos70 cos10, sin70 cos10, -sin10): forward-left (the left side camera looks out of the car) and
+    down (MORAI's + pitch is nose down, as REP-103's)."""
+    sensor_bridge = pytest.importorskip('morai_bridge.ros.sensor_bridge')
+    s = [s for s in ms.load_sensors(HEVEN).sensors if s.key == 'cameraList[1]'][0]
+    t = sensor_bridge.mount_transform('base_link', 'Camera-2', *s.pose).transform
+    r = math.radians
+    q = (t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w)
+    assert q == pytest.approx((-math.sin(r(35)) * math.sin(r(5)), math.cos(r(35)) * math.sin(r(5)),
+                               math.sin(r(35)) * math.cos(r(5)), math.cos(r(35)) * math.cos(r(5))), abs=1e-12)
+    x, y, z, w = q
+    look = (1 - 2 * (y * y + z * z), 2 * (x * y + z * w), 2 * (x * z - y * w))
+    assert look == pytest.approx((math.cos(r(70)) * math.cos(r(10)), math.sin(r(70)) * math.cos(r(10)),
+                                  -math.sin(r(10))), abs=1e-12)
+    assert (t.translation.x, t.translation.y, t.translation.z) == (1.15, 0.65, 1.2)
+
+
+def test_wrap_deg():
+    assert [ms.wrap_deg(a) for a in (0, 2, 180, 181, 290, 330, 355, 360, 540, -190, -180)] == \
+        [0.0, 2.0, 180.0, -179.0, -70.0, -30.0, -5.0, 0.0, 180.0, 170.0, 180.0]
+
+
+def test_heven_camera_intrinsics_and_topics():
+    nodes = nodes_of(ms.plan(ms.load_sensors(HEVEN)))
+    c1, c2 = nodes['camera_bridge_1'].params, nodes['camera_bridge_2'].params
+    assert (c1['width'], c1['height'], c1['fov_deg'], c1['cx'], c1['cy']) == (1280, 720, 90.0, 640.0, 360.0)
+    assert (c2['width'], c2['height'], c2['fov_deg'], c2['cx'], c2['cy']) == (640, 480, 130.0, 320.0, 240.0)
+    # rosConfig.Topic is empty for the cameras: four cameras get their own namespace
+    assert c2['image_topic'] == 'camera_2/image_jpeg/compressed'
+    assert c2['camera_info_topic'] == 'camera_2/image_jpeg/camera_info'
+    assert (c2['frame_id'], c2['optical_frame_id']) == ('Camera-2', 'Camera-2_optical')
+
+
+def test_focal_length_that_disagrees_with_the_fov_is_a_note(tmp_path):
+    """heven's focalLengthpixel is 320 for every camera: (1280 / 2) / tan(45 deg) = 640 and
+    (640 / 2) / tan(65 deg) = 149.2 say the FOV was changed after; baqu4's 457.1 agrees with
+    (640 / 2) / tan(35 deg) = 457.0 (no note)."""
+    s = [s for s in ms.load_sensors(HEVEN).sensors if s.kind == 'camera']
+    assert s[1].extra['fx'] == pytest.approx(320.0 / math.tan(math.radians(65.0)))
+    notes = ms.plan(ms.load_sensors(HEVEN)).notes
+    assert sum('focalLengthpixel 320.0' in n for n in notes) == 4
+    udp = write(tmp_path, edited(BAQU4, lambda d: d['cameraList'][0]['cc'].__setitem__('commType', 1)))
+    b = [s for s in ms.load_sensors(udp).sensors if s.kind == 'camera'][0]
+    assert (b.extra['fx'], b.extra['fx_file']) == (pytest.approx(457.01, abs=0.01), pytest.approx(457.1))
+    assert not any('focalLength' in n for n in ms.plan(ms.load_sensors(udp)).notes)
+
+
+# ----------------------------------------------------------------------------- mixed ROS / UDP (baqu4)
+
+def test_baqu4_ros_sensors_are_listed_not_started():
+    plan = ms.plan(ms.load_sensors(BAQU4), ms.load_network(BAQU4_NET))
+    nodes = nodes_of(plan)
+    assert sorted(nodes) == ['lidar_bridge', 'udp_bridge']
+    lidar = nodes['lidar_bridge'].params
+    # Lidar3DList[0]: lidar3DType 13, 2369 -> 2368, pos (1.530, 0, 1.450)
+    assert (lidar['port'], lidar['model']) == (2368, 'HDL32E')
+    assert (lidar['mount_x'], lidar['mount_y'], lidar['mount_z']) == (1.53, 0.0, 1.45)
+    off = '\n'.join(plan.not_started)
+    assert 'cameraList[0] (camera, m_SensorUniqueID 4): ROS on /image_jpeg/compressed' in off
+    assert 'GPSList[0] (gps, m_SensorUniqueID 3): ROS on /gps' in off
+    assert 'IMUList[0] (imu, m_SensorUniqueID 1): ROS on /imu' in off
+    bridge = nodes['udp_bridge'].params
+    # GPS and IMU over ROS: udp_bridge does not bind them; network: 770 910 -> 9121, 261 9091 -> 9122,
+    # 772 7605 -> 7505, ego control 9123 (their own launch files: status 9121, collision 9122, ctrl 9123)
+    assert (bridge['gps_port'], bridge['imu_port']) == (0, 0)
+    assert (bridge['ego_status_port'], bridge['collision_port'], bridge['object_info_port'],
+            bridge['ctrl_cmd_port']) == (9121, 9122, 7505, 9123)
+
+
+def test_baqu4_camera_pitch_355_is_minus_5():
+    cam = [s for s in ms.load_sensors(BAQU4).sensors if s.kind == 'camera'][0]
+    assert tuple(cam.pose) == (1.53, 0.0, 1.4, 0.0, -5.0, 0.0)
+
+
+def test_competition_status_has_its_own_port_when_770_is_not_udp(tmp_path):
+    d = doc(HEVEN_NET)
+    for info in d['egoNetworkData'][0]['listEgoNetworkInfo']:
+        if info['PUBSUB_TYPE'] == 770:
+            info['netType'] = 0
+    p = tmp_path / 'net.json'
+    p.write_text(json.dumps(d))
+    params = nodes_of(ms.plan(None, ms.load_network(str(p))))['udp_bridge'].params
+    assert (params['competition_status_port'], params['ego_status_port']) == (1909, 0)
+
+
+# ----------------------------------------------------------------------------- bad files
+
+def write(tmp_path, d, name='s.json'):
+    p = tmp_path / name
+    p.write_text(d if isinstance(d, str) else json.dumps(d))
+    return str(p)
+
+
+def edited(path, edit):
+    d = copy.deepcopy(doc(path))
+    edit(d)
+    return d
+
+
+@pytest.mark.parametrize('edit, key', [
+    (lambda d: d['cameraList'][1]['cc']['udpConfig'].pop('destinationPort'),
+     'cameraList[1].cc.udpConfig.destinationPort: missing'),
+    (lambda d: d['cameraList'][0]['cc']['udpConfig'].__setitem__('destinationPort', 70000),
+     'cameraList[0].cc.udpConfig.destinationPort=70000'),
+    (lambda d: d['cameraList'][2]['rot'].__setitem__('yaw', 'left'), "cameraList[2].rot.yaw='left': expected a number"),
+    (lambda d: d['cameraList'][3].pop('pos'), 'cameraList[3].pos: missing'),
+    (lambda d: d['cameraList'][0]['cc'].pop('cameraFOV'), 'cameraList[0].cc.cameraFOV: missing'),
+    (lambda d: d['cameraList'][0]['cc'].__setitem__('cameraResWidth', 0), 'cameraList[0].cc.cameraResWidth=0'),
+    (lambda d: d['Lidar3DList'][0]['lc'].__setitem__('lidar3DType', 7), 'Lidar3DList[0].lc.lidar3DType=7: unknown'),
+    (lambda d: d['Lidar3DList'][0]['lc'].__setitem__('velodyneUnit', 0.25), 'Lidar3DList[0].lc.velodyneUnit=0.25'),
+    (lambda d: d['Lidar3DList'][0].pop('lc'), 'Lidar3DList[0]: no configuration object'),
+    (lambda d: d['cameraList'][1]['cc']['udpConfig'].__setitem__('destinationPort', 9291),
+     'cameraList[0] and cameraList[1] have the same destination port 9291'),
+    (lambda d: d['cameraList'][1]['cc']['rosConfig'].__setitem__('frameID', 'Camera-1'),
+     "cameraList[0] and cameraList[1] have the same rosConfig.frameID 'Camera-1'"),
+    (lambda d: d.__setitem__('cameraList', {}), 'cameraList: expected a list'),
+    (lambda d: [d.pop(k) for k in ('cameraList', 'Lidar3DList', 'Lidar2DList', 'GPSList', 'IMUList')],
+     'not a MORAI sensor settings file'),
+])
+def test_bad_sensor_file_names_the_key(tmp_path, edit, key):
+    path = write(tmp_path, edited(HEVEN, edit))
+    with pytest.raises(ms.SettingsError) as e:
+        ms.load_sensors(path)
+    assert key in str(e.value)
+    assert path in str(e.value)
+
+
+def test_truncated_file_is_not_json(tmp_path):
+    with open(HEVEN) as f:
+        text = f.read()
+    path = write(tmp_path, text[:len(text) // 2])
+    with pytest.raises(ms.SettingsError, match='not JSON'):
+        ms.load_sensors(path)
+
+
+@pytest.mark.parametrize('edit, key', [
+    (lambda d: d.pop('egoNetworkData'), 'egoNetworkData: missing'),
+    (lambda d: d['egoNetworkData'][0]['listEgoNetworkInfo'][1]['config']['udpConfig'].pop('destinationPort'),
+     'egoNetworkData[0].listEgoNetworkInfo[1].config.udpConfig.destinationPort: missing'),
+    (lambda d: d['egoNetworkData'][0]['listEgoNetworkInfo'][0]['EgoCtrlConfig']['udpConfig'].__setitem__(
+        'hostPort', 'x'), 'egoNetworkData[0].listEgoNetworkInfo[0].EgoCtrlConfig.udpConfig.hostPort=\'x\''),
+    (lambda d: d['egoNetworkData'][0]['listEgoNetworkInfo'][4].pop('PUBSUB_TYPE'),
+     'egoNetworkData[0].listEgoNetworkInfo[4].PUBSUB_TYPE: missing'),
+])
+def test_bad_network_file_names_the_key(tmp_path, edit, key):
+    path = write(tmp_path, edited(HEVEN_NET, edit))
+    with pytest.raises(ms.SettingsError) as e:
+        ms.load_network(path)
+    assert key in str(e.value)
+
+
+# ----------------------------------------------------------------------------- keys that are not read
+
+def test_the_public_files_have_no_key_the_schema_lacks():
+    """The schema of the keys MORAI writes is the public files' (a key missing from it would be a
+    warning on every real file)."""
+    for path in (HEVEN, BAQU4):
+        assert ms.load_sensors(path).warnings == ()
+    for path in (HEVEN_NET, BAQU4_NET):
+        assert ms.load_network(path).warnings == ()
+
+
+def net_entries(d):
+    return d['egoNetworkData'][0]['listEgoNetworkInfo']
+
+
+@pytest.mark.parametrize('edit, expect', [
+    # a typo next to a key that is read
+    (lambda d: net_entries(d)[2]['config']['udpConfig'].__setitem__('destinationIp', '127.0.0.1'),
+     'egoNetworkData[0].listEgoNetworkInfo[2].config.udpConfig.destinationIp: did you mean destinationIP?'),
+    # a block one level too high
+    (lambda d: d['egoNetworkData'][0].__setitem__('EgoCtrlConfig', {}),
+     'egoNetworkData[0].EgoCtrlConfig: MORAI writes EgoCtrlConfig in egoNetworkData[].listEgoNetworkInfo[], not here'),
+    # the UDP ego control block in the collision entry, the ego control entry's switched off
+    (lambda d: [net_entries(d)[1].__setitem__('EgoCtrlConfig', net_entries(d)[0]['EgoCtrlConfig']),
+                net_entries(d)[0].__setitem__('EgoCtrlConfig', dict(net_entries(d)[0]['EgoCtrlConfig'], commType=0))],
+     'egoNetworkData[0].listEgoNetworkInfo[1].EgoCtrlConfig.commType is 1 (UDP) in a PUBSUB_TYPE 261 entry'),
+    (lambda d: net_entries(d)[0]['EgoCtrlConfig'].__setitem__('commType', 0),
+     'listEgoNetworkInfo[0].EgoCtrlConfig.commType is not 1 (UDP) although the entry\'s netType is 1'),
+    (lambda d: d.__setitem__('egoNetworkDatas', []), 'egoNetworkDatas: did you mean egoNetworkData?'),
+])
+def test_unread_network_keys_are_warnings_with_their_path(tmp_path, edit, expect):
+    path = write(tmp_path, edited(HEVEN_NET, edit))
+    warnings = ms.load_network(path).warnings
+    assert len([w for w in warnings if expect in w]) == 1, warnings
+    assert all(w.startswith(path + ': ') for w in warnings)
+
+
+@pytest.mark.parametrize('edit, expect', [
+    (lambda d: d['cameraList'][1]['cc'].__setitem__('cameraFov', 90), 'cameraList[1].cc.cameraFov: did you mean cameraFOV?'),
+    (lambda d: d['GPSList'][0]['gc']['udpConfig'].__setitem__('Topic', '/gps'),
+     'GPSList[0].gc.udpConfig.Topic: MORAI writes Topic in'),
+    (lambda d: d['IMUList'][0].__setitem__('position', {}), 'IMUList[0].position: no MORAI settings file we know'),
+    (lambda d: d['Lidar2DList'].append(copy.deepcopy(dict(d['Lidar3DList'][0], lc=dict(d['Lidar3DList'][0]['lc'],
+                                                                                       extra=1)))),
+     'Lidar2DList[0].lc.extra'),
+])
+def test_unread_sensor_keys_are_warnings_with_their_path(tmp_path, edit, expect):
+    d = edited(HEVEN, edit)
+    for e in d['Lidar2DList']:                 # a 2D LiDAR copied from the 3D one needs its own port, frame, topic
+        e['lc']['udpConfig']['destinationPort'] = 2999
+        e['lc']['rosConfig'].update(frameID='scan', Topic='/scan')
+    warnings = ms.load_sensors(write(tmp_path, d)).warnings
+    assert len([w for w in warnings if expect in w]) == 1, warnings
+    assert len(warnings) == 1, warnings          # no other key is reported (the 2D LiDAR's fireDistance is read)
+
+
+# ----------------------------------------------------------------------------- the address udp_bridge binds
+
+def test_the_skeletons_of_docs_settings_md(tmp_path):
+    """docs/settings.md's two skeletons (two PCs) load without a warning and give what the page says."""
+    with open(os.path.join(helpers.ROOT, 'docs', 'settings.md')) as f:
+        blocks = [json.loads(b) for b in re.findall(r'```json\n(.*?)```', f.read(), re.S)]
+    network = ms.parse_network([b for b in blocks if 'egoNetworkData' in b][0], 'network')
+    sensors = ms.parse_sensors([b for b in blocks if 'cameraList' in b][0], 'sensors')
+    assert (network.warnings, sensors.warnings) == ((), ())
+    nodes = nodes_of(ms.plan(sensors, network))
+    assert sorted(nodes) == ['camera_bridge', 'lidar_bridge', 'udp_bridge']
+    for n in nodes.values():
+        assert (n.params['sim_ip'], n.params['bind_ip']) == ('192.168.0.10', '192.168.0.20'), n.name
+    assert (nodes['camera_bridge'].params['port'], nodes['lidar_bridge'].params['port'],
+            nodes['lidar_bridge'].params['model']) == (9291, 2368, 'VLP16')
+    bridge = nodes['udp_bridge'].params
+    assert [bridge[k + '_port'] for k in ('ego_status', 'object_info', 'collision', 'ctrl_cmd', 'gps', 'imu')] == \
+        [1911, 7505, 9092, 9093, 9297, 9299]
+    assert bridge['traffic_light_port'] == 0
+
+
+def with_destination(path, ip, streams=None):
+    """The network file with destinationIP ``ip`` on every entry (or the PUBSUB_TYPEs ``streams``)."""
+    def edit(d):
+        for e in net_entries(d):
+            if streams is None or e['PUBSUB_TYPE'] in streams:
+                e['config']['udpConfig']['destinationIP'] = ip
+    return edited(path, edit)
+
+
+def test_bind_ip_is_the_network_files_destination_address(tmp_path):
+    net = ms.load_network(write(tmp_path, with_destination(BAQU4_NET, '192.168.0.20')))
+    bridge = nodes_of(ms.plan(None, net))['udp_bridge'].params
+    assert bridge['bind_ip'] == '192.168.0.20'
+    assert ms.plan(None, net).nodes[0].bind_origin == (net.path + ': egoNetworkData[0].listEgoNetworkInfo[1]'
+                                                       '.config.udpConfig.destinationIP')
+    assert nodes_of(ms.plan(None, net, bind_ip='0.0.0.0'))['udp_bridge'].params['bind_ip'] == '0.0.0.0'
+
+
+def test_bind_ip_two_addresses_are_an_error_naming_both(tmp_path):
+    net = ms.load_network(write(tmp_path, with_destination(HEVEN_NET, '192.168.0.20', streams=(770,))))
+    with pytest.raises(ms.SettingsError) as e:
+        ms.plan(ms.load_sensors(HEVEN), net)
+    text = str(e.value)
+    assert '127.0.0.1 (%s: GPSList[0].gc.udpConfig.destinationIP)' % HEVEN in text
+    assert '192.168.0.20 (%s: egoNetworkData[0].listEgoNetworkInfo[4].config.udpConfig.destinationIP)' % net.path \
+        in text
+    assert '--bind-ip' in text
+    assert nodes_of(ms.plan(ms.load_sensors(HEVEN), net, bind_ip='0.0.0.0'))['udp_bridge'].params['bind_ip'] == '0.0.0.0'

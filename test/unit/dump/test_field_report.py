@@ -1,0 +1,198 @@
+"""morai_field_report (src/morai_bridge/dump/field_report.py): against the emulator running each
+shipped version profile it names that profile; against the shared 2024 capture (real traffic) it
+names 24.R2; the forms it reports (IMU repeats, GPS time fraction, camera chunks, LiDAR packets) are
+what was sent; and every fixture under test/data/field/ re-analyses to its stored report."""
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+import helpers
+from morai_bridge.dump import field_report as fr
+from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
+from morai_bridge.configuration import sim_versions
+from morai_bridge.wire import capture, streams, udp
+
+ROOT = Path(helpers.ROOT)
+SHARED = ROOT.parent / "shared" / "captures" / "MORAI.pcap"
+FIXTURES = sorted(p for p in (ROOT / "test" / "data" / "field").iterdir() if p.is_dir())
+SHIPPED = sim_versions.available(sim_versions.search_dir_default())
+
+
+def free_offset(span=(20000, 31000)):
+    """An offset that moves every profile port (and the sensors' and one spare) to a free port below
+    the ephemeral range (no bind to port 0 takes one meanwhile), so that runs on one machine do not clash."""
+    import random
+    import socket
+    base = [p for p in fr.profile_ports(SHIPPED)] + [1232, 2368, 281, 3000]
+    rnd = random.Random()
+    for _ in range(200):
+        off = rnd.randrange(*span)
+        socks = []
+        try:
+            for p in base:
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                socks.append(s)
+                s.bind(("127.0.0.1", p + off))
+            return off
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free block of ports")
+
+
+OFFSET = free_offset()  # the emulator's profile ports + this
+
+
+def emulator(version, **over):
+    """The emulator sending every stream to its profile's ports + OFFSET on 127.0.0.1."""
+    v = sim_versions.load_version(version)
+    kw = {field: -1 for field, _, _ in LISTEN_PORTS.values()}
+    for s, (field, _, _) in SEND_PORTS.items():
+        p = 0 if s == "sync_state" else (v.port(s) if s in sim_versions.VERSIONED_PORTS else streams.BY_NAME[s].port)
+        kw[field] = p + OFFSET if p else 0
+    kw.update(sim_version=version, ego_x=12.0, ego_y=-3.0)
+    kw.update(over)
+    return SimEmulator(SimConfig(**kw))
+
+
+def record(sim, seconds=1.5, extra_ports=()):
+    """What the report's listener gets while ``sim`` runs."""
+    ports = sorted(set(fr.profile_ports(SHIPPED, OFFSET)) | set(extra_ports))
+    got = {}
+    listener = threading.Thread(target=lambda: got.update(r=fr.listen("127.0.0.1", ports, seconds, 100000)))
+    listener.start()
+    time.sleep(0.2)                     # bound before the first datagram
+    sim.start()
+    listener.join()
+    sim.close()
+    records, bound, refused = got["r"]
+    assert not refused, refused
+    return records
+
+
+@pytest.mark.parametrize("version", SHIPPED)
+def test_the_emulator_in_each_profile_is_identified(version):
+    report = fr.analyse(record(emulator(version)), port_offset=OFFSET)
+    assert fr.best_profile(report) == version, fr.report_text(report)
+    match = [m for m in report["profiles"] if m["profile"] == version][0]
+    assert len(match["agrees"]) >= 6 and not match["contradicts"]
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="shared capture %s not present" % SHARED)
+def test_the_2024_capture_is_24R2():
+    """Real traffic: MORAI SIM of September 2024, GPS on 9091, all-zero empty collision slots,
+    GPS times in tenths, packet time the host's wall clock in whole milliseconds."""
+    report = fr.analyse(capture.read_capture(str(SHARED)))
+    assert fr.best_profile(report) == "24.R2", fr.report_text(report)
+    assert report["observed"] == {"ports.ego_status": 909, "ports.competition_status": 0, "ports.gps": 9091,
+                                  "nmea_time": "tenths", "empty_collision_slot": "zero",
+                                  "packet_clock": "host_wall_clock"}
+    pt = report["packet_time"]["EgoVehicleStatus"]
+    assert pt["whole_ms"] == pt["packets"] == 115 and -3.2 < pt["offset_s"]["median"] < -3.1
+    assert report["ports"]["1900"]["kinds"] == {"other": 24}          # the LAN's SSDP, not MORAI
+
+
+def test_imu_bursts_gps_form_camera_chunks_and_lidar_packets_are_reported():
+    sim = emulator("25.S4", imu_burst_every_s=0.25, camera_port=OFFSET + 1232, camera_width=320,
+                   camera_height=240, lidar_port=OFFSET + 2368)
+    report = fr.analyse(record(sim, extra_ports=(OFFSET + 1232, OFFSET + 2368)), {OFFSET + 1232: "camera",
+                                                                              OFFSET + 2368: "lidar"}, OFFSET)
+    assert report["sensor_ports"] == {str(OFFSET + 1232): "camera", str(OFFSET + 2368): "lidar"}
+    assert report["imu"]["same_stamp_repeats"] >= 4                   # 2 repeats per burst, ~6 bursts
+    assert report["ports"][str(OFFSET + 9110)]["gaps_under_2ms"] >= 4
+    assert set(report["gps"]["time_fraction_digits"]) - {"1", "2"} <= {"3"}   # unpadded milliseconds
+    cam = report["camera"]
+    assert cam["frames"] >= 10 and set(cam["stamps_per_frame"]) == {"1"}       # one stamp per frame
+    lidar = report["lidar"]                 # VLP-16: 754 packets per second (fewer on a loaded machine)
+    assert lidar["packets"] >= 100 and lidar["bursts"] >= 1
+    assert report["ports"][str(OFFSET + 2368)]["sizes"] == {"1206": lidar["packets"]}
+
+
+def test_the_command_line_writes_a_report_a_fixture_can_be_made_of(tmp_path, capsys):
+    sim = emulator("26.R1")
+    done = {}
+    t = threading.Thread(target=lambda: done.update(code=fr.main(
+        ["--seconds", "1.2", "--listen-ip", "127.0.0.1", "--port-offset", str(OFFSET), "--out", str(tmp_path)])))
+    t.start()
+    time.sleep(0.3)
+    sim.start()
+    t.join()
+    sim.close()
+    assert done["code"] == 0
+    out = capsys.readouterr().out
+    assert "matches: 26.R1" in out
+    stored = json.loads((tmp_path / "report.json").read_text())
+    again = fr.analyse(capture.read_capture(str(tmp_path / "capture.pcap")), stored["sensor_ports"],
+                       stored["port_offset"])
+    assert json.loads(json.dumps(again)) == stored
+    assert (tmp_path / "report.txt").read_text().rstrip("\n") == fr.report_text(stored)
+
+
+def test_nothing_received_exits_1_and_a_bad_version_2(capsys):
+    assert fr.main(["--seconds", "0.2", "--listen-ip", "127.0.0.1", "--port-offset", str(OFFSET + 3000)]) == 1
+    assert fr.main(["--sim-version", "no_such", "--seconds", "0.1"]) == 2
+    assert "no_such" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_each_field_fixture_replays_to_its_report(fixture):
+    """test/data/field/<name>/: capture.pcap re-analysed gives report.json exactly; the report names the
+    profile fixture.yaml says; every MORAI datagram of the capture decodes with the bridge's codec."""
+    meta = yaml.safe_load((fixture / "fixture.yaml").read_text())
+    stored = json.loads((fixture / "report.json").read_text())
+    records = list(capture.read_capture(str(fixture / "capture.pcap")))
+    again = json.loads(json.dumps(fr.analyse(records, stored["sensor_ports"], stored["port_offset"])))
+    assert again == stored
+    assert fr.best_profile(again) == meta["profile"], fr.report_text(again)
+    errors = 0
+    for _, _, dst, data in records:
+        kinds = stored["ports"][str(dst[1])]["kinds"]
+        if set(kinds) <= {"other", "camera", "lidar"}:
+            continue
+        try:
+            udp.decode_tolerant(data)
+        except udp.DecodeError:
+            errors += 1
+    assert errors == 0
+
+
+@pytest.mark.parametrize("knots_field, expected", [("000.0", "mps_x_0.00053995"), ("019.4", "knots")])
+def test_rmc_speed_against_the_status_speed(knots_field, expected):
+    """25.S4 writes RMC speed as m/s x 0.00053995 (the heven report @4d26e0e): at 10 m/s that prints
+    000.0, where a correct receiver prints 19.4 knots.  The report compares RMC with the status speed."""
+    from morai_bridge.wire import nmea
+    status = udp.make(udp.EgoVehicleStatus, 200, sec=1, nsec=0, pos_x=50.0, pos_y=20.0, signed_vel=36.0)
+    rmc = nmea.build("GP", "RMC", ("044646.150", "A", "3714.5407", "N", "12646.4262", "E", knots_field, "090.0",
+                                   "010826", "000.0", "E", "A", ""))
+    records = []
+    for k in range(12):
+        records.append((100.0 + 0.1 * k, ("10.0.0.1", 908), ("10.0.0.2", 909), udp.encode(status)))
+        records.append((100.0 + 0.1 * k + 0.01, ("10.0.0.1", 9296), ("10.0.0.2", 9297), nmea.encode(rmc)))
+    report = fr.analyse(records)
+    assert report["observed"]["rmc_speed"] == expected
+    assert report["gps"]["rmc_samples_moving"] == 12
+
+
+def test_the_ports_of_morais_saved_settings():
+    """heven-ad-2026's 25.S4 competition settings: every UDP stream and sensor destination port."""
+    data = ROOT / "test" / "data" / "morai_settings"
+    ports, sensors, warnings = fr.settings_ports(str(data / "heven_SensorInfo_2023_Hyundai_Ioniq5.json"),
+                                                 str(data / "heven_NetworkInfo_2023_Hyundai_Ioniq5.template.json"))
+    assert ports == [1909, 1911, 2368, 7505, 9092, 9291, 9293, 9295, 9297, 9299, 9307]
+    assert sensors == {9291: "camera", 9293: "camera", 9295: "camera", 9307: "camera", 2368: "lidar"}
+
+
+def test_ports_from_settings_are_not_compared_with_the_profiles():
+    """A user's own GPS port (AISW's 9281) says nothing about the release: the forms still do."""
+    sim = emulator("25.S4", gps_port=OFFSET + 281)
+    report = fr.analyse(record(sim, extra_ports=(OFFSET + 281,)), port_offset=OFFSET, compare_ports=False)
+    assert not any(f.startswith("ports.") for f in report["observed"])
+    assert report["observed"]["nmea_time"] == "milliseconds"
+    assert "(ports from the settings: not compared)" in fr.report_text(report)
