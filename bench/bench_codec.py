@@ -223,7 +223,7 @@ def interleaved_us(fns, arg, rounds, batch_s):
                 break
             k *= 2
         n[name] = max(1, int(k * batch_s / dt))
-    best = dict((name, float("inf")) for name in fns)
+    best = {name: float("inf") for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
             k = n[name]
@@ -231,7 +231,7 @@ def interleaved_us(fns, arg, rounds, batch_s):
             for _ in range(k):
                 fn(arg)
             best[name] = min(best[name], (time.perf_counter() - t0) / k)
-    return dict((name, v * 1e6) for name, v in best.items())
+    return {name: v * 1e6 for name, v in best.items()}
 
 
 def hot_cases():
@@ -288,7 +288,7 @@ def main(argv):
             assert ours.link_id == check_c.link_id == check_s.link_id
     # repetitions interleaved: every case once per repetition, codec, ctypes and struct in turn
     # within it; each figure is the best of `rounds` batches of that repetition
-    per = dict((label, []) for label, _, _, _ in cases)
+    per = {label: [] for label, _, _, _ in cases}
     for rep in range(reps):
         for label, data, naive_ctypes, naive_struct in cases:
             t = interleaved_us({"codec": udp.decode, "ctypes": naive_ctypes, "struct": naive_struct}, data,

@@ -103,14 +103,14 @@ def udp_collector(conn, ns):
         if cmd[0] == 'window':
             col.window = (cmd[1], cmd[2])
         elif cmd[0] == 'finish':
-            conn.send({'count': dict(col.count), 'lat': dict((k, v) for k, v in col.lat.items())})
+            conn.send({'count': dict(col.count), 'lat': {k: v for k, v in col.lat.items()}})
             col.close()
             return
 
 
 # ---------------------------------------------------------------------------- helpers
 
-class Diag(object):
+class Diag:
     """Every /diagnostics entry, by status name (the nodes put their port in it)."""
 
     def __init__(self):
@@ -123,7 +123,7 @@ class Diag(object):
     def cb(self, m):
         with self.lock:
             for s in m.status:
-                self.values[s.name] = dict((kv.key, kv.value) for kv in s.values)
+                self.values[s.name] = {kv.key: kv.value for kv in s.values}
 
     def entry(self, word, port):
         tag = '(port %d)' % port
@@ -220,7 +220,7 @@ def main():
     log_dir.mkdir(parents=True, exist_ok=True)
     os.environ['ROS_LOG_DIR'] = str(log_dir / 'ros')
     ports = {'hdl32e': bs.free_port(), 'vlp16': bs.free_port(), 'camera': bs.free_port()}
-    udp_ports = dict((n, bench_e2e.free_udp_port()) for n in e2e_streams.NAMES)
+    udp_ports = {n: bench_e2e.free_udp_port() for n in e2e_streams.NAMES}
     jpeg = bs.scene_jpeg(a.width, a.height)
 
     started, senders, children = [], {}, []
@@ -261,7 +261,7 @@ def main():
         env = dict(os.environ)
         for ns, model, _ in LIDARS:
             cmd = ['roslaunch', 'morai_msgs', 'lidar_bridge.launch', 'ns:=/' + ns, 'port:=%d' % ports[ns],
-                   'model:=%s' % model, 'frame_id:=velodyne_' + ns, 'output:=log']
+                   f'model:={model}', 'frame_id:=velodyne_' + ns, 'output:=log']
             started.append(subprocess.Popen(cmd, env=env, stdout=devnull, stderr=subprocess.STDOUT,
                                             start_new_session=True))
         started.append(subprocess.Popen(['roslaunch', 'morai_msgs', 'camera_bridge.launch',
@@ -271,12 +271,12 @@ def main():
         assert sut.ns == UDP_NS, sut.ns
         pids = {'udp_bridge': sut.pid, 'camera_bridge': bs.node_pid('/camera_bridge')}
         for ns, _, _ in LIDARS:
-            pids['lidar_bridge ' + ns] = bs.node_pid('/%s/lidar_bridge' % ns)
+            pids['lidar_bridge ' + ns] = bs.node_pid(f'/{ns}/lidar_bridge')
 
         import rospy
         from sensor_msgs.msg import CameraInfo, CompressedImage, PointCloud2
         rospy.init_node('bench_combined', disable_signals=True)
-        arrivals = dict((ns, bs.Arrivals('/%s/velodyne_points' % ns, PointCloud2)) for ns, _, _ in LIDARS)
+        arrivals = {ns: bs.Arrivals(f'/{ns}/velodyne_points', PointCloud2) for ns, _, _ in LIDARS}
         arrivals['camera'] = bs.Arrivals('/image_jpeg/compressed', CompressedImage)
         info = bs.Arrivals('/image_jpeg/camera_info', CameraInfo)
         diag = bench_e2e.DiagWatch()
@@ -291,7 +291,7 @@ def main():
             time.sleep(0.05)
         reply = col_parent.recv()
         if reply[0] != 'ready':
-            raise RuntimeError('udp collector: %s' % (reply[1:],))
+            raise RuntimeError(f'udp collector: {reply[1:]}')
         time.sleep(1.0)                       # let the nodes settle after start-up
 
         # -- one timeline for everything
@@ -310,12 +310,12 @@ def main():
 
         time.sleep(max(0.0, ws - time.monotonic()))
         procs = our_processes()
-        known = dict((pid, k) for k, pid in pids.items())
+        known = {pid: k for k, pid in pids.items()}
         known.update((p.pid, 'sender ' + k) for k, (_, p) in senders.items())
         known.update({os.getpid(): 'sensor subscribers (this process)', col_proc.pid: 'udp_bridge subscriber',
                       e2e.pid: 'e2e_sender', master.proc.pid: 'roscore'})
-        labels = dict((pid, describe(p, known)) for pid, p in procs.items())
-        node_procs = dict((k, procs.get(pid) or psutil.Process(pid)) for k, pid in pids.items())
+        labels = {pid: describe(p, known) for pid, p in procs.items()}
+        node_procs = {k: procs.get(pid) or psutil.Process(pid) for k, pid in pids.items()}
         c0 = proc_seconds(procs)
         n0 = proc_seconds(node_procs)
         busy0, m0 = machine_busy_seconds(), time.monotonic()
@@ -326,7 +326,7 @@ def main():
         wall = m1 - m0
         results['loadavg_after'] = os.getloadavg()
 
-        sent = dict((k, senders[k][0].recv()) for k in senders)
+        sent = {k: senders[k][0].recv() for k in senders}
         udp_sent = json.loads(e2e.communicate(timeout=60)[0])
         time.sleep(1.5)                       # clouds and images in flight
         # the nodes' counters come once a second: wait until they have seen every packet sent
@@ -344,9 +344,9 @@ def main():
         udp_rx = col_parent.recv()
 
         # -- CPU
-        cpu = dict((k, 100.0 * (n1[k] - n0[k]) / wall) for k in pids if n0[k] is not None and n1[k] is not None)
-        ours = dict((pid, 100.0 * (c1[pid] - c0[pid]) / wall) for pid in c0
-                    if c0[pid] is not None and c1.get(pid) is not None)
+        cpu = {k: 100.0 * (n1[k] - n0[k]) / wall for k in pids if n0[k] is not None and n1[k] is not None}
+        ours = {pid: 100.0 * (c1[pid] - c0[pid]) / wall for pid in c0
+                    if c0[pid] is not None and c1.get(pid) is not None}
         machine_pct = 100.0 * (busy1 - busy0) / wall
         ours_total = sum(ours.values())
         results['machine'] = {
@@ -463,7 +463,7 @@ def report(r, a):
         return 'PASS' if ok else 'MISS'
 
     def ms(x):
-        return '%.2f' % x
+        return f'{x:.2f}'
     hdl, vlp, cam, udp, mach = r['hdl32e'], r['vlp16'], r['camera'], r['udp_bridge'], r['machine']
     print('%d s measured after %d s warm-up, all at once; %d cores, load average %.2f before, %.2f after'
           % (a.seconds, a.warmup, r['cores'], r['loadavg_before'][0], r['loadavg_after'][0]))
@@ -475,8 +475,7 @@ def report(r, a):
                  '%d..%d' % tuple(x['points_per_cloud']) if x['points_per_cloud'] else '-',
                  x['packets_sent_total'], x['packets_read_by_node'], x['bad_datagrams'],
                  x['partial_revolutions_dropped'], x['revolutions_sent_total'], x['clouds_published_by_node']))
-        print('  node publish time, closing packet read -> published (p50 / p99 / max): %s ms'
-              % x['node_publish_ms'])
+        print(f"  node publish time, closing packet read -> published (p50 / p99 / max): {x['node_publish_ms']} ms")
     print('camera %dx%d, JPEG of %d bytes in %d chunks at %.1f Hz: %d frames in the window; whole run: %d sent, '
           '%s published by the node, %s dropped by it'
           % (cam['width'], cam['height'], cam['jpeg_bytes'], cam['chunks_per_frame'], cam['frame_rate'],
@@ -500,25 +499,25 @@ def report(r, a):
         ('lidar_bridge HDL-32E', 'revolutions lost', '%d of %d' % (hdl['revolutions_lost'],
                                                                   hdl['revolutions_sent_in_window']),
          '0', v(hdl['revolutions_lost'] == 0)),
-        ('', 'CPU, % of one core', '%.1f' % hdl['cpu_percent'], '<= %.0f' % TARGET_LIDAR_CPU,
+        ('', 'CPU, % of one core', f"{hdl['cpu_percent']:.1f}", f'<= {TARGET_LIDAR_CPU:.0f}',
          v(hdl['cpu_percent'] <= TARGET_LIDAR_CPU)),
     ]
     for x, name in ((hdl, 'lidar_bridge HDL-32E'), (vlp, 'lidar_bridge VLP-16')):
         if x is vlp:
             rows += [(name, 'revolutions lost', '%d of %d' % (x['revolutions_lost'], x['revolutions_sent_in_window']),
                       '0', v(x['revolutions_lost'] == 0)),
-                     ('', 'CPU, % of one core', '%.1f' % x['cpu_percent'], '-', '')]
+                     ('', 'CPU, % of one core', f"{x['cpu_percent']:.1f}", '-', '')]
         nl, sl = x['node_latency_ms'], x['sub_latency_ms']
         rows += [('', 'latency in the node p50 / p99 / max [ms]', '%s / %s / %s' % (ms(nl['p50']), ms(nl['p99']),
                                                                                     ms(nl['max'])),
-                  'p99 <= %.0f' % TARGET_LIDAR_P99_MS, v(nl['p99'] <= TARGET_LIDAR_P99_MS)),
+                  f'p99 <= {TARGET_LIDAR_P99_MS:.0f}', v(nl['p99'] <= TARGET_LIDAR_P99_MS)),
                  ('', 'latency at the subscriber p50 / p99 / max [ms]', '%s / %s / %s' % (
-                     ms(sl['p50']), ms(sl['p99']), ms(sl['max'])), 'p99 <= %.0f' % TARGET_LIDAR_P99_MS,
+                     ms(sl['p50']), ms(sl['p99']), ms(sl['max'])), f'p99 <= {TARGET_LIDAR_P99_MS:.0f}',
                   v(sl['p99'] <= TARGET_LIDAR_P99_MS))]
     nl, sl = cam['node_publish_ms'], cam['sub_latency_ms']
     rows += [('camera_bridge 1280x720', 'frames lost', '%d of %d' % (cam['frames_lost'], cam['frames_sent_in_window']),
               '0', v(cam['frames_lost'] == 0)),
-             ('', 'CPU, % of one core', '%.1f' % cam['cpu_percent'], '<= %.0f' % TARGET_CAMERA_CPU,
+             ('', 'CPU, % of one core', f"{cam['cpu_percent']:.1f}", f'<= {TARGET_CAMERA_CPU:.0f}',
               v(cam['cpu_percent'] <= TARGET_CAMERA_CPU)),
              ('', 'latency in the node p50 / p99 / max [ms]', '%s / %s / %s' % (ms(nl['p50']), ms(nl['p99']),
                                                                                ms(nl['max'])), '-', ''),
@@ -527,12 +526,12 @@ def report(r, a):
              ('udp_bridge %d Hz' % udp['rate'], 'messages lost', '%d of %d' % (
                  udp['messages_lost'], sum(t['sent'] for t in udp['topics'].values())), '0',
               v(udp['messages_lost'] == 0)),
-             ('', 'CPU, % of one core', '%.1f' % udp['cpu_percent'], '<= %.0f (alone)' % TARGET_UDP_CPU,
+             ('', 'CPU, % of one core', f"{udp['cpu_percent']:.1f}", f'<= {TARGET_UDP_CPU:.0f} (alone)',
               v(udp['cpu_percent'] <= TARGET_UDP_CPU))]
     print('| node | figure | value | target | |')
     print('|---|---|---|---|---|')
     for row in rows:
-        print('| %s |' % ' | '.join(row))
+        print(f"| {' | '.join(row)} |")
 
 
 if __name__ == '__main__':

@@ -69,10 +69,10 @@ def node_pid(name, timeout=20.0):
         except Exception:  # not registered yet
             pass
         time.sleep(0.1)
-    raise RuntimeError("node %s did not come up within %.0f s" % (name, timeout))
+    raise RuntimeError(f"node {name} did not come up within {timeout:.0f} s")
 
 
-class Sut(object):
+class Sut:
     """A system under test: its process, the pid of the node doing the work, its namespace."""
 
     def __init__(self, kind, rate, ports, sink_port, log_dir, extra=(), src=None):
@@ -91,11 +91,11 @@ class Sut(object):
             # (full paths: a base revision's launch/ extracted under bench/out/ is inside the package too)
             launch = [str(Path(src).parent / "launch" / "udp_bridge.launch")] if src else \
                 [str(HERE.parent / "launch" / "udp_bridge.launch")]
-            cmd = ["roslaunch"] + launch + ["ns:=%s" % self.ns, "output:=log",
+            cmd = ["roslaunch"] + launch + [f"ns:={self.ns}", "output:=log",
                    "stamp_source:=sim", "sim_ip:=127.0.0.1", "bind_ip:=127.0.0.1"] + args
             node = self.ns + "/udp_bridge"
         else:
-            cmd = [PY, str(HERE / "rospy_floor.py"), "--ports", json.dumps(ports), "__ns:=%s" % self.ns,
+            cmd = [PY, str(HERE / "rospy_floor.py"), "--ports", json.dumps(ports), f"__ns:={self.ns}",
                    "__name:=rospy_floor"] + list(extra)
             node = self.ns + "/rospy_floor"
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=str(HERE),
@@ -124,7 +124,7 @@ def vm_hwm_kb(pid):
     return None
 
 
-class Collector(object):
+class Collector:
     """Subscribes to every topic of one SUT; counts and latencies per topic."""
 
     def __init__(self, ns):
@@ -132,7 +132,7 @@ class Collector(object):
         import roslib.message
         from morai_bridge.wire import streams
         from sensor_msgs.msg import NavSatFix
-        types = dict((s.name, roslib.message.get_message_class(s.ros_type)) for s in streams.FROM_SIM if s.topic)
+        types = {s.name: roslib.message.get_message_class(s.ros_type) for s in streams.FROM_SIM if s.topic}
         self.count = {}
         self.lat = {}
         self.window = (float("inf"), float("inf"))
@@ -164,14 +164,14 @@ class Collector(object):
                 return
             time.sleep(0.05)
         missing = [s.name for s in self.subs if s.get_num_connections() < 1]
-        raise RuntimeError("no publisher connected for %s" % missing)
+        raise RuntimeError(f"no publisher connected for {missing}")
 
     def close(self):
         for s in self.subs:
             s.unregister()
 
 
-class DiagWatch(object):
+class DiagWatch:
     """The bridge's own counters (received / published per stream) from /diagnostics."""
 
     def __init__(self):
@@ -182,7 +182,7 @@ class DiagWatch(object):
 
     def _cb(self, arr):
         for st in arr.status:
-            self.last[st.name] = dict((kv.key, kv.value) for kv in st.values)
+            self.last[st.name] = {kv.key: kv.value for kv in st.values}
 
     def streams(self, ns):
         out = {}
@@ -201,7 +201,7 @@ def one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag=None, extra=()
     """One SUT at one rate; ``extra``: more command-line arguments of the SUT (experiments);
     ``src``: the bridge's sources from another revision (see run()); ``on_window(pid, seconds)``
     is called when the measured window starts (bench/profile_e2e.py attaches a profiler)."""
-    ports = dict((n, free_udp_port()) for n in e2e_streams.NAMES)
+    ports = {n: free_udp_port() for n in e2e_streams.NAMES}
     sut = Sut(kind, rate, ports, sink_port, log_dir, extra, src)
     col = None
     try:
@@ -218,7 +218,7 @@ def one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag=None, extra=()
         rss_peak_sampled = 0
         time.sleep(max(0.0, w_start - time.time()))
         c0, m0 = proc.cpu_times(), time.monotonic()
-        th0 = dict((t.id, t.user_time + t.system_time) for t in proc.threads())
+        th0 = {t.id: t.user_time + t.system_time for t in proc.threads()}
         psutil.cpu_percent(None)
         load0 = os.getloadavg()
         if on_window is not None:
@@ -227,7 +227,7 @@ def one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag=None, extra=()
             rss_peak_sampled = max(rss_peak_sampled, proc.memory_info().rss)
             time.sleep(min(0.5, max(0.0, w_end - time.time())))
         c1, m1 = proc.cpu_times(), time.monotonic()
-        th1 = dict((t.id, t.user_time + t.system_time) for t in proc.threads())
+        th1 = {t.id: t.user_time + t.system_time for t in proc.threads()}
         machine_busy = psutil.cpu_percent(None)
         out, _ = sender.communicate(timeout=60)
         sent = json.loads(out)

@@ -57,7 +57,7 @@ def cadence(arrivals_file, t_start, t_end, rate_hz):
         state = json.load(f)
     frames = [(t, a) for t, a in state["arrivals"] if t_start <= t < t_end]
     if len(frames) < 2:
-        raise RuntimeError("%d command frames in the measured window (%s)" % (len(frames), arrivals_file))
+        raise RuntimeError(f"{len(frames)} command frames in the measured window ({arrivals_file})")
     times = [t for t, _ in frames]
     periods = [b - a for a, b in zip(times, times[1:])]
     nominal = 1.0 / rate_hz
@@ -83,18 +83,18 @@ def run(seconds=20.0, warmup=3.0, rate_hz=50.0, log_dir=None, progress=print):
     log_dir = log_dir or str(HERE / "out" / "logs")
     os.makedirs(log_dir, exist_ok=True)
     out_dir = str(HERE / "out")
-    links = dict((k, os.path.join(out_dir, "erp42_pty_%s_%d" % (k, os.getpid()))) for k in ("node", "floor"))
-    files = dict((k, os.path.join(log_dir, "erp42_arrivals_%s.json" % k)) for k in links)
+    links = {k: os.path.join(out_dir, "erp42_pty_%s_%d" % (k, os.getpid())) for k in ("node", "floor")}
+    files = {k: os.path.join(log_dir, f"erp42_arrivals_{k}.json") for k in links}
     ns = "/bench_erp42"
     procs = []
     pub = None
     stop = threading.Event()
     log = open(os.path.join(log_dir, "erp42_serial.log"), "w")
     try:
-        pcus = dict((k, _start_pcu(links[k], files[k])) for k in links)
+        pcus = {k: _start_pcu(links[k], files[k]) for k in links}
         procs += list(pcus.values())
-        node = subprocess.Popen(["roslaunch", "morai_msgs", "erp42_serial.launch", "port:=%s" % links["node"],
-                                 "ns:=%s" % ns, "output:=log", "rate_hz:=%g" % rate_hz],
+        node = subprocess.Popen(["roslaunch", "morai_msgs", "erp42_serial.launch", f"port:={links['node']}",
+                                 f"ns:={ns}", "output:=log", f"rate_hz:={rate_hz:g}"],
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         procs.insert(0, node)
         floor = subprocess.Popen([PY, str(HERE / "serial_floor.py"), links["floor"], str(rate_hz)],
@@ -109,7 +109,7 @@ def run(seconds=20.0, warmup=3.0, rate_hz=50.0, log_dir=None, progress=print):
                 pub.publish(m)
         threading.Thread(target=control, daemon=True).start()
         p = psutil.Process(pid)
-        progress("erp42: node and serial floor up; %.0f s warm-up, then %.0f s measured ..." % (warmup, seconds))
+        progress(f"erp42: node and serial floor up; {warmup:.0f} s warm-up, then {seconds:.0f} s measured ...")
         time.sleep(warmup)
         c0 = p.cpu_times()
         load0 = os.getloadavg()[0]

@@ -142,7 +142,7 @@ def sender(conn, lidar_port, camera_port):
                     delay = target - time.monotonic()
                     if delay > 0:
                         time.sleep(delay)
-                    dev_us = int(round((wall0 * 1e6 + i * period_us))) % 3600000000
+                    dev_us = int(round(wall0 * 1e6 + i * period_us)) % 3600000000
                     struct.pack_into('<I', p, 1200, dev_us)
                     tx.sendto(p, ('127.0.0.1', lidar_port))
                     if first_us is None:
@@ -208,10 +208,10 @@ def node_pid(name, timeout=30.0):
         except Exception:  # noqa: BLE001 - not registered yet
             pass
         time.sleep(0.1)
-    raise RuntimeError('node %s did not come up within %.0f s' % (name, timeout))
+    raise RuntimeError(f'node {name} did not come up within {timeout:.0f} s')
 
 
-class Arrivals(object):
+class Arrivals:
     def __init__(self, topic, cls):
         import rospy
         self.lock = threading.Lock()
@@ -228,7 +228,7 @@ class Arrivals(object):
             self.count += 1
 
 
-class Diagnostics(object):
+class Diagnostics:
     def __init__(self):
         import rospy
         from diagnostic_msgs.msg import DiagnosticArray
@@ -237,7 +237,7 @@ class Diagnostics(object):
 
     def cb(self, m):
         for s in m.status:
-            self.values[s.name] = dict((kv.key, kv.value) for kv in s.values)
+            self.values[s.name] = {kv.key: kv.value for kv in s.values}
 
     def find(self, prefix, key):
         for name, v in list(self.values.items()):
@@ -285,10 +285,10 @@ def main():
         started.append(subprocess.Popen(['roscore', '-p', str(master_port)], env=env, stdout=devnull,
                                         stderr=subprocess.STDOUT, start_new_session=True))
         time.sleep(2.0)
-        for launch in (['lidar_bridge.launch', 'port:=%d' % lidar_port, 'model:=%s' % a.lidar_model,
+        for launch in (['lidar_bridge.launch', 'port:=%d' % lidar_port, f'model:={a.lidar_model}',
                         'decode_chunk:=%d' % a.decode_chunk],
                        ['camera_bridge.launch', 'port:=%d' % camera_port,
-                        'publish_raw:=%s' % ('true' if a.raw else 'false')]):
+                        f"publish_raw:={'true' if a.raw else 'false'}"]):
             started.append(subprocess.Popen(['roslaunch', 'morai_msgs'] + launch + ['output:=log'], env=env,
                                             stdout=devnull, stderr=subprocess.STDOUT, start_new_session=True))
         lidar_pid, camera_pid = node_pid('/lidar_bridge'), node_pid('/camera_bridge')

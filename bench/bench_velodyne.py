@@ -132,20 +132,19 @@ def peer_python(venv):
         probe = subprocess.run([str(py), "-c", "import velodyne_decoder"], capture_output=True,
                                text=True, timeout=120)
         if probe.returncode != 0:
-            print("installing velodyne-decoder into %s ..." % venv, flush=True)
+            print(f"installing velodyne-decoder into {venv} ...", flush=True)
             inst = subprocess.run([str(py), "-m", "pip", "install", "-q", "velodyne-decoder"],
                                   capture_output=True, text=True, timeout=600)
             if inst.returncode != 0:
                 lines = (inst.stderr or inst.stdout).strip().splitlines()
-                return None, ("pip install velodyne-decoder failed: %s"
-                              % (lines[-1] if lines else "?"))
+                return None, (f"pip install velodyne-decoder failed: {lines[-1] if lines else '?'}")
             probe = subprocess.run([str(py), "-c", "import velodyne_decoder"], capture_output=True,
                                    text=True, timeout=120)
             if probe.returncode != 0:
                 lines = probe.stderr.strip().splitlines()
-                return None, "import velodyne_decoder failed: %s" % (lines[-1] if lines else "?")
+                return None, f"import velodyne_decoder failed: {lines[-1] if lines else '?'}"
     except (OSError, subprocess.SubprocessError) as exc:
-        return None, "%s: %s" % (type(exc).__name__, exc)
+        return None, f"{type(exc).__name__}: {exc}"
     return py, None
 
 
@@ -157,7 +156,7 @@ def run_peer(py, revolutions, min_seconds):
                                str(min_seconds)], capture_output=True, text=True, timeout=1800)
         if proc.returncode != 0:
             lines = proc.stderr.strip().splitlines()
-            return None, "peer run failed: %s" % (lines[-1] if lines else proc.returncode)
+            return None, f"peer run failed: {lines[-1] if lines else proc.returncode}"
         out = {}
         for line in proc.stdout.splitlines():
             if line.startswith("{"):
@@ -229,7 +228,7 @@ def main(argv=None):
     else:
         results, peer = runs[-1]
     if peer is None:
-        print("peer unavailable: %s" % why)
+        print(f"peer unavailable: {why}")
 
     print()
     print("%-7s %7s %7s | %-27s | %-27s | %-27s | %-27s | %s" % (
@@ -237,7 +236,7 @@ def main(argv=None):
         "peer ScanDecoder.decode", "peer StreamDecoder"))
 
     def cell(seconds, n):
-        return "%8.0f us %9.0f pkt/s" % (seconds * 1e6, n / seconds)
+        return f"{seconds * 1000000.0:8.0f} us {n / seconds:9.0f} pkt/s"
 
     checks = []
     for model, packets in revolutions.items():
@@ -247,12 +246,12 @@ def main(argv=None):
                                              cell(f["pack_s"], n), cell(f["stream_s"], n))
         p = peer.get(model) if peer else None
         if p:
-            row += " | %s | %s" % (cell(p["scan_decode_s"], n), cell(p["stream_decode_s"], n))
+            row += f" | {cell(p['scan_decode_s'], n)} | {cell(p['stream_decode_s'], n)}"
         print(row)
         if model == "HDL32E":
             checks.append(("HDL-32E revolution (%d packets, %d points) decode+pack < 5 ms"
                            % (n, len(points)), f["pack_s"] < 5e-3,
-                           "%.2f ms" % (f["pack_s"] * 1e3)))
+                           f"{f['pack_s'] * 1000.0:.2f} ms"))
         if p:
             ratio = p["scan_decode_s"] / f["decode_s"]
             checks.append(("%s: ours >= peer decode throughput (batch: decode vs "
@@ -273,7 +272,7 @@ def main(argv=None):
             points = results[model][0]
             p = peer.get(model)
             if not p:
-                print("  %-7s peer gave no result" % model)
+                print(f"  {model:7} peer gave no result")
                 continue
             same = len(points) == p["points"]
             line = "  %-7s ours %d, peer %d: %s" % (model, len(points), p["points"],
@@ -284,11 +283,11 @@ def main(argv=None):
                 line += "; matched points apart: median %.1f mm, 99%% %.1f mm, max %.1f mm" % (
                     np.median(dist) * 1e3, np.percentile(dist, 99) * 1e3, dist.max() * 1e3)
             print(line)
-            checks.append(("%s: point counts agree" % model, same,
+            checks.append((f"{model}: point counts agree", same,
                            "%d vs %d" % (len(points), p["points"])))
     print()
     for label, ok, figure in checks:
-        print("%-4s %s: %s" % ("PASS" if ok else "MISS", label, figure))
+        print(f"{('PASS' if ok else 'MISS'):4} {label}: {figure}")
     return 0
 
 

@@ -39,7 +39,7 @@ def main():
     for i, n in enumerate(names):
         data, off = grams[n]
         plan.append((period * i / len(names), n, bytearray(data), off, ("127.0.0.1", int(ports[n]))))
-    sent = dict((n, 0) for n in names)
+    sent = {n: 0 for n in names}
     errors = 0
     late = []
     now_wall, now_mono = time.time(), time.monotonic()

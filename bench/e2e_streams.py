@@ -31,8 +31,8 @@ STREAMS = [
     ("imu", ["imu"], True),
 ]
 NAMES = [s[0] for s in STREAMS]
-TOPICS = dict((s[0], s[1]) for s in STREAMS)
-STAMPED = dict((s[0], s[2]) for s in STREAMS)
+TOPICS = {s[0]: s[1] for s in STREAMS}
+STAMPED = {s[0]: s[2] for s in STREAMS}
 
 
 def sample_messages():
@@ -66,4 +66,4 @@ def with_time(data, off, sec, nsec):
 
 if __name__ == "__main__":
     for n, (d, o) in datagrams().items():
-        print("%-18s %5d B  time at %s  %r" % (n, len(d), o, udp.decode(d).__class__.__name__))
+        print(f"{n:18} {len(d):5} B  time at {o}  {udp.decode(d).__class__.__name__!r}")

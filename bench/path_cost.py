@@ -54,7 +54,7 @@ def subscriber(namespaces):
     import roslib.message
     from morai_bridge.wire import streams
     rospy.init_node("path_cost_sub", anonymous=True)
-    types = dict((s.name, roslib.message.get_message_class(s.ros_type)) for s in streams.FROM_SIM if s.topic)
+    types = {s.name: roslib.message.get_message_class(s.ros_type) for s in streams.FROM_SIM if s.topic}
     count = [0]
 
     def cb(_m):
@@ -71,8 +71,8 @@ def make_bridge(ns, settings=()):
     from morai_bridge.nodes import udp_bridge
     from morai_bridge.ros import sim_receive
     from morai_bridge.ros.params import load
-    ports = dict((n, free_udp_port()) for n in e2e_streams.NAMES)
-    over = dict(("%s_port" % n, p) for n, p in ports.items())
+    ports = {n: free_udp_port() for n in e2e_streams.NAMES}
+    over = {f"{n}_port": p for n, p in ports.items()}
     over["stamp_source"] = "sim"
     for kv in settings:      # e.g. stamp_source=ros
         k, v = kv.split("=", 1)
@@ -116,7 +116,7 @@ def main():
         rospy.init_node("path_cost", disable_signals=True)
         import rospy_floor
         rx, bports = make_bridge("/b/", a.set)
-        fports = dict((n, free_udp_port()) for n in e2e_streams.NAMES)
+        fports = {n: free_udp_port() for n in e2e_streams.NAMES}
         floor = rospy_floor.Floor(fports, ns="/f/")
         if not a.no_subscriber:
             sub = subprocess.Popen([sys.executable, __file__, "--subscriber", json.dumps(["/b/", "/f/"])],
@@ -131,14 +131,14 @@ def main():
         tx.bind(("127.0.0.1", 0))
         plan = [(n, bytearray(grams[n][0]), grams[n][1], ("127.0.0.1", bports[n]), ("127.0.0.1", fports[n]))
                 for n in e2e_streams.NAMES]
-        per_stream = dict((n, [0.0, 0.0]) for n in e2e_streams.NAMES)
+        per_stream = {n: [0.0, 0.0] for n in e2e_streams.NAMES}
         if a.stage == "recv":
             rx.receiver.handler = lambda name, data, addr, t: None
         elif a.stage == "decode":
             from morai_bridge.wire import udp
             rx.receiver.handler = lambda name, data, addr, t, decode=udp.decode: decode(data)
         elif a.stage == "convert":
-            class NoPublish(object):
+            class NoPublish:
                 def publish(self, m):
                     pass
             from morai_bridge.wire import streams

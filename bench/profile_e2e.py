@@ -69,7 +69,7 @@ def summarise(path, top=25):
         if frames:
             own[frames[-1]] += n
     return {"threads": dict(threads), "busiest": busiest, "samples": total,
-            "stages": dict((k, v / total) for k, v in stage.most_common()),
+            "stages": {k: v / total for k, v in stage.most_common()},
             "own": [(k, v / total) for k, v in own.most_common(top)]}
 
 
@@ -87,7 +87,7 @@ def main():
             s = summarise(path)
             print("== %s: %d samples of the busiest thread" % (path, s["samples"]))
             for k, v in s["stages"].items():
-                print("  %-48s %5.1f %%" % (k, 100 * v))
+                print(f"  {k:48} {100 * v:5.1f} %")
         return
     if not a.py_spy:
         ap.error("--py-spy PATH is needed")
@@ -127,10 +127,10 @@ def main():
                                                     r["cpu_percent_busiest_thread"], s["samples"], spy["path"]))
             print("stage (inclusive, share of the receiving thread's samples, idle in select counted):")
             for k, v in s["stages"].items():
-                print("  %-48s %5.1f %%" % (k, 100 * v))
+                print(f"  {k:48} {100 * v:5.1f} %")
             print("own time:")
             for k, v in s["own"]:
-                print("  %5.1f %%  %s" % (100 * v, k))
+                print(f"  {100 * v:5.1f} %  {k}")
     finally:
         sink.close()
         rospy.signal_shutdown("done")

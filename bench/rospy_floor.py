@@ -54,7 +54,7 @@ def prebuilt():
     return out
 
 
-class Floor(object):
+class Floor:
     """The floor's sockets and publishers; :meth:`poll` is one round of its receive loop.
 
     ``ports``: stream name -> UDP port on 127.0.0.1; ``queue``: None (the bridge's depths),

@@ -76,7 +76,7 @@ def machine():
             "kernel": platform.release(), "loadavg_at_start": os.getloadavg()}
 
 
-class Master(object):
+class Master:
     """A private roscore on a free port; ROS_MASTER_URI of this process and its children points to it."""
 
     def __init__(self, log_dir):
@@ -136,7 +136,7 @@ def e2e_pairs(e2e):
     for r in e2e:
         reps = by.setdefault(r["rate"], {})
         reps.setdefault(r.get("rep", 0), {})[r["kind"]] = r
-    return dict((rate, [reps[k] for k in sorted(reps)]) for rate, reps in by.items())
+    return {rate: [reps[k] for k in sorted(reps)] for rate, reps in by.items()}
 
 
 def cpu_ratios(pairs):
@@ -257,13 +257,13 @@ def targets(res):
             if have:
                 rows.append(("  of which lost inside the bridge (sent - published)", "%d" % inside, inside == 0))
             cpu = median([r["cpu_percent_one_core"] for r in runs])
-            rows.append(("120 Hz: bridge CPU <= %.0f %% of one core (median)" % TARGET_CPU, "%.1f %%" % cpu,
+            rows.append((f"120 Hz: bridge CPU <= {TARGET_CPU:.0f} % of one core (median)", f"{cpu:.1f} %",
                          cpu <= TARGET_CPU))
             ratios = cpu_ratios(pairs)
             if ratios:
                 m = median(ratios)
-                rows.append(("120 Hz: bridge CPU / floor CPU <= %.2f (median of %d pairs)" % (TARGET_RATIO, len(ratios)),
-                             "%.2f (spread %.2f..%.2f)" % (m, min(ratios), max(ratios)), m <= TARGET_RATIO))
+                rows.append((f"120 Hz: bridge CPU / floor CPU <= {TARGET_RATIO:.2f} (median of {len(ratios)} pairs)",
+                             f"{m:.2f} (spread {min(ratios):.2f}..{max(ratios):.2f})", m <= TARGET_RATIO))
         if b is not None and f is not None:
             worst, worst_t = None, None
             for topic, tb in b["topics"].items():
@@ -271,22 +271,22 @@ def targets(res):
                 if lf and lb and (worst is None or lb["p99"] - lf["p99"] > worst):
                     worst, worst_t = lb["p99"] - lf["p99"], topic
             if worst is not None:
-                rows.append(("120 Hz: latency added over the rospy floor, p99 <= %.0f ms" % TARGET_ADDED_P99,
-                             "%+.2f ms (worst: %s)" % (worst, worst_t), worst <= TARGET_ADDED_P99))
+                rows.append((f"120 Hz: latency added over the rospy floor, p99 <= {TARGET_ADDED_P99:.0f} ms",
+                             f"{worst:+.2f} ms (worst: {worst_t})", worst <= TARGET_ADDED_P99))
     if codec:
         for h in codec["hot_path"]:
             x = h["x_ctypes"]
-            spread = ("; spread %.2f..%.2f" % (h["x_ctypes_min"], h["x_ctypes_max"])) if "x_ctypes_min" in h else ""
-            rows.append(("codec: %s decode >= %.0fx ctypes" % (h["packet"], TARGET_CODEC_X),
-                         "%.2fx (median%s)" % (x, spread), x >= TARGET_CODEC_X))
+            spread = f"; spread {h['x_ctypes_min']:.2f}..{h['x_ctypes_max']:.2f}" if "x_ctypes_min" in h else ""
+            rows.append((f"codec: {h['packet']} decode >= {TARGET_CODEC_X:.0f}x ctypes",
+                         f"{x:.2f}x (median{spread})", x >= TARGET_CODEC_X))
     if erp:
         c = erp["node"]
         ok = abs(c["mean_rate_hz"] - erp["rate_hz"]) <= TARGET_RATE_TOL * erp["rate_hz"] and c["alive_gaps"] == 0
         rows.append(("ERP-42: command cadence 50 Hz (+-0.5 %, no frame lost)",
                      "%.3f Hz, %d gaps" % (c["mean_rate_hz"], c["alive_gaps"]), ok))
         j = c["jitter_ms"]["p99"]
-        rows.append(("ERP-42: p99 jitter <= %.0f ms" % TARGET_JITTER_P99,
-                     "%.2f ms (floor %.2f ms)" % (j, erp["floor"]["jitter_ms"]["p99"]), j <= TARGET_JITTER_P99))
+        rows.append((f"ERP-42: p99 jitter <= {TARGET_JITTER_P99:.0f} ms",
+                     f"{j:.2f} ms (floor {erp['floor']['jitter_ms']['p99']:.2f} ms)", j <= TARGET_JITTER_P99))
     return rows
 
 
@@ -347,8 +347,8 @@ def main():
                 print("\n== ERP-42 ==")
                 print_erp42(res["erp42"])
             except Exception as e:      # keep the figures measured so far: print and write them
-                res.setdefault("errors", []).append("erp42: %s: %s" % (type(e).__name__, e))
-                log("ERP-42 benchmark failed: %s: %s (logs: %s)" % (type(e).__name__, e, log_dir))
+                res.setdefault("errors", []).append(f"erp42: {type(e).__name__}: {e}")
+                log(f"ERP-42 benchmark failed: {type(e).__name__}: {e} (logs: {log_dir})")
     finally:
         if master is not None:
             import rospy
@@ -358,12 +358,12 @@ def main():
     rows = targets(res)
     res["targets"] = [{"target": t, "figure": fig, "pass": ok} for t, fig, ok in rows]
     res["duration_s"] = time.monotonic() - t_begin
-    print("\n== targets%s ==" % (" (--quick: figures not meaningful)" if a.quick else ""))
+    print(f"\n== targets{' (--quick: figures not meaningful)' if a.quick else ''} ==")
     for t, fig, ok in rows:
-        print("%-62s %-40s %s" % (t, fig, verdict(ok)))
+        print(f"{t:62} {fig:40} {verdict(ok)}")
     print("\nbenchmark took %.0f s; raw figures: %s" % (res["duration_s"], OUT / ("bench-%s.json" % stamp)))
     text = json.dumps(res, indent=1)
-    (OUT / ("bench-%s.json" % stamp)).write_text(text)
+    (OUT / (f"bench-{stamp}.json")).write_text(text)
     (OUT / "latest.json").write_text(text)
     if res.get("errors"):
         print("\nnot measured: " + "; ".join(res["errors"]))

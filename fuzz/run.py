@@ -46,7 +46,7 @@ def main():
     name = sys.argv[1]
     runs = int(sys.argv[2])
     target = targets.TARGETS[name]
-    corpus = tempfile.mkdtemp(prefix='fuzz-%s-' % name)
+    corpus = tempfile.mkdtemp(prefix=f'fuzz-{name}-')
     for i, s in enumerate(seeds(name)):
         with open(os.path.join(corpus, 'seed%03d' % i), 'wb') as f:
             f.write(s)
@@ -57,7 +57,7 @@ def main():
     # -rss_limit_mb: the velodyne target's process grows ~2-3 kB per input under atheris (not
     # outside it: docs/reliability.md), which reached libFuzzer's default 2 GB after 651,492 inputs
     atheris.Setup([sys.argv[0], '-runs=%d' % runs, '-max_len=%d' % max_len, '-print_final_stats=1',
-                   '-rss_limit_mb=6144', '-artifact_prefix=%s/crash-%s-' % (out, name), corpus]
+                   '-rss_limit_mb=6144', f'-artifact_prefix={out}/crash-{name}-', corpus]
                   + sys.argv[3:], lambda data: target(bytes(data)))
     atheris.Fuzz()
 

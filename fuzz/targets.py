@@ -38,7 +38,7 @@ def check_udp(data):
     except udp.DecodeError:
         return 'error'
     except Exception as e:  # noqa: BLE001 - the point of the check
-        raise AssertionError('udp.decode raised %s: %s on %r' % (type(e).__name__, e, data[:64]))
+        raise AssertionError(f'udp.decode raised {type(e).__name__}: {e} on {data[:64]!r}')
     if isinstance(m, udp.NmeaSentence):
         return 'nmea'
     try:
@@ -51,7 +51,7 @@ def check_udp(data):
     # round may pack records forward; bytes are compared because NaN never equals itself).
     once = udp.encode(udp.decode(again))
     if udp.encode(udp.decode(once)) != once:
-        raise AssertionError('re-encoding does not reach a fixed point for %r' % (data[:64],))
+        raise AssertionError(f're-encoding does not reach a fixed point for {data[:64]!r}')
     return 'decoded'
 
 
@@ -61,7 +61,7 @@ def check_emu_sync(data):
     except udp.DecodeError:
         return 'error'
     except Exception as e:  # noqa: BLE001
-        raise AssertionError('lockstep.decode raised %s: %s' % (type(e).__name__, e))
+        raise AssertionError(f'lockstep.decode raised {type(e).__name__}: {e}')
     return 'decoded'
 
 
@@ -95,7 +95,7 @@ TARGETS = {
 # ----------------------------------------------------------------------------- sensor codecs
 
 def _untyped(what, e, data):
-    return AssertionError('%s raised %s: %s on %r' % (what, type(e).__name__, e, bytes(data[:64])))
+    return AssertionError(f'{what} raised {type(e).__name__}: {e} on {bytes(data[:64])!r}')
 
 
 def camera_datagrams(data):
@@ -142,7 +142,7 @@ def check_camera(data):
             raise AssertionError('assembler counted %d chunks + %d malformed + %d duplicates for %d datagrams'
                                  % (asm.chunks, asm.malformed, asm.duplicates, n))
         if (chunk is None) != (asm.malformed == bad + 1):
-            raise AssertionError('decode_chunk and the assembler disagree on %r' % (d[:32],))
+            raise AssertionError(f'decode_chunk and the assembler disagree on {d[:32]!r}')
         if chunk is not None and asm.duplicates == dup:
             accepted.append(chunk)
         if frame is not None:
@@ -154,7 +154,7 @@ def check_camera(data):
             if [c.index for c in parts] != list(range(frame.chunks)) or \
                     frame.jpeg != b''.join(c.data for c in parts) or (frame.sec, frame.nsec) != \
                     (parts[0].sec, parts[0].nsec):
-                raise AssertionError('frame is not its chunks: %r' % (frame[:2],))
+                raise AssertionError(f'frame is not its chunks: {frame[:2]!r}')
     if asm.frames != frames:
         raise AssertionError('%d frames counted, %d returned' % (asm.frames, frames))
     return 'frames' if frames else 'none'
@@ -189,9 +189,9 @@ def check_boxes(data):
         raise _untyped('camera.decode_boxes', e, d)
     bf = camera.BOX_FORMS[form]
     if p.size_unit not in ('bytes', 'count') or (unit != 'auto' and p.size_unit != unit):
-        raise AssertionError('size read as %r with size_unit=%r' % (p.size_unit, unit))
+        raise AssertionError(f'size read as {p.size_unit!r} with size_unit={unit!r}')
     if len(p.objects) * bf.object_size > len(d) - bf.header_size - 2:
-        raise AssertionError('%d objects from a %d-byte datagram' % (len(p.objects), len(d)))
+        raise AssertionError(f'{len(p.objects)} objects from a {len(d)}-byte datagram')
     if len(p.objects) > bf.max_objects:
         return 'too many to re-encode'
     sec = p.sec if p.sec is not None else 0
@@ -209,7 +209,7 @@ def check_boxes(data):
     except Exception as e:  # noqa: BLE001
         raise _untyped('re-encoding a decoded box datagram', e, d)
     if again(p2) != twice or len(p1.objects) != len(p.objects):
-        raise AssertionError('box re-encoding does not reach a fixed point for %r' % (d[:64],))
+        raise AssertionError(f'box re-encoding does not reach a fixed point for {d[:64]!r}')
     return 'decoded'
 
 
@@ -335,7 +335,7 @@ def check_lidar2d(data):
     except Exception as e:  # noqa: BLE001
         raise _untyped('lidar2d.decode_scan', e, d)
     if len(scan.ranges) != 360 or len(scan.intensities) != 360:
-        raise AssertionError('scan of %d ranges' % len(scan.ranges))
+        raise AssertionError(f'scan of {len(scan.ranges)} ranges')
     if any(not (r >= 0.0) for r in scan.ranges):
         raise AssertionError('negative or NaN range')
     raw = scan.raw

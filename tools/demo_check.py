@@ -93,7 +93,7 @@ def main(argv):
                       % (p.returncode, args.topic, ''.join(last)), flush=True)
                 return 1
             if time.monotonic() - t0 > args.startup_timeout:
-                print('demo_check: FAIL: no %s within %.0f s' % (args.topic, args.startup_timeout), flush=True)
+                print(f'demo_check: FAIL: no {args.topic} within {args.startup_timeout:.0f} s', flush=True)
                 return 1
             time.sleep(1.0)
         import rospy
@@ -103,7 +103,7 @@ def main(argv):
         while not stamps and time.monotonic() - t0 < args.startup_timeout and p.poll() is None:
             time.sleep(0.05)
         if not stamps:
-            print('demo_check: FAIL: %s advertised but no message arrived' % args.topic, flush=True)
+            print(f'demo_check: FAIL: {args.topic} advertised but no message arrived', flush=True)
             return 1
         first = stamps[0] - t0
         start = time.monotonic() + 1.0    # let the subscription settle

@@ -71,7 +71,7 @@ def dropped(layer):
 def resolve(set_name):
     """{type name: path}: the definitions the set builds (CMakeLists.txt applies the same rule)."""
     if set_name not in SETS:
-        raise SystemExit('unknown message set %r (known: %s)' % (set_name, ', '.join(SETS)))
+        raise SystemExit(f"unknown message set {set_name!r} (known: {', '.join(SETS)})")
     files = {}
     for layer in SETS[:SETS.index(set_name) + 1]:
         for name in dropped(layer):
@@ -117,8 +117,8 @@ def load_specs(files):
 def md5_of_files(files, parts=False):
     """{'morai_msgs/Name': md5} of {type name: path} (:func:`load_specs`); ``parts``: a service's
     value is (md5, request md5, response md5)."""
-    return dict(('morai_msgs/' + name, md5 if parts or not isinstance(md5, tuple) else md5[0])
-                for name, (_, md5, _) in load_specs(files).items())
+    return {'morai_msgs/' + name: md5 if parts or not isinstance(md5, tuple) else md5[0]
+                for name, (_, md5, _) in load_specs(files).items()}
 
 
 @functools.lru_cache(maxsize=None)
@@ -140,7 +140,7 @@ def check(sets):
         for name in sorted(set(want) | set(got)):
             if want.get(name) != got.get(name):
                 bad += 1
-                print('%s %s: ours %s, upstream %s' % (s, name, got.get(name), want.get(name)))
+                print(f'{s} {name}: ours {got.get(name)}, upstream {want.get(name)}')
         print('%s: %d types, %s' % (s, len(got), 'all md5-identical' if not bad else '%d differ' % bad))
     return bad
 
@@ -178,7 +178,7 @@ def _fields(path):
 def import_set(set_name, upstream, commit, repo):
     types = upstream_types(upstream)
     found = md5_of_files(types, parts=True)
-    md5 = dict((k, v[0] if isinstance(v, tuple) else v) for k, v in found.items())
+    md5 = {k: v[0] if isinstance(v, tuple) else v for k, v in found.items()}
     entries = {}
     for k, v in sorted(found.items()):
         if isinstance(v, tuple):
@@ -206,13 +206,13 @@ def import_set(set_name, upstream, commit, repo):
         if os.path.exists(ours) and _fields(ours) == _fields(path):
             continue        # the same fields: our file (and its comments) stays
         os.makedirs(os.path.join(layer, kind), exist_ok=True)
-        header = '# morai_msgs/%s, set %s: the field list of %s at %s' % (name, set_name, repo, commit)
+        header = f'# morai_msgs/{name}, set {set_name}: the field list of {repo} at {commit}'
         with open(ours, 'w') as f:
             f.write(field_text(path, header))
         written += 1
     gone = sorted(k.split('/')[1] for k in old if k.split('/')[1] not in types)
     with open(os.path.join(layer, 'dropped.txt'), 'w') as f:
-        f.write('# types of set %s that set %s no longer has\n' % (before, set_name))
+        f.write(f'# types of set {before} that set {set_name} no longer has\n')
         f.writelines(name + '\n' for name in gone)
     print('%s: %d types, %d written to msg_sets/%s, %d dropped' % (set_name, len(types), written,
                                                                      set_name, len(gone)))
@@ -236,17 +236,17 @@ def write_field_lists(set_name, sources):
                 paths[name] = path
                 break
         else:
-            raise SystemExit('%s: no source has %s' % (set_name, full))
+            raise SystemExit(f'{set_name}: no source has {full}')
     got = md5_of_files(paths)
     bad = sorted(k for k in want if got.get(k) != want[k]['md5'])
     if bad:
-        raise SystemExit('%s: field lists whose md5 is not the table\'s: %s' % (set_name, ', '.join(bad)))
+        raise SystemExit(f"{set_name}: field lists whose md5 is not the table's: {', '.join(bad)}")
     with open(os.path.join(TABLES, set_name + '.fields.json'), 'w') as f:
         json.dump({'set': set_name, 'about': 'upstream\'s field lists of every type of the set (facts, '
                    'no comments), the source of the tests\' client package; tools/msg_sets.py fields wrote it',
                    'types': out}, f, indent=1, sort_keys=True)
         f.write('\n')
-    print('%s: %d field lists, md5 as the table' % (set_name, len(out)))
+    print(f'{set_name}: {len(out)} field lists, md5 as the table')
 
 
 # fields that changed name between sets and mean the same (older name -> newer name)
@@ -272,7 +272,7 @@ def _update_lines(name, old, new):
     default (0, '', [], False)."""
     import genmsg.msgs
     renamed = RENAMED.get(name, {})
-    source = dict((f, f) for f in old.names)
+    source = {f: f for f in old.names}
     for a, b in renamed.items():
         if a in old.names:
             source[b] = a
@@ -282,20 +282,20 @@ def _update_lines(name, old, new):
     for field, ftype in zip(new.names, new.types):
         src = source.get(field)
         if src is None:
-            lines.append('# %s: not in the old definition, left at its default' % field)
+            lines.append(f'# {field}: not in the old definition, left at its default')
             continue
         base, is_array, _ = genmsg.msgs.parse_type(ftype)
         if genmsg.msgs.is_builtin(base):
-            lines.append('new_msg.%s = old_msg.%s' % (field, src))
+            lines.append(f'new_msg.{field} = old_msg.{src}')
             continue
         short = migration_name(base)
         migrated.add(short)
         if is_array:
-            lines.append('self.migrate_array(old_msg.%s, new_msg.%s, "%s")' % (src, field, short))
+            lines.append(f'self.migrate_array(old_msg.{src}, new_msg.{field}, "{short}")')
         else:
-            lines.append('self.migrate(old_msg.%s, new_msg.%s)' % (src, field))
-    used = set(source.get(f) for f in new.names)
-    lines += ['# %s: not in the new definition, dropped' % f for f in old.names if f not in used]
+            lines.append(f'self.migrate(old_msg.{src}, new_msg.{field})')
+    used = {source.get(f) for f in new.names}
+    lines += [f'# {f}: not in the new definition, dropped' for f in old.names if f not in used]
     return lines, sorted(migrated)
 
 
@@ -309,7 +309,7 @@ def migration_name(ftype):
 def migration_rules():
     """The text of msg_sets/migration_rules.bmr: for every message type whose md5 differs between
     consecutive sets, a rule each way (2022 -> 2024 -> 2026, then back), in one chain per type."""
-    specs = dict((s, dict((n, v) for n, v in load_specs(resolve(s)).items() if v[2] is not None)) for s in SETS)
+    specs = {s: {n: v for n, v in load_specs(resolve(s)).items() if v[2] is not None} for s in SETS}
     steps = [(a, b) for a, b in zip(SETS, SETS[1:])]
     steps += [(b, a) for a, b in reversed(steps)]
     out = ['# rosbag migration rules between the morai_msgs message sets (docs/versions.md).',
@@ -323,11 +323,11 @@ def migration_rules():
             if old_md5 == new_md5:
                 continue
             body, migrated = _update_lines(name, old, new)
-            out += ['class update_morai_msgs_%s_%s_to_%s(MessageUpdateRule):' % (name, a, b),
-                    '    old_type = "morai_msgs/%s"' % name,
-                    '    old_full_text = """\n%s\n"""' % bare(old_text),
-                    '    new_type = "morai_msgs/%s"' % name,
-                    '    new_full_text = """\n%s\n"""' % bare(new_text),
+            out += [f'class update_morai_msgs_{name}_{a}_to_{b}(MessageUpdateRule):',
+                    f'    old_type = "morai_msgs/{name}"',
+                    f'    old_full_text = """\n{bare(old_text)}\n"""',
+                    f'    new_type = "morai_msgs/{name}"',
+                    f'    new_full_text = """\n{bare(new_text)}\n"""',
                     '    order = %d' % order,
                     '    migrated_types = [%s]' % ', '.join('("%s", "%s")' % (t, t) for t in migrated),
                     '    valid = True',
@@ -341,8 +341,8 @@ def md5s_of_bag(path):
     """{type: md5} of the morai_msgs types a bag holds."""
     import rosbag
     with rosbag.Bag(path) as bag:
-        return dict((t, md5) for t, md5 in bag.get_type_and_topic_info().msg_types.items()
-                    if t.startswith('morai_msgs/'))
+        return {t: md5 for t, md5 in bag.get_type_and_topic_info().msg_types.items()
+                    if t.startswith('morai_msgs/')}
 
 
 def md5s_of_workspace():
@@ -372,7 +372,7 @@ def md5s_of_master(timeout=3.0):
     subs = [rospy.Subscriber(t, rospy.AnyMsg, lambda m, ty=ty: headers.setdefault(ty, m._connection_header['md5sum']))
             for t, ty in topics]
     end = time.monotonic() + timeout
-    while time.monotonic() < end and len(headers) < len(set(ty for _, ty in topics)):
+    while time.monotonic() < end and len(headers) < len({ty for _, ty in topics}):
         time.sleep(0.05)
     for sub in subs:
         sub.unregister()
@@ -391,7 +391,7 @@ def which(md5s):
 
 def print_which(what, md5s):
     if not md5s:
-        print('%s: no morai_msgs type' % what)
+        print(f'{what}: no morai_msgs type')
         return 1
     rows = which(md5s)
     fits = [s for s, match, compared, _ in rows if compared and match == compared == len(md5s)]
@@ -402,7 +402,7 @@ def print_which(what, md5s):
         print('%s: message set %s; build it with catkin_make -DMORAI_MSGS_SET=%s (or MORAI_MSGS_SET=%s bash '
               'tools/dev.sh ...)' % (what, ' or '.join(fits), fits[-1], fits[-1]))
         return 0
-    print('%s: no message set has all of these md5 sums (another morai_msgs release?)' % what)
+    print(f'{what}: no message set has all of these md5 sums (another morai_msgs release?)')
     return 1
 
 
@@ -439,7 +439,7 @@ def main(argv=None):
         for bag in a.bags:
             code |= print_which(bag, md5s_of_bag(bag))
         if a.master:
-            code |= print_which('the running ROS master (%s)' % os.environ.get('ROS_MASTER_URI'), md5s_of_master())
+            code |= print_which(f"the running ROS master ({os.environ.get('ROS_MASTER_URI')})", md5s_of_master())
         if not a.bags and not a.master:
             code |= print_which('this workspace', md5s_of_workspace())
         return code

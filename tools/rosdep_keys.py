@@ -26,7 +26,7 @@ INSTALLERS = {'apt', 'pip', 'source', 'npm', 'gem', 'snap'}
 
 
 def show(git_dir, commit, path):
-    return subprocess.run(['git', '--git-dir', git_dir, 'show', '%s:%s' % (commit, path)],
+    return subprocess.run(['git', '--git-dir', git_dir, 'show', f'{commit}:{path}'],
                           check=True, stdout=subprocess.PIPE).stdout
 
 
@@ -60,9 +60,9 @@ def main(argv):
         sys.exit(__doc__)
     git_dir = argv[0]
     commit = subprocess.run(['git', '--git-dir', git_dir, 'rev-parse', argv[1] if len(argv) > 1 else 'HEAD'],
-                            check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+                            check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
     date = subprocess.run(['git', '--git-dir', git_dir, 'log', '-1', '--format=%cI', commit],
-                          check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+                          check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
     packages = noetic_packages(yaml.safe_load(show(git_dir, commit, 'noetic/distribution.yaml')))
     system, defined = set(), set()
     for path in ('rosdep/base.yaml', 'rosdep/python.yaml'):
@@ -71,7 +71,7 @@ def main(argv):
         system.update(k for k, rule in rules.items() if resolves_on_focal(rule))
     packages -= defined
     print('# rosdep keys that resolve on ubuntu:focal with --rosdistro noetic (tools/rosdep_keys.py)')
-    print('# source: https://github.com/ros/rosdistro commit %s (%s)' % (commit, date))
+    print(f'# source: https://github.com/ros/rosdistro commit {commit} ({date})')
     print('# files: noetic/distribution.yaml (released packages), rosdep/base.yaml + rosdep/python.yaml'
           ' (keys with an ubuntu focal rule)')
     print('[noetic]')

@@ -121,9 +121,9 @@ def ros(names):
     passed = failed = 0
     for f in files:
         name = os.path.basename(f)
-        print('\n=== rostest %s ===' % name, flush=True)
+        print(f'\n=== rostest {name} ===', flush=True)
         code, out, secs = run(['rostest', '--results-base-dir', RESULTS, 'morai_msgs', name],
-                              'rostest-%s.log' % name[:-5], 1200)
+                              f'rostest-{name[:-5]}.log', 1200)
         m = re.search(r'TESTS: (\d+).*?ERRORS: (\d+).*?FAILURES: (\d+)', out, re.S)
         tests, errors, failures = (int(x) for x in m.groups()) if m else (0, 0, 0)
         bad = errors + failures
@@ -158,7 +158,7 @@ def vermin_exe():
     have = subprocess.run([exe, '--version'], capture_output=True, text=True).stdout.strip() \
         if os.path.exists(exe) else ''
     if have != want:
-        print('py38: installing %s into %s' % (VERMIN, venv), flush=True)
+        print(f'py38: installing {VERMIN} into {venv}', flush=True)
         subprocess.run(['/usr/bin/python3', '-m', 'venv', '--clear', venv], check=True)
         subprocess.run([os.path.join(venv, 'bin', 'python'), '-m', 'pip', 'install', '-q', VERMIN], check=True)
     return exe
@@ -188,7 +188,7 @@ def py38():
     try:
         exe = vermin_exe()
     except (OSError, subprocess.CalledProcessError) as e:
-        print('py38: cannot install vermin: %s' % e)
+        print(f'py38: cannot install vermin: {e}')
         return 0, 1, 0
     code, out, _ = run([exe, '-t=3.8-', '--no-tips', '--violations', '--eval-annotations', '--format', 'parsable']
                        + files, 'vermin.log', 900)
@@ -201,10 +201,10 @@ def py38():
     for f, line, need, feature in findings:
         reason = PY38_KNOWN.get((f, feature))
         if reason:
-            print('py38: KNOWN %s:%s %s needs %s: %s' % (f, line, feature, need, reason))
+            print(f'py38: KNOWN {f}:{line} {feature} needs {need}: {reason}')
             skipped += 1
         else:
-            fail = '%s:%s %s needs Python %s' % (f, line, feature, need)
+            fail = f'{f}:{line} {feature} needs Python {need}'
             print('py38: FAIL ' + fail)
             FAILED.append(('py38', fail))
             new.append(f)
@@ -220,11 +220,11 @@ def py38():
             with open(p, encoding='utf-8') as fh:
                 ast.parse(fh.read(), p, feature_version=(3, 8))
         except SyntaxError as e:
-            bad.append('%s:%s %s' % (os.path.relpath(p, ROOT), e.lineno, e.msg))
+            bad.append(f'{os.path.relpath(p, ROOT)}:{e.lineno} {e.msg}')
     for b in bad:
-        print('py38: FAIL 3.8 grammar: %s' % b)
-        FAILED.append(('py38', '3.8 grammar: %s' % b))
-    print('py38: 3.8 grammar on %d files: %d errors' % (len(files), len(bad)), flush=True)
+        print(f'py38: FAIL 3.8 grammar: {b}')
+        FAILED.append(('py38', f'3.8 grammar: {b}'))
+    print(f'py38: 3.8 grammar on {len(files)} files: {len(bad)} errors', flush=True)
     if bad:
         failed += 1
     else:
@@ -289,15 +289,15 @@ def find_python38():
     tried = []
     for exe in python38_candidates():
         try:
-            r = subprocess.run([exe, '-c', PY38_CHECK], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            r = subprocess.run([exe, '-c', PY38_CHECK], capture_output=True,
                                text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as e:
-            tried.append('%s: %s' % (exe, e))
+            tried.append(f'{exe}: {e}')
             continue
         version = r.stdout.split()[0] if r.returncode == 0 and r.stdout.split() else ''
         if version.startswith('3.8.'):
             return exe, version
-        tried.append('%s: %s' % (exe, version or (r.stderr.strip().splitlines() or ['fails'])[-1]))
+        tried.append(f"{exe}: {version or (r.stderr.strip().splitlines() or ['fails'])[-1]}")
     return None, tried
 
 
@@ -325,7 +325,7 @@ def py38_venv(exe, version):
         subprocess.run([python, '-m', 'pip', 'install', '-q', '--no-input'] + PY38_REQUIREMENTS, check=True)
         with open(stamp_path, 'w') as f:
             json.dump(want, f)
-        print('py38: virtual environment ready in %.0f s' % (time.monotonic() - t0), flush=True)
+        print(f'py38: virtual environment ready in {time.monotonic() - t0:.0f} s', flush=True)
     return python
 
 
@@ -352,7 +352,7 @@ def py38_run(extra):
     try:
         python = py38_venv(exe, version=info)
     except (OSError, subprocess.CalledProcessError) as e:
-        print('py38: FAIL: cannot make the Python 3.8 virtual environment: %s' % e, flush=True)
+        print(f'py38: FAIL: cannot make the Python 3.8 virtual environment: {e}', flush=True)
         return 0, 1, 0
     # PYTHONPATH=src replaces pytest.ini's `pythonpath = src` (pytest >= 7) for pytest 4.6, and
     # keeps out ROS's PYTHONPATH: this run has no ROS, like a plain Python 3.8.
@@ -385,18 +385,18 @@ def py38_run(extra):
 def check_layer(layer, script):
     """A layer that is one check script printing `<layer>-check: PASS|FAIL <step>` lines and
     `<layer>-check: N passed, N failed`: its counts, and its FAIL lines for the digest."""
-    code, out, secs = run([sys.executable, os.path.join(ROOT, script)], '%s_check.log' % layer, 3600)
-    m = re.search(r'%s-check: (\d+) passed, (\d+) failed' % layer, out)
+    code, out, secs = run([sys.executable, os.path.join(ROOT, script)], f'{layer}_check.log', 3600)
+    m = re.search(rf'{layer}-check: (\d+) passed, (\d+) failed', out)
     if not m:
         digest(layer, 1, code, out)
         return 0, 1, 0
     passed, failed = int(m.group(1)), int(m.group(2))
     if code != 0 and failed == 0:
         failed = 1
-    steps = [line.split(': ', 1)[1] for line in out.splitlines() if line.startswith('%s-check: FAIL' % layer)]
+    steps = [line.split(': ', 1)[1] for line in out.splitlines() if line.startswith(f'{layer}-check: FAIL')]
     FAILED.extend((layer, step) for step in steps)
     digest(layer, failed and not steps, code, out)
-    print('=== %s layer: %.0f s ===' % (layer, secs), flush=True)
+    print(f'=== {layer} layer: {secs:.0f} s ===', flush=True)
     return passed, failed, 0
 
 
@@ -442,13 +442,13 @@ def main(argv):
     f = sum(v[1] for v in totals.values())
     s = sum(v[2] for v in totals.values())
     if FAILED:
-        print('\nwhat failed (full logs in %s):' % RESULTS)
+        print(f'\nwhat failed (full logs in {RESULTS}):')
         for layer, text in FAILED:
-            print('  [%s] %s' % (layer, text))
+            print(f'  [{layer}] {text}')
     if NOTES:
         print('\nwhat did not run:')
         for layer, text in NOTES:
-            print('  [%s] %s' % (layer, text))
+            print(f'  [{layer}] {text}')
     print('summary: %d passed, %d failed, %d skipped' % (p, f, s))
     return 0 if f == 0 and p > 0 else 1
 

@@ -72,7 +72,7 @@ def read_xwd(path):
     return out
 
 
-class HeadlessX(object):
+class HeadlessX:
     """Xvfb on a free display number, its screen readable with :meth:`screenshot`."""
 
     def __init__(self, width=1280, height=800):
@@ -86,7 +86,7 @@ class HeadlessX(object):
             number = f.readline().strip()
         if not number:
             err = self.proc.stderr.read().decode(errors='replace') if self.proc.poll() is not None else ''
-            raise RuntimeError('Xvfb did not start: %s' % err[-500:])
+            raise RuntimeError(f'Xvfb did not start: {err[-500:]}')
         self.display = ':' + number.decode()
 
     def screenshot(self):
@@ -124,7 +124,7 @@ def classify(lines):
 def size(text):
     m = re.match(r'^(\d+)x(\d+)$', text)
     if not m or not (320 <= int(m.group(1)) <= 8192 and 240 <= int(m.group(2)) <= 8192):
-        raise argparse.ArgumentTypeError('%r: expected WIDTHxHEIGHT, e.g. 1280x800' % text)
+        raise argparse.ArgumentTypeError(f'{text!r}: expected WIDTHxHEIGHT, e.g. 1280x800')
     return int(m.group(1)), int(m.group(2))
 
 
@@ -144,9 +144,9 @@ def main(argv=None):
     ap.add_argument('--size', type=size, default=(1280, 800), help='screen WIDTHxHEIGHT (default 1280x800)')
     args = ap.parse_args(argv)
     if not os.path.isfile(args.config):
-        ap.error('--config %s: no such file' % args.config)
+        ap.error(f'--config {args.config}: no such file')
     if not args.output.lower().endswith('.png'):
-        ap.error('%s: the picture is written as PNG; give a name ending in .png' % args.output)
+        ap.error(f'{args.output}: the picture is written as PNG; give a name ending in .png')
     try:
         online = master_online()
     except ImportError:

@@ -59,7 +59,7 @@ def main():
 
     def on_diag(m):
         for s in m.status:
-            diag[s.name] = dict((kv.key, kv.value) for kv in s.values)
+            diag[s.name] = {kv.key: kv.value for kv in s.values}
     rospy.Subscriber('/diagnostics', DiagnosticArray, on_diag, queue_size=50)
 
     def procs():
@@ -67,7 +67,7 @@ def main():
         for p in psutil.process_iter(['cmdline']):
             cmd = ' '.join(p.info['cmdline'] or [])
             for name in ('udp_bridge', 'erp42_serial', 'sim_emulator', 'demo_driver'):
-                if '__name:=%s' % name in cmd:
+                if f'__name:={name}' in cmd:
                     out[name] = p
         return out
 
@@ -90,10 +90,10 @@ def main():
                 try:
                     r = p.memory_info().rss / 2 ** 20
                 except psutil.Error:
-                    failed.append('%s died' % n)
+                    failed.append(f'{n} died')
                     r = float('nan')
                 rss[n].append(r)
-                mem.append('%s %.1f MiB' % (n, r))
+                mem.append(f'{n} {r:.1f} MiB')
             errs = []
             for name, d in diag.items():
                 if name.startswith('udp_bridge: UDP ') and 'decode errors' in d:
@@ -105,7 +105,7 @@ def main():
             print('         bridge errors: %s; serial: frames sent %s, feedback %s, discarded bytes %s, '
                   'reconnects %s' % (', '.join(errs) or 'none', link.get('frames sent'), link.get('feedback frames'),
                                      link.get('bytes discarded'), link.get('reconnects')))
-            print('         RSS: %s' % ', '.join(mem), flush=True)
+            print(f"         RSS: {', '.join(mem)}", flush=True)
             if errs:
                 failed.append('bridge errors at minute %d' % minute)
     finally:
@@ -114,10 +114,10 @@ def main():
     b = rss.get('udp_bridge', [])
     if len(b) >= 3:
         growth = b[-1] - b[1]
-        print('bridge RSS from minute 2 to the end: %+.2f MiB (%s)' % (growth, 'flat' if growth < 2.0 else 'GROWING'))
+        print(f"bridge RSS from minute 2 to the end: {growth:+.2f} MiB ({'flat' if growth < 2.0 else 'GROWING'})")
         if growth >= 2.0:
-            failed.append('bridge memory grew %.2f MiB' % growth)
-    print('soak: %s' % ('; '.join(failed) if failed else 'OK'))
+            failed.append(f'bridge memory grew {growth:.2f} MiB')
+    print(f"soak: {'; '.join(failed) if failed else 'OK'}")
     return 1 if failed else 0
 
 

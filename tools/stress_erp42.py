@@ -57,7 +57,7 @@ HOOKED = ('mid_write', 'mid_read', 'after_open')
 RECOVERY_LIMIT_S = 1.0
 
 
-class Probe(object):
+class Probe:
     """One armed moment; the first I/O call that reaches it runs ``action`` there."""
 
     def __init__(self):
@@ -127,7 +127,7 @@ def percentile(values, q):
     return s[max(0, int(math.ceil(q * len(s))) - 1)]
 
 
-class Rig(object):
+class Rig:
     def __init__(self, seed, verbose):
         self.tmp = tempfile.mkdtemp(prefix='stress_erp42_')
         self.path = os.path.join(self.tmp, 'erp42')
@@ -153,7 +153,7 @@ class Rig(object):
 
     def _on_state(self, text):
         if self.verbose:
-            print('    link: %s' % text)
+            print(f'    link: {text}')
 
     def _log(self, text):
         self.logs.append(text)
@@ -273,7 +273,7 @@ def main(argv=None):
     t_start = time.monotonic()
     recoveries = []
     failures = []
-    by_moment = dict((m, []) for m in MOMENTS)
+    by_moment = {m: [] for m in MOMENTS}
     not_reached = 0
     fresh_resumed = 0
     done = 0
@@ -325,29 +325,29 @@ def main(argv=None):
     for m in MOMENTS:
         v = by_moment[m]
         if v:
-            print('    %-11s %3d cycles  median %.3f  worst %.3f' % (m, len(v), percentile(v, 0.5), max(v)))
+            print(f'    {m:11} {len(v):3} cycles  median {percentile(v, 0.5):.3f}  worst {max(v):.3f}')
     print('  hooked moments not reached (pulled from the tool instead): %d' % not_reached)
     print('  fresh commands resumed after the reconnect: %d/%d' % (fresh_resumed, len(recoveries)))
     print('  workers               %s' % ', '.join('%s %s (%d restarts)' % w for w in workers))
     print('  worker restarts       %d' % restarts)
-    print('  dead workers          %d' % len(dead))
+    print(f'  dead workers          {len(dead)}')
     print('  PCU: frames ok %d, out of range %d (clamped %d, soft %d), rejected %d, ALIVE errors %d' % (
         st.frames_ok, out_of_range, st.clamped, st.soft_violations, st.frames_rejected, st.alive_errors))
     print('  link: frames sent %d, outages %d, reconnects %d, write errors %d, read errors %d, '
           'open failures %d, TX overruns %d' % (
               ls.frames_sent, ls.outage_count, ls.reconnects, ls.write_errors, ls.read_errors,
               ls.open_failures, getattr(ls, 'tx_overruns', 0)))
-    print('  error log lines       %d' % len(rig.logs))
+    print(f'  error log lines       {len(rig.logs)}')
     checks = [
         ('every cycle recovered', len(recoveries) == args.cycles),
-        ('every recovery within %.1f s' % RECOVERY_LIMIT_S, bool(recoveries) and worst <= RECOVERY_LIMIT_S),
+        (f'every recovery within {RECOVERY_LIMIT_S:.1f} s', bool(recoveries) and worst <= RECOVERY_LIMIT_S),
         ('no dead worker', not dead),
         ('no frame out of range at the PCU', out_of_range == 0),
         ('no rejected frame at the PCU', st.frames_rejected == 0),
         ('no ALIVE error at the PCU', st.alive_errors == 0),
     ]
     for name, ok in checks:
-        print('  %-34s %s' % (name, 'ok' if ok else 'FAILED'))
+        print(f"  {name:34} {'ok' if ok else 'FAILED'}")
     failed = [n for n, ok in checks if not ok]
     print('RESULT: %s' % ('PASS' if not failed else 'FAIL (%s)' % '; '.join(failed)))
     return 0 if not failed else 1

@@ -35,12 +35,12 @@ def main():
             if ns != 'ego' and getattr(objs, field):
                 want[ns] = len(getattr(objs, field))
         n_objects = sum(v for k, v in want.items() if k != 'ego')
-        last = 'boxes %s, expected %s' % (boxes, want)
+        last = f'boxes {boxes}, expected {want}'
         if boxes == want and n_objects > 0:
             print('markers: %d boxes = %d objects + the ego (%s)' % (sum(boxes.values()), n_objects, boxes))
             return 0
         time.sleep(0.5)
-    print('markers: not as expected within %.0f s: %s' % (timeout, last))
+    print(f'markers: not as expected within {timeout:.0f} s: {last}')
     return 1
 
 

@@ -50,7 +50,7 @@ results = []
 
 def report(step, ok, why=''):
     results.append(ok)
-    print('install-check: %s %s%s' % ('PASS' if ok else 'FAIL', step, '' if ok else ': ' + why), flush=True)
+    print(f"install-check: {'PASS' if ok else 'FAIL'} {step}{'' if ok else ': ' + why}", flush=True)
     return ok
 
 
@@ -67,9 +67,9 @@ def shell(script, log_name, timeout, setup=True, env=None, background=False):
     """bash -c script, with install/setup.bash (setup=True) or only Noetic's setup (setup=False) sourced."""
     pre = ['set -e', 'set +u']
     if setup:
-        pre.append('source %s/setup.bash' % INSTALL)
+        pre.append(f'source {INSTALL}/setup.bash')
     elif os.path.exists(NOETIC):
-        pre.append('source %s' % NOETIC)
+        pre.append(f'source {NOETIC}')
     os.makedirs(LOGS, exist_ok=True)
     log = open(os.path.join(LOGS, log_name), 'w')
     p = subprocess.Popen(['bash', '-c', '; '.join(pre) + '\n' + script], cwd=IWS, env=env or clean_env(),
@@ -112,11 +112,11 @@ def msg_sets_module():
 
 def set_problems(share, name):
     """How the msg/ and srv/ definitions under share differ from message set `name`'s."""
-    want = dict(('%s/%s' % (p[-3:], os.path.basename(p)), p) for p in msg_sets_module().resolve(name).values())
-    have = set(os.path.relpath(p, share) for kind in ('msg', 'srv') for p in glob.glob(os.path.join(share, kind, '*')))
-    out = ['missing %s' % sorted(set(want) - have)] if set(want) - have else []
-    out += ['extra %s' % sorted(have - set(want))] if have - set(want) else []
-    out += ['%s differs' % rel for rel in sorted(set(want) & have)
+    want = {f'{p[-3:]}/{os.path.basename(p)}': p for p in msg_sets_module().resolve(name).values()}
+    have = {os.path.relpath(p, share) for kind in ('msg', 'srv') for p in glob.glob(os.path.join(share, kind, '*'))}
+    out = [f'missing {sorted(set(want) - have)}'] if set(want) - have else []
+    out += [f'extra {sorted(have - set(want))}'] if have - set(want) else []
+    out += [f'{rel} differs' for rel in sorted(set(want) & have)
             if open(want[rel], 'rb').read() != open(os.path.join(share, rel), 'rb').read()]
     return out
 
@@ -133,7 +133,7 @@ def expected_files():
     # rosbag migration rules between the sets
     msg_sets = msg_sets_module()
     for name, p in msg_sets.resolve(msg_sets.DEFAULT).items():
-        out.append('share/morai_msgs/%s/%s' % (p[-3:], os.path.basename(p)))
+        out.append(f'share/morai_msgs/{p[-3:]}/{os.path.basename(p)}')
     out.append('share/morai_msgs/msg_sets/migration_rules.bmr')
     for p in glob.glob(os.path.join(ROOT, 'src', 'morai_bridge', '**', '*.py'), recursive=True):
         out.append('lib/python3/dist-packages/' + os.path.relpath(p, os.path.join(ROOT, 'src')))
@@ -163,7 +163,7 @@ def stop(p, log, timeout=20):
 
 def main():
     t0 = time.monotonic()
-    print('install-check: workspace %s' % IWS, flush=True)
+    print(f'install-check: workspace {IWS}', flush=True)
     if os.path.isdir(IWS):
         shutil.rmtree(IWS)
     os.makedirs(os.path.join(IWS, 'src'))
@@ -174,18 +174,18 @@ def main():
     code, out = shell('catkin_make install -DPYTHON_EXECUTABLE=%s -DCATKIN_ENABLE_TESTING=OFF '
                       '-Dmorai_msgs_INSTALL_TESTS=ON' % PY, 'build.log', 1800, setup=False)
     if not report('catkin_make install (%d files copied, %.0f s)' % (n, time.monotonic() - t), code == 0,
-                  'exit %s: %s' % (code, tail(out))):
+                  f'exit {code}: {tail(out)}'):
         return finish(t0)
 
     # 2b. the build directory follows the set chosen with -D, and the default again with -D...=
     #     (CMakeLists.txt caches only what the user chose); configuring is enough: it copies the set
     built = os.path.join(IWS, 'devel', 'share', 'morai_msgs')
     for chosen, expect in ((msg_sets_module().SETS[-1],) * 2, ('', msg_sets_module().DEFAULT)):
-        code, out = shell('catkin_make -DMORAI_MSGS_SET=%s cmake_check_build_system' % chosen, 'reconfigure-%s.log' % expect,
+        code, out = shell(f'catkin_make -DMORAI_MSGS_SET={chosen} cmake_check_build_system', f'reconfigure-{expect}.log',
                           600, setup=False)
         wrong = set_problems(built, expect)
-        report('catkin_make -DMORAI_MSGS_SET=%s: the build directory takes set %s' % (chosen, expect), code == 0 and not wrong,
-               'exit %s: %s' % (code, tail(out)) if code != 0 else '; '.join(wrong))
+        report(f'catkin_make -DMORAI_MSGS_SET={chosen}: the build directory takes set {expect}', code == 0 and not wrong,
+               f'exit {code}: {tail(out)}' if code != 0 else '; '.join(wrong))
 
     # 3. only the install space stays
     for d in ('src', 'build', 'devel'):
@@ -194,9 +194,9 @@ def main():
     # 4. contents
     missing = [p for p in expected_files() if not os.path.exists(os.path.join(INSTALL, p))]
     report('install space holds every script, launch/config/rviz/msg/srv file and module (%d files)'
-           % len(expected_files()), not missing, 'missing %s' % missing)
+           % len(expected_files()), not missing, f'missing {missing}')
     not_exec = [p for p in glob.glob(os.path.join(INSTALL, 'lib', 'morai_msgs', '*')) if not os.access(p, os.X_OK)]
-    report('node scripts are executable', not not_exec, 'not executable: %s' % not_exec)
+    report('node scripts are executable', not not_exec, f'not executable: {not_exec}')
 
     # 5. resolution with install/setup.bash only
     code, out = shell(
@@ -208,15 +208,15 @@ def main():
     values = dict(line.split('=', 1) for line in out.splitlines() if '=' in line)
     problems = []
     if code != 0:
-        problems.append('exit %s: %s' % (code, tail(out)))
+        problems.append(f'exit {code}: {tail(out)}')
     if values.get('find') != SHARE:
-        problems.append('rospack find morai_msgs = %r' % values.get('find'))
+        problems.append(f"rospack find morai_msgs = {values.get('find')!r}")
     for k in ('module', 'msgs'):
         if not values.get(k, '').startswith(INSTALL + '/'):
-            problems.append('%s from %r' % (k, values.get(k)))
+            problems.append(f'{k} from {values.get(k)!r}')
     for k in ('ROS_PACKAGE_PATH', 'PYTHONPATH', 'CMAKE_PREFIX_PATH'):
         if 'devel' in values.get(k, '') or ROOT in values.get(k, ''):
-            problems.append('%s=%s' % (k, values.get(k)))
+            problems.append(f'{k}={values.get(k)}')
     report('install/setup.bash alone resolves the package, its modules and messages', not problems,
            '; '.join(problems))
 
@@ -227,19 +227,19 @@ def main():
     launch, log = shell('exec roslaunch -p %d morai_msgs demo.launch output:=log' % port, 'demo_launch.log', None,
                         env=clean_env(ROS_MASTER_URI=uri), background=True)
     try:
-        code, out = shell('%s %s 60' % (PY, os.path.join(ROOT, 'test', 'install', 'check_markers.py')),
+        code, out = shell(f"{PY} {os.path.join(ROOT, 'test', 'install', 'check_markers.py')} 60",
                           'check_markers.log', 120, env=clean_env(ROS_MASTER_URI=uri))
     finally:
         stop(launch, log)
-    report('roslaunch morai_msgs demo.launch: %s (%.0f s)' % (tail(out, 1), time.monotonic() - t), code == 0,
-           '%s (roslaunch log: %s)' % (tail(out, 3), os.path.join(LOGS, 'demo_launch.log')))
+    report(f'roslaunch morai_msgs demo.launch: {tail(out, 1)} ({time.monotonic() - t:.0f} s)', code == 0,
+           f"{tail(out, 3)} (roslaunch log: {os.path.join(LOGS, 'demo_launch.log')})")
 
     # 7. an existing rostest, from the install space
     t = time.monotonic()
-    code, out = shell('rostest --results-base-dir %s morai_msgs demo.test' % os.path.join(IWS, 'results'),
+    code, out = shell(f"rostest --results-base-dir {os.path.join(IWS, 'results')} morai_msgs demo.test",
                       'rostest_demo.log', 600)
     ok = code == 0 and 'RESULT: SUCCESS' in out
-    report('rostest morai_msgs demo.test (%.0f s)' % (time.monotonic() - t), ok, 'exit %s: %s' % (code, tail(out)))
+    report(f'rostest morai_msgs demo.test ({time.monotonic() - t:.0f} s)', ok, f'exit {code}: {tail(out)}')
     return finish(t0)
 
 

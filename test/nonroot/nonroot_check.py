@@ -44,11 +44,11 @@ results = []
 
 def report(step, ok, why=''):
     results.append(ok)
-    print('nonroot-check: %s %s%s' % ('PASS' if ok else 'FAIL', step, '' if ok else ': ' + why), flush=True)
+    print(f"nonroot-check: {'PASS' if ok else 'FAIL'} {step}{'' if ok else ': ' + why}", flush=True)
     return ok
 
 
-class User(object):
+class User:
     """Who the steps run as: root drops to an unprivileged user, anyone else stays who they are."""
 
     def __init__(self):
@@ -147,15 +147,15 @@ def main():
         t = time.monotonic()
         code, out = user.run('bash tools/dev.sh build', 'build.log', 1800)
         if not report('bash tools/dev.sh build as %s (%d files, %.0f s)' % (user.name, n, time.monotonic() - t),
-                      code == 0, 'exit %s: %s' % (code, tail(out))):
+                      code == 0, f'exit {code}: {tail(out)}'):
             return finish(t0)
 
         # 2. the README's demo command
         code, out = user.run('%s tools/demo_check.py --master-port %d --startup-timeout 300 --seconds 5 '
                              '-- bash tools/dev.sh demo' % (PY, free_port()), 'demo.log', 420)
         line = [x for x in out.splitlines() if x.startswith('demo_check:')]
-        report('bash tools/dev.sh demo: %s' % (line[-1][len('demo_check: '):] if line else 'no result'),
-               code == 0, 'exit %s: %s' % (code, tail(out)))
+        report(f"bash tools/dev.sh demo: {line[-1][len('demo_check: '):] if line else 'no result'}",
+               code == 0, f'exit {code}: {tail(out)}')
 
         # 3. udp_bridge.launch with MORAI's ports
         port = free_port()
@@ -173,17 +173,17 @@ def main():
             report('udp_bridge.launch with its defaults runs (this machine lets users bind 909)', True)
         else:
             missing = [x for x in needed if x not in out]
-            report('udp_bridge.launch with its defaults stops with what to do (%s)' % ', '.join(needed),
+            report(f"udp_bridge.launch with its defaults stops with what to do ({', '.join(needed)})",
                    found is not None and not missing,
-                   'missing %s in: %s' % (missing, tail(out)) if found else 'neither message: %s' % tail(out))
+                   f'missing {missing} in: {tail(out)}' if found else f'neither message: {tail(out)}')
 
         # 4. a rostest as the user
         code, out = user.run(ENV + 'rostest --results-base-dir "$HOME/test_results" morai_msgs demo.test',
                              'rostest-demo.log', 600)
         summary = [x for x in out.splitlines() if x.startswith(('SUMMARY', ' * RESULT', ' * TESTS', ' * FAILURES',
                                                                  ' * ERRORS'))]
-        report('rostest morai_msgs demo.test (%s)' % ' '.join(s.strip(' *') for s in summary[-3:]),
-               code == 0 and ' * RESULT: SUCCESS' in out, 'exit %s: %s' % (code, tail(out, 30)))
+        report(f"rostest morai_msgs demo.test ({' '.join((s.strip(' *') for s in summary[-3:]))})",
+               code == 0 and ' * RESULT: SUCCESS' in out, f'exit {code}: {tail(out, 30)}')
 
         # 4b. docs/day_one.md: a private master from roslaunch -p, and RViz without a screen
         port = free_port()
@@ -193,20 +193,20 @@ def main():
                           env=env, background=True)
         try:
             found, out = wait_for_text(log.name, ['udp_bridge: receiving from'], 180, p)
-            code, shot = user.run(ENV + '%s tools/rviz_snapshot.py "$HOME/rviz.png" --after 15' % PY,
+            code, shot = user.run(ENV + f'{PY} tools/rviz_snapshot.py "$HOME/rviz.png" --after 15',
                                   'rviz_snapshot.log', 180, env=env) if found else ('demo not up', tail(out))
         finally:
             stop(p, log)
         line = [x for x in shot.splitlines() if x.startswith('rviz_snapshot:')]
-        report('python3 tools/rviz_snapshot.py on a private master (%s)' % (line[-1] if line else 'no result'),
-               code == 0, 'exit %s: %s' % (code, tail(shot)))
+        report(f"python3 tools/rviz_snapshot.py on a private master ({line[-1] if line else 'no result'})",
+               code == 0, f'exit {code}: {tail(shot)}')
 
         # 5. the refused-port message of every tool
-        code, out = user.run(ENV + '%s -m pytest -p no:cacheprovider -rfEs test/nonroot' % PY, 'pytest.log', 600)
+        code, out = user.run(ENV + f'{PY} -m pytest -p no:cacheprovider -rfEs test/nonroot', 'pytest.log', 600)
         closing = out.strip().splitlines()[-1] if out.strip() else ''
         # skipped only where this machine lets every user bind 909 (a container's sysctl of 0)
         may_skip = unprivileged_port_start() <= 909
-        report('pytest test/nonroot as %s: %s' % (user.name, closing.strip('= ')),
+        report(f"pytest test/nonroot as {user.name}: {closing.strip('= ')}",
                code == 0 and ('passed' in closing and 'skipped' not in closing or may_skip and 'skipped' in closing),
                tail(out, 30))
     finally:

@@ -54,6 +54,6 @@ class ForeignEgoVehicleStatus(genpy.Message):
         self.frame_id = data[16:16 + n].decode('utf-8')
         body = _BODY.unpack_from(data, 16 + n)
         if 16 + n + _BODY.size != len(data):
-            raise genpy.DeserializationError('unexpected length %d' % len(data))
+            raise genpy.DeserializationError(f'unexpected length {len(data)}')
         self.unique_id, self.values = body[0], list(body[1:])
         return self

@@ -20,13 +20,13 @@ LAUNCH = os.path.join(os.path.dirname(os.path.realpath(__file__)), '..', '..', '
 TIMEOUT = 10.0
 
 
-class FakeSim(object):
+class FakeSim:
     """The simulator side: one sender socket, one bound socket per command port."""
 
     def __init__(self):
         self.tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.tx.bind(('127.0.0.1', 0))
-        self.rx_ports = dict((n, free_port()) for n in RX)      # the bridge binds these
+        self.rx_ports = {n: free_port() for n in RX}      # the bridge binds these
         self.cmd = {}
         for n in TX:
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -62,7 +62,7 @@ class FakeSim(object):
         return udp.decode(data)
 
 
-class Waiter(object):
+class Waiter:
     """Subscribe and wait for a message satisfying a predicate."""
 
     def __init__(self, topic, cls):
@@ -109,7 +109,7 @@ def wait_for_subscribers(topic_pub, n=1, timeout=TIMEOUT):
         time.sleep(0.05)
 
 
-class Latest(object):
+class Latest:
     """The newest message of ``topic`` and how many came; :meth:`wait` for one that satisfies a predicate."""
 
     def __init__(self, topic, cls, timeout=10.0, queue_size=100):
@@ -141,7 +141,7 @@ class Latest(object):
                 self.cond.wait(min(left, 0.05) if during is not None else left)
 
 
-class Collector(object):
+class Collector:
     """Every message of ``topic``, in order (large buffers: clouds and images)."""
 
     def __init__(self, topic, cls, queue_size=100):

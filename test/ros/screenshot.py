@@ -48,14 +48,14 @@ def analyse(img, expected, minimum, outside=None, outside_minimum=None):
     camera image); their names must differ from those of ``expected``."""
     problems = []
     if img.std() < 5.0:
-        problems.append('the screen is blank (pixel standard deviation %.1f)' % img.std())
+        problems.append(f'the screen is blank (pixel standard deviation {img.std():.1f})')
     area = render_area(img)
     if area is None:
-        problems.append('no 3D view: no region of the background colour %s' % (BACKGROUND,))
+        problems.append(f'no 3D view: no region of the background colour {BACKGROUND}')
         return {}, area, problems
     x0, y0, x1, y1 = area
     view = img[y0:y1, x0:x1]
-    counts = dict((name, count_color(view, rgb)) for name, rgb in expected.items())
+    counts = {name: count_color(view, rgb) for name, rgb in expected.items()}
     drawn = int((~np.all(view == np.array(BACKGROUND, dtype=np.uint8), axis=2)).sum())
     counts['not background'] = drawn
     for name, rgb in (outside or {}).items():

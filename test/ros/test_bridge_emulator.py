@@ -62,7 +62,7 @@ class FidelityTest(unittest.TestCase):
         g = GhostMessage(position=Vector3(e.position.x, e.position.y, 0.0), rotation=Vector3(0.0, 0.0, e.heading),
                          velocity=0.0, steering_angle=-6.0)
         m = self.ego.wait(lambda m: abs(m.wheel_angle + 6.0) < 1e-3, during=lambda: self.ghost.publish(g))
-        self.assertIsNotNone(m, 'ghost steering_angle -6 deg read back as %r' % self.ego.msg.wheel_angle)
+        self.assertIsNotNone(m, f'ghost steering_angle -6 deg read back as {self.ego.msg.wheel_angle!r}')
         # placed moving at 20 km/h with the wheels 6 deg to the left, the ego coasts counter-clockwise
         h0 = m.heading
         g.velocity = 20.0

@@ -84,7 +84,7 @@ def write_era_capture(path):
             w.writepkt(frame, ts=ts)
 
 
-class Collect(object):
+class Collect:
     def __init__(self, topic, cls):
         self.msgs = []
         self.lock = threading.Lock()
@@ -101,7 +101,7 @@ class CaptureReplayTest(unittest.TestCase):
         uuid = roslaunch.rlutil.get_or_generate_uuid(None, False)
         roslaunch.configure_logging(uuid)
         parent = roslaunch.parent.ROSLaunchParent(
-            uuid, [(LAUNCH, ['file:=%s' % path, 'output:=log', 'start_delay:=2.0'] + extra)])
+            uuid, [(LAUNCH, [f'file:={path}', 'output:=log', 'start_delay:=2.0'] + extra)])
         parent.start()
         return parent
 
@@ -116,7 +116,7 @@ class CaptureReplayTest(unittest.TestCase):
         p = self.replay(path, ['rate:=2.0', 'publish_clock:=true', 'node_name:=replay_own'])
         try:
             self.assertTrue(wait_for(lambda: len(ego.msgs) >= 40 and len(tl.msgs) >= 8, 30.0),
-                            'ego %d, lights %d' % (len(ego.msgs), len(tl.msgs)))
+                            f'ego {len(ego.msgs)}, lights {len(tl.msgs)}')
         finally:
             p.shutdown()
         self.assertEqual([m.header.stamp.secs for m in ego.msgs], [1726147000 + k for k in range(40)])
@@ -153,7 +153,7 @@ class CaptureReplayTest(unittest.TestCase):
                 os.environ['PWD'] = pwd
         try:
             self.assertTrue(wait_for(lambda: len(ego.msgs) >= 40 and done_lines(), 30.0),
-                            'ego %d: file:=drive.pcapng not found from %s' % (len(ego.msgs), tmp))
+                            f'ego {len(ego.msgs)}: file:=drive.pcapng not found from {tmp}')
         finally:
             p.shutdown()
         self.assertEqual(len(ego.msgs), 40)
@@ -179,7 +179,7 @@ class CaptureReplayTest(unittest.TestCase):
         objs = Collect('/Object_topic', ObjectStatusList)
         p = self.replay(path, ['rate:=0', 'node_name:=replay_port_filtered'])
         try:
-            self.assertTrue(wait_for(lambda: len(objs.msgs) >= 10, 30.0), 'objects %d' % len(objs.msgs))
+            self.assertTrue(wait_for(lambda: len(objs.msgs) >= 10, 30.0), f'objects {len(objs.msgs)}')
         finally:
             p.shutdown()
         self.assertEqual(len(objs.msgs), 10)
@@ -214,7 +214,7 @@ class CaptureReplayTest(unittest.TestCase):
         self.assertIn(hint, done)
         self.assertNotIn('not MORAI', done)
         self.assertTrue(any(t.startswith('capture_replay: port 9091: 1 gps datagram, skipped') for t in replay_lines()),
-                        'no warning when the port was first seen: %s' % replay_lines())
+                        f'no warning when the port was first seen: {replay_lines()}')
         self.assertEqual(gps.msgs, [])
         self.assertEqual([m.header.stamp.secs for m in ego.msgs], [1726147000 + k for k in range(5)])
         self.assertEqual(len(tl.msgs), 5)
@@ -226,13 +226,13 @@ class CaptureReplayTest(unittest.TestCase):
         p = self.replay(path, ['rate:=0', 'node_name:=replay_era_now', 'arrival_time:=now', 'sim_version:=24.R2'])
         try:
             self.assertTrue(wait_for(lambda: len(tl.msgs) >= 5 and len(gps.msgs) >= 3, 30.0),
-                            'lights %d, gps %d' % (len(tl.msgs), len(gps.msgs)))
+                            f'lights {len(tl.msgs)}, gps {len(gps.msgs)}')
         finally:
             p.shutdown()
         for m in tl.msgs + gps.msgs:
             self.assertGreaterEqual(m.header.stamp.to_sec(), t_start)
 
-    @unittest.skipUnless(os.path.exists(SHARED), 'shared capture %s not present' % SHARED)
+    @unittest.skipUnless(os.path.exists(SHARED), f'shared capture {SHARED} not present')
     def test_shared_capture(self):
         """The 2024 capture with sim_version:=24.R2 (its era: GPS on 9091, where 25.S4 has the
         collision source port): every stream of it, GPS included."""
@@ -242,14 +242,14 @@ class CaptureReplayTest(unittest.TestCase):
         p = self.replay(os.path.realpath(SHARED), ['rate:=0', 'node_name:=replay_shared', 'sim_version:=24.R2'])
         try:
             self.assertTrue(wait_for(lambda: len(ego.msgs) >= 115 and len(tl.msgs) >= 115 and gps.msgs, 30.0),
-                            'ego %d, lights %d, gps %d' % (len(ego.msgs), len(tl.msgs), len(gps.msgs)))
+                            f'ego {len(ego.msgs)}, lights {len(tl.msgs)}, gps {len(gps.msgs)}')
         finally:
             p.shutdown()
         self.assertEqual(len(ego.msgs), 115)
         m = ego.msgs[0]
         self.assertEqual(m.header.stamp.secs // 100000, 17261)      # September 2024, the simulator's clock
-        self.assertEqual(set(x.trafficLightIndex for x in tl.msgs), {'C119BS010007'})
-        self.assertEqual(set(x.trafficLightType for x in tl.msgs), {2})
+        self.assertEqual({x.trafficLightIndex for x in tl.msgs}, {'C119BS010007'})
+        self.assertEqual({x.trafficLightType for x in tl.msgs}, {2})
         self.assertAlmostEqual(gps.msgs[0].latitude, 37.24, places=1)      # K-City
 
 

@@ -70,7 +70,7 @@ class ClosedLoopTest(unittest.TestCase):
     @classmethod
     def _on_diag(cls, m):
         for s in m.status:
-            cls.diag[s.name] = (s.level, s.message, dict((kv.key, kv.value) for kv in s.values))
+            cls.diag[s.name] = (s.level, s.message, {kv.key: kv.value for kv in s.values})
 
     def drive(self, seconds, velocity=0.0, steering=0.0, sample=None):
         """Publish velocity commands at 20 Hz; call sample() on the way."""
@@ -106,14 +106,14 @@ class ClosedLoopTest(unittest.TestCase):
         v_end = speed(self.ego.msg)
         self.assertAlmostEqual(v_end, 5.0, delta=0.3)                # 18 km/h reached
         rates = [(b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(samples, samples[5:]) if b[0] - a[0] > 0.2]
-        self.assertLess(max(rates), 1.0 * 1.25, 'accelerated faster than +1 m/s^2: %.2f' % max(rates))
+        self.assertLess(max(rates), 1.0 * 1.25, f'accelerated faster than +1 m/s^2: {max(rates):.2f}')
         t_reach = next(t for t, v in samples if v > 4.9) - samples[0][0]
-        self.assertGreater(t_reach, 4.0, 'reached 5 m/s in %.1f s: faster than +1 m/s^2' % t_reach)
+        self.assertGreater(t_reach, 4.0, f'reached 5 m/s in {t_reach:.1f} s: faster than +1 m/s^2')
         down = []
         self.drive(4.0, velocity=0.0, sample=lambda: down.append(at(self.ego.msg)))
         self.assertLess(speed(self.ego.msg), 0.1)
         rates = [(a[1] - b[1]) / (b[0] - a[0]) for a, b in zip(down, down[5:]) if b[0] - a[0] > 0.2]
-        self.assertLess(max(rates), 2.0 * 1.25, 'braked harder than -2 m/s^2: %.2f' % max(rates))
+        self.assertLess(max(rates), 2.0 * 1.25, f'braked harder than -2 m/s^2: {max(rates):.2f}')
         self.assertGreater(max(rates), 1.5, 'velocity mode should brake at about 2 m/s^2')
 
     def test_3_positive_steering_turns_left(self):
@@ -121,7 +121,7 @@ class ClosedLoopTest(unittest.TestCase):
         h0 = self.ego.wait().heading
         self.drive(3.0, velocity=15.0, steering=0.2)
         dh = (self.ego.msg.heading - h0 + 180.0) % 360.0 - 180.0
-        self.assertGreater(dh, 5.0, 'heading change %.1f deg: + steering (REP-103 left) must turn CCW' % dh)
+        self.assertGreater(dh, 5.0, f'heading change {dh:.1f} deg: + steering (REP-103 left) must turn CCW')
         self.drive(3.0, velocity=0.0)
 
     def test_4_set_traffic_light_reported_back(self):
@@ -192,7 +192,7 @@ class ClosedLoopTest(unittest.TestCase):
             lvl_msg = self.diag.get('udp_bridge: Simulator control state')
             if lvl_msg and lvl_msg[0] == 1 and 'keyboard' in lvl_msg[1]:
                 break
-        self.assertTrue(lvl_msg and 'keyboard' in lvl_msg[1], 'diagnostics did not explain: %r' % (lvl_msg,))
+        self.assertTrue(lvl_msg and 'keyboard' in lvl_msg[1], f'diagnostics did not explain: {lvl_msg!r}')
         end = time.monotonic() + T
         while time.monotonic() < end and self.last_ctrl_mode() != 2:
             me.publish(setting(2))

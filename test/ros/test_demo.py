@@ -24,7 +24,7 @@ class DemoTest(unittest.TestCase):
                 moving = m
                 break
         self.assertIsNotNone(moving, 'the demo vehicle did not move 5 m within 30 s')
-        print('demo vehicle moving %.1f s after start' % (time.monotonic() - t0))
+        print(f'demo vehicle moving {time.monotonic() - t0:.1f} s after start')
         time.sleep(3.0)
         m = rospy.wait_for_message('/Ego_topic', EgoVehicleStatus, timeout=5.0)
         v = math.hypot(m.velocity.x, m.velocity.y) * 3.6
@@ -41,7 +41,7 @@ class DemoTest(unittest.TestCase):
         # wait_for_message per round would see one random node's array each time
         modes = []
         sub = rospy.Subscriber('/diagnostics', DiagnosticArray, lambda d: modes.extend(
-            dict((kv.key, kv.value) for kv in s.values).get('mode') for s in d.status
+            {kv.key: kv.value for kv in s.values}.get('mode') for s in d.status
             if s.name.endswith('ERP-42 PCU emulator')), queue_size=50)
         end = time.monotonic() + 15.0
         while time.monotonic() < end and 'AUTO' not in modes:

@@ -25,7 +25,7 @@ class DemoSensorsTest(unittest.TestCase):
 
     def test_sensor_topics_at_their_rates(self):
         lock = threading.Lock()
-        got = dict((t, []) for t in TOPICS)
+        got = {t: [] for t in TOPICS}
 
         def cb(topic):
             def f(m):
@@ -43,12 +43,12 @@ class DemoSensorsTest(unittest.TestCase):
                 del v[:]
         time.sleep(WINDOW)
         with lock:
-            rates = dict((t, len(v) / WINDOW) for t, v in got.items())
-            last = dict((t, v[-1][1]) for t, v in got.items() if v)
+            rates = {t: len(v) / WINDOW for t, v in got.items()}
+            last = {t: v[-1][1] for t, v in got.items() if v}
         print('sensor topic rates [Hz]: %s' % ', '.join('%s %.1f' % kv for kv in sorted(rates.items())))
         for t, (_, nominal) in TOPICS.items():
             # a liveness check with a wide margin (this is not a benchmark): at least a third of the rate
-            self.assertGreater(rates[t], nominal / 3.0, '%s at %.1f Hz (nominal %.0f)' % (t, rates[t], nominal))
+            self.assertGreater(rates[t], nominal / 3.0, f'{t} at {rates[t]:.1f} Hz (nominal {nominal:.0f})')
         img = Image.open(io.BytesIO(bytes(last['/image_jpeg/compressed'].data)))
         info = last['/image_jpeg/camera_info']
         self.assertEqual(img.size, (info.width, info.height))

@@ -34,15 +34,15 @@ class AggregatorTest(unittest.TestCase):
         names, missing = set(), EXPECTED
         while time.monotonic() < end:
             msg = rospy.wait_for_message('/diagnostics_agg', DiagnosticArray, timeout=15.0)
-            names = set(s.name for s in msg.status)
+            names = {s.name for s in msg.status}
             missing = [n for n in EXPECTED if n not in names]
             if not missing:
                 break
-        print('/diagnostics_agg: %s' % sorted(names))
-        self.assertEqual(missing, [], 'missing in /diagnostics_agg: %s; present: %s' % (missing, sorted(names)))
+        print(f'/diagnostics_agg: {sorted(names)}')
+        self.assertEqual(missing, [], f'missing in /diagnostics_agg: {missing}; present: {sorted(names)}')
         # nothing of ours left over in /Other
         others = sorted(n for n in names if n.startswith('/Other/'))
-        self.assertEqual(others, [], 'statuses no analyzer claimed: %s' % others)
+        self.assertEqual(others, [], f'statuses no analyzer claimed: {others}')
         # every item under a group is the group's: each status of udp_bridge is under /MORAI/UDP bridge
         udp = [n for n in names if n.startswith('/MORAI/UDP bridge/UDP ')]
         self.assertGreaterEqual(len(udp), 10)

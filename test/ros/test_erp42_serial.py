@@ -41,7 +41,7 @@ class Erp42SerialTest(unittest.TestCase):
     def _on_diag(cls, m):
         for s in m.status:
             if s.name.endswith('ERP-42 serial link'):
-                cls.diag_link = dict((kv.key, kv.value) for kv in s.values)
+                cls.diag_link = {kv.key: kv.value for kv in s.values}
                 cls.diag_link['_level'] = s.level
                 cls.diag_link['_message'] = s.message
 
@@ -62,7 +62,7 @@ class Erp42SerialTest(unittest.TestCase):
         # feedback converted back: km/h and degrees, left positive
         self.assertIsNotNone(self.info.wait(timeout=5.0))
         self.assertTrue(wait_for(lambda: abs(self.info.msg.velocity - 10.0) < 0.5, 5.0),
-                        'ERP42Info.velocity %r' % self.info.msg.velocity)
+                        f'ERP42Info.velocity {self.info.msg.velocity!r}')
         self.assertAlmostEqual(self.info.msg.steering, math.degrees(0.1), delta=0.05)
         self.assertAlmostEqual(self.ego.msg.velocity.x, self.info.msg.velocity / 3.6, delta=0.15)
         self.assertGreater(self.ego.msg.wheel_angle, 5.0)
@@ -73,7 +73,7 @@ class Erp42SerialTest(unittest.TestCase):
         self.drive(5.0, 0.0, 2.0)
         s1 = self.pcu.state
         rate = (s1.frames_ok - s0.frames_ok) / (time.monotonic() - t0)
-        self.assertTrue(35.0 < rate < 65.0, 'command frame rate %.1f Hz' % rate)
+        self.assertTrue(35.0 < rate < 65.0, f'command frame rate {rate:.1f} Hz')
         self.assertEqual(s1.alive_errors, 0, 'ALIVE did not step by one')
 
     def test_3_reverse_and_throttle_mode(self):

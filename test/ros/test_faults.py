@@ -100,12 +100,12 @@ class FaultTest(unittest.TestCase):
     @classmethod
     def _on_diag(cls, m):
         for s in m.status:
-            cls.diag[s.name] = dict((kv.key, kv.value) for kv in s.values)
+            cls.diag[s.name] = {kv.key: kv.value for kv in s.values}
             cls.diag_summary[s.name] = (s.level, s.message)
 
     def stream_diag(self, stream):
         for name, d in self.diag.items():
-            if name.startswith('faulty_bridge: UDP %s ' % stream):
+            if name.startswith(f'faulty_bridge: UDP {stream} '):
                 return d
         return None
 
@@ -119,8 +119,8 @@ class FaultTest(unittest.TestCase):
 
     def test_1_bursts_of_garbage_with_valid_packets_interleaved(self):
         rng = random.Random(8)
-        sent_bad = dict((s, 0) for s in RX)
-        sent_good = dict((s, 0) for s in RX)
+        sent_bad = {s: 0 for s in RX}
+        sent_good = {s: 0 for s in RX}
         # (the updater's first status per task is 'Node starting up', without values: wait for counters)
         self.assertTrue(self.wait_diag(lambda: all('decode errors' in (self.stream_diag(s) or {}) for s in RX)))
         for k in range(300):
@@ -143,13 +143,13 @@ class FaultTest(unittest.TestCase):
                     return False
             return True
         ok = self.wait_diag(settled, timeout=20.0)
-        report = dict((s, (self.stream_diag(s) or {}).get('decode errors'), ) for s in RX)
+        report = {s: (self.stream_diag(s) or {}).get('decode errors') for s in RX}
         self.assertTrue(ok, 'counters do not match what was sent: %r vs bad %r good %r; published %r' % (
-            report, sent_bad, sent_good, dict((s, (self.stream_diag(s) or {}).get('published')) for s in RX)))
+            report, sent_bad, sent_good, {s: (self.stream_diag(s) or {}).get('published') for s in RX}))
 
     def test_2_foreign_sender_counted_exactly(self):
-        before = dict((s, int(self.stream_diag(s)['from unexpected hosts'])) for s in RX)
-        pub_before = dict((s, int(self.stream_diag(s)['published'])) for s in RX)
+        before = {s: int(self.stream_diag(s)['from unexpected hosts']) for s in RX}
+        pub_before = {s: int(self.stream_diag(s)['published']) for s in RX}
         other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         other.bind(('127.0.0.2', 0))
         for k in range(20):
@@ -158,8 +158,8 @@ class FaultTest(unittest.TestCase):
         other.close()
         ok = self.wait_diag(lambda: all(int(self.stream_diag(s)['from unexpected hosts']) == before[s] + 20
                                         for s in RX))
-        self.assertTrue(ok, dict((s, self.stream_diag(s)['from unexpected hosts']) for s in RX))
-        self.assertEqual(dict((s, int(self.stream_diag(s)['published'])) for s in RX), pub_before)
+        self.assertTrue(ok, {s: self.stream_diag(s)['from unexpected hosts'] for s in RX})
+        self.assertEqual({s: int(self.stream_diag(s)['published']) for s in RX}, pub_before)
 
     def test_3_bad_commands_never_reach_the_wire(self):
         v = Vector3
@@ -226,8 +226,8 @@ class FaultTest(unittest.TestCase):
                 val = getattr(p, f)
                 for x in (val if isinstance(val, tuple) else (val,)):
                     if isinstance(x, float):
-                        self.assertTrue(math.isfinite(x), '%s.%s = %r on the wire' % (stream, f, x))
-            with self.assertRaises(socket.timeout, msg='%s: more datagrams than the one valid command' % stream):
+                        self.assertTrue(math.isfinite(x), f'{stream}.{f} = {x!r} on the wire')
+            with self.assertRaises(socket.timeout, msg=f'{stream}: more datagrams than the one valid command'):
                 self.sim.recv(stream, timeout=0.3)
         d = [v for n, v in self.diag.items() if n.startswith('faulty_bridge: UDP commands')]
         self.assertTrue(self.wait_diag(lambda: sum(int(v) for k, v in
@@ -249,8 +249,8 @@ class FaultTest(unittest.TestCase):
         # two IMU packets with their own stamps (one stamp twice is a catch-up repeat: not published)
         imus = [udp.encode(udp.make(udp.ImuData, sec=6000, nsec=20000000 * k, ori_w=1.0)) for k in range(2)]
         sent = {'vehicle_collision': [with_data_length(npc, 0)] * 3, 'imu': [with_data_length(m, 77) for m in imus]}
-        before = dict((s, (int(self.stream_diag(s)['published']), int(self.stream_diag(s)['decode errors'])))
-                      for s in sent)
+        before = {s: (int(self.stream_diag(s)['published']), int(self.stream_diag(s)['decode errors']))
+                      for s in sent}
         for s, packets in sent.items():
             for p in packets:
                 self.sim.send(s, p)
@@ -258,14 +258,14 @@ class FaultTest(unittest.TestCase):
         def settled():
             return all(int(self.stream_diag(s).get('data_length mismatches', -1)) == len(sent[s]) and
                        int(self.stream_diag(s)['published']) == before[s][0] + len(sent[s]) for s in sent)
-        self.assertTrue(self.wait_diag(settled), dict((s, self.stream_diag(s)) for s in sent))
+        self.assertTrue(self.wait_diag(settled), {s: self.stream_diag(s) for s in sent})
         for s, (dl, expected) in (('vehicle_collision', (0, 1120)), ('imu', (77, 88))):
             d = self.stream_diag(s)
             self.assertEqual(int(d['decode errors']), before[s][1])        # not counted as malformed
             self.assertIn('data_length %d received, expected %d' % (dl, expected), d['last data_length mismatch'])
-            level, text = [v for n, v in self.diag_summary.items() if n.startswith('faulty_bridge: UDP %s ' % s)][0]
+            level, text = [v for n, v in self.diag_summary.items() if n.startswith(f'faulty_bridge: UDP {s} ')][0]
             self.assertEqual(level, DiagnosticStatus.WARN, text)
-            self.assertIn('%d decoded despite an unexpected data_length' % len(sent[s]), text)
+            self.assertIn(f'{len(sent[s])} decoded despite an unexpected data_length', text)
             self.assertIn('data_length %d received, expected %d' % (dl, expected), text)
 
     def test_4_clear_errors_for_bad_configuration(self):
@@ -278,7 +278,7 @@ class FaultTest(unittest.TestCase):
                  (['_gear:=banana'], ['~gear'])]
         for extra, expect in cases:
             p = subprocess.run(['rosrun', 'morai_msgs', 'udp_bridge', '__name:=misconfigured'] + extra +
-                               ['_%s_port:=0' % s for s in RX if 'ego_status' not in extra[0] or s != 'ego_status'],
+                               [f'_{s}_port:=0' for s in RX if 'ego_status' not in extra[0] or s != 'ego_status'],
                                env=env, capture_output=True, text=True, timeout=60)
             out = p.stdout + p.stderr
             self.assertEqual(p.returncode, 2, out)

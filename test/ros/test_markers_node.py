@@ -22,7 +22,7 @@ def obj(uid, otype, x, y):
                         size=Vector3(4.0, 2.0, 1.5))
 
 
-class Collector(object):
+class Collector:
     def __init__(self):
         self.cond = threading.Condition()
         self.arrays = []
@@ -52,7 +52,7 @@ class Collector(object):
 
 
 def keys(arr, action=Marker.ADD):
-    return set((m.ns, m.id) for m in arr.markers if m.action == action)
+    return {(m.ns, m.id) for m in arr.markers if m.action == action}
 
 
 class MarkersNodeTest(unittest.TestCase):
@@ -146,7 +146,7 @@ class MarkersNodeTest(unittest.TestCase):
             msg = rospy.wait_for_message('/diagnostics', DiagnosticArray, timeout=timeout)
             for s in msg.status:
                 if s.name == 'viz/markers: RViz markers':
-                    v = dict((kv.key, kv.value) for kv in s.values)
+                    v = {kv.key: kv.value for kv in s.values}
                     v['level'] = ord(s.level) if isinstance(s.level, bytes) else s.level
                     v['message'] = s.message
                     if pred(v):

@@ -96,13 +96,13 @@ def emulator_args(ports, camera=None, lidar=None, user_ip='127.0.0.1'):
     args = ['--user-ip', user_ip, '--listen-ip', '127.0.0.1', '--gps-hz', '10', '--imu-hz', '20',
             '--ego-status-hz', '20', '--object-info-hz', '5']
     for s in streams.STREAMS:
-        args += ['--%s-port' % s.name.replace('_', '-'), str(ports.get(s.name, 0))]
+        args += [f"--{s.name.replace('_', '-')}-port", str(ports.get(s.name, 0))]
     for prefix, s in (('camera', camera), ('lidar', lidar)):
         if s is None:
             continue
-        args += ['--%s-port' % prefix, str(s.dest_port)]
+        args += [f'--{prefix}-port', str(s.dest_port)]
         for axis, v in zip(('x', 'y', 'z', 'roll', 'pitch', 'yaw'), s.pose):
-            args += ['--%s-%s' % (prefix, axis), repr(v)]
+            args += [f'--{prefix}-{axis}', repr(v)]
     if camera is not None:
         args += ['--camera-width', str(camera.extra['width']), '--camera-height', str(camera.extra['height']),
                  '--camera-fov-deg', repr(camera.extra['fov_deg']), '--camera-hz', '5']
@@ -114,7 +114,7 @@ def emulator_args(ports, camera=None, lidar=None, user_ip='127.0.0.1'):
 LAUNCH_DIR = os.path.join(HERE, '..', '..', 'launch')
 
 
-class Run(object):
+class Run:
     """roslaunch of a generated file (or of shipped launch files with args), the emulator, and extra
     camera senders."""
 
@@ -182,14 +182,14 @@ class MoraiSettingsTest(unittest.TestCase):
 
     def assert_tf(self, child, xyz, q):
         self.assertTrue(wait_for(lambda: self.tf.can_transform('base_link', child, rospy.Time(0)), T),
-                        'no TF base_link -> %s' % child)
+                        f'no TF base_link -> {child}')
         t = self.tf.lookup_transform('base_link', child, rospy.Time(0)).transform
         got = (t.translation.x, t.translation.y, t.translation.z)
         for a, b in zip(got, xyz):
-            self.assertAlmostEqual(a, b, places=6, msg='%s translation %r, expected %r' % (child, got, xyz))
+            self.assertAlmostEqual(a, b, places=6, msg=f'{child} translation {got!r}, expected {xyz!r}')
         rot = (t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w)
         for a, b in zip(rot, q):
-            self.assertAlmostEqual(a, b, places=6, msg='%s rotation %r, expected %r' % (child, rot, q))
+            self.assertAlmostEqual(a, b, places=6, msg=f'{child} rotation {rot!r}, expected {q!r}')
 
     def test_heven_four_udp_cameras_lidar_gps_imu(self):
         sensors, network, ports = rewrite_ports(
@@ -225,7 +225,7 @@ class MoraiSettingsTest(unittest.TestCase):
             self.assertEqual(cloud.first().header.frame_id, 'Lidar3D-5')
             self.assertGreater(cloud.first().width * cloud.first().height, 1000)
             for c, name in ((ego, '/Ego_topic'), (gps, '/gps'), (imu, '/imu')):
-                self.assertTrue(wait_for(lambda: c.first() is not None, T), 'udp_bridge: nothing on %s' % name)
+                self.assertTrue(wait_for(lambda: c.first() is not None, T), f'udp_bridge: nothing on {name}')
             self.assertEqual(imu.first().header.frame_id, 'IMU-7')
             # mount poses (REP-103): rot (0, 2, 0), (0, 10, 70), (0, 10, 290), (0, 330, 0); pos as saved
             self.assert_tf('Camera-1', (1.9, 0.0, 1.2), q_pitch_yaw(2, 0))
@@ -235,7 +235,7 @@ class MoraiSettingsTest(unittest.TestCase):
             self.assert_tf('Lidar3D-5', (1.15, 0.0, 1.4), (0.0, 0.0, 0.0, 1.0))
             self.assertEqual(run.running(), ['camera_bridge_1', 'camera_bridge_2', 'camera_bridge_3',
                                              'camera_bridge_4', 'lidar_bridge', 'udp_bridge'])
-            self.assertIsNone(run.emu.poll(), 'the emulator exited: %s' % run.emu.stderr.read(2000))
+            self.assertIsNone(run.emu.poll(), f'the emulator exited: {run.emu.stderr.read(2000)}')
         finally:
             run.close()
             for c in images + infos + [cloud, ego, gps, imu]:
@@ -259,7 +259,7 @@ class MoraiSettingsTest(unittest.TestCase):
             ring = [f for f in c.fields if f.name == 'ring'][0]
             rings = {int.from_bytes(c.data[k + ring.offset:k + ring.offset + 2], 'little')
                      for k in range(0, len(c.data), c.point_step)}
-            self.assertTrue(16 <= max(rings) <= 31, 'rings %r: not a 32-channel cloud' % sorted(rings))
+            self.assertTrue(16 <= max(rings) <= 31, f'rings {sorted(rings)!r}: not a 32-channel cloud')
             self.assertTrue(wait_for(lambda: ego.first() is not None, T), 'udp_bridge: nothing on /Ego_topic')
             self.assert_tf('Lidar3D-2', (1.53, 0.0, 1.45), (0.0, 0.0, 0.0, 1.0))
             # the camera, GPS and IMU are sent over ROS: no node for them, udp_bridge binds no GPS / IMU port
@@ -267,7 +267,7 @@ class MoraiSettingsTest(unittest.TestCase):
             self.assertEqual(rospy.get_param('/udp_bridge/gps_port'), 0)
             self.assertEqual(rospy.get_param('/udp_bridge/imu_port'), 0)
             self.assertEqual(rospy.get_param('/udp_bridge/ego_status_port'), ports['ego_status'])
-            self.assertIsNone(run.emu.poll(), 'the emulator exited: %s' % run.emu.stderr.read(2000))
+            self.assertIsNone(run.emu.poll(), f'the emulator exited: {run.emu.stderr.read(2000)}')
         finally:
             run.close()
             cloud.close()
@@ -301,7 +301,7 @@ class MoraiSettingsTest(unittest.TestCase):
                 self.assertEqual(rospy.get_param('/udp_bridge/bind_ip'), '127.0.0.2')
                 if cloud is not None:
                     self.assertTrue(wait_for(lambda: cloud.first() is not None, T), 'no cloud on /lidar3D')
-                self.assertIsNone(run.emu.poll(), 'the emulator exited: %s' % run.emu.stderr.read(2000))
+                self.assertIsNone(run.emu.poll(), f'the emulator exited: {run.emu.stderr.read(2000)}')
             finally:
                 run.close()
                 ego.close()
@@ -340,8 +340,7 @@ class MoraiSettingsTest(unittest.TestCase):
                             'udp_bridge: no ego status / IMU on the ports of the files')
             self.assert_tf('Camera-2', (1.15, 0.65, 1.2), q_pitch_yaw(10, 70))
             self.assertTrue(wait_for(lambda: run.running() == ['camera_bridge', 'lidar_bridge', 'udp_bridge'], T),
-                            'running: %r (lidar2d_bridge should have exited: no 2D LiDAR in the file)'
-                            % run.running())
+                            f'running: {run.running()!r} (lidar2d_bridge should have exited: no 2D LiDAR in the file)')
         finally:
             run.close()
             for c in (image, info, cloud, ego, imu):
@@ -358,7 +357,7 @@ class MoraiSettingsTest(unittest.TestCase):
             json.dump(d, f)
         run = Run([(os.path.join(LAUNCH_DIR, 'sensor_bridge.launch'), ['settings:=' + bad, 'output:=log'])], None)
         try:
-            self.assertTrue(wait_for(lambda: run.running() == [], T), 'still running: %r' % run.running())
+            self.assertTrue(wait_for(lambda: run.running() == [], T), f'still running: {run.running()!r}')
         finally:
             run.close()
 

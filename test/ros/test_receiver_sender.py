@@ -28,12 +28,12 @@ from morai_bridge.wire import streams, udp
 
 def config(sim, ns, **over):
     """udp_bridge's parameters with the fake simulator's ports, topics under /ns, the version filled in."""
-    values = dict(('%s_port' % n, p) for n, p in sim.rx_ports.items())
-    values.update(('%s_port' % n, s.getsockname()[1]) for n, s in sim.cmd.items())
+    values = {f'{n}_port': p for n, p in sim.rx_ports.items()}
+    values.update((f'{n}_port', s.getsockname()[1]) for n, s in sim.cmd.items())
     values.update(emulator_sync=False, **over)
     for p in udp_bridge.PARAMS:
         if p.name.endswith('_topic'):
-            values[p.name] = '/%s/%s' % (ns, p.default)
+            values[p.name] = f'/{ns}/{p.default}'
     return apply_sim_version(load(udp_bridge.PARAMS, lambda name, default: values.get(name, default)))
 
 
@@ -110,7 +110,7 @@ class ReceiverSenderTest(unittest.TestCase):
         from sensor_msgs.msg import Imu
         for ns, version, want_packet_time in (('v25', '25.S4', False), ('v24', '24.R2', True)):
             sim, cfg, rx = self.start_receiver(ns, sim_version=version)
-            w = Waiter('/%s/imu' % ns, Imu)
+            w = Waiter(f'/{ns}/imu', Imu)
             before = rospy.Time.now()
             m = w.until(lambda: sim.send('imu', udp.make(udp.ImuData, sec=77, nsec=1, ori_w=1.0)))
             self.assertIsNotNone(m, ns)
@@ -192,7 +192,7 @@ class ReceiverSenderTest(unittest.TestCase):
         from sensor_msgs.msg import Imu
         for ns, keep, want in (('burst', False, 1), ('burst_kept', True, 3)):
             sim, cfg, rx = self.start_receiver(ns, imu_duplicates=keep, state_queue_size=100)
-            w = Waiter('/%s/imu' % ns, Imu)
+            w = Waiter(f'/{ns}/imu', Imu)
             stamps = iter(range(100000000, 300000000, 1000000))    # a new stamp per resend: no duplicate
             w.until(lambda: sim.send('imu', self.imu_datagram(1785560206, next(stamps), 5.0)),
                     lambda m: m.angular_velocity.z == 5.0)
@@ -212,7 +212,7 @@ class ReceiverSenderTest(unittest.TestCase):
         from sensor_msgs.msg import Imu
         for ns, version in (('bad25', '25.S4'), ('bad24', '24.R2')):
             sim, cfg, rx = self.start_receiver(ns, sim_version=version)
-            w = Waiter('/%s/imu' % ns, Imu)
+            w = Waiter(f'/{ns}/imu', Imu)
             before = rospy.Time.now()
             m = w.until(lambda: sim.send('imu', self.imu_datagram(1785560206, 3074316224, 7.0)),
                         lambda m: m.angular_velocity.z == 7.0)
@@ -280,7 +280,7 @@ class ReceiverSenderTest(unittest.TestCase):
     def test_sender_follows_the_version(self):
         for ns, version, size, sign in (('s24', '24.R2', 23, -1), ('s26', '26.R1', 27, 1)):
             sim, cfg, tx = self.sender(ns, sim_version=version)
-            pub = rospy.Publisher('/%s/ctrl_cmd' % ns, CtrlCmd, queue_size=1)
+            pub = rospy.Publisher(f'/{ns}/ctrl_cmd', CtrlCmd, queue_size=1)
             wait_for_subscribers(pub)
             sim.drain('ctrl_cmd')
             pub.publish(CtrlCmd(longlCmdType=2, velocity=5.0, steering=0.1))

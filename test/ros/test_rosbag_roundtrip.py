@@ -42,7 +42,7 @@ class RosbagRoundTrip(unittest.TestCase):
         names = ['ego_status', 'object_info', 'collision', 'ctrl_cmd', 'scenario_load']
         ports = dict(zip(names, free_ports(len(names))))
         common = ['%s_port:=%d' % kv for kv in ports.items()]
-        off = ['%s_port:=0' % n for n in ('traffic_light', 'intersection', 'vehicle_collision', 'sim_status', 'gps',
+        off = [f'{n}_port:=0' for n in ('traffic_light', 'intersection', 'vehicle_collision', 'sim_status', 'gps',
                                           'imu', 'sync_state', 'sync', 'sim_control')]
         uuid = roslaunch.rlutil.get_or_generate_uuid(None, False)
         roslaunch.configure_logging(uuid)
@@ -72,7 +72,7 @@ class RosbagRoundTrip(unittest.TestCase):
         with rosbag.Bag(bag) as b:
             info = b.get_type_and_topic_info()
             for topic, typ in TOPICS.items():
-                self.assertIn(topic, info.topics, 'topic %s missing from the bag' % topic)
+                self.assertIn(topic, info.topics, f'topic {topic} missing from the bag')
                 t = info.topics[topic]
                 self.assertEqual(t.msg_type, typ)
                 self.assertEqual(info.msg_types[typ], MD5[typ]['md5'])
@@ -85,8 +85,8 @@ class RosbagRoundTrip(unittest.TestCase):
             for topic in TOPICS:
                 stamps = [m.header.stamp.to_nsec() for _, m, _ in b.read_messages(topics=[topic])]
                 self.assertTrue(all(s % STEP_NS == 0 for s in stamps),
-                                '%s: stamps are not the emulator clock (multiples of 20 ms)' % topic)
-                self.assertTrue(all(b2 > a for a, b2 in zip(stamps, stamps[1:])), '%s: stamps not increasing' % topic)
+                                f'{topic}: stamps are not the emulator clock (multiples of 20 ms)')
+                self.assertTrue(all(b2 > a for a, b2 in zip(stamps, stamps[1:])), f'{topic}: stamps not increasing')
                 if topic != '/CollisionData':
                     # every simulator step is sent (late rather than skipped when the emulator's loop is late)
                     # and, with a publisher queue deeper than 1, none is dropped before rosbag gets it
@@ -94,10 +94,10 @@ class RosbagRoundTrip(unittest.TestCase):
                     gaps = [(b2 - a) // STEP_NS for a, b2 in zip(stamps, stamps[1:]) if b2 - a != STEP_NS]
                     print('%s: %d of %d simulator steps in the bag; gaps (in steps): %s'
                           % (topic, len(stamps), steps, gaps))
-                    self.assertEqual(gaps, [], '%s: simulator steps missing from the bag' % topic)
+                    self.assertEqual(gaps, [], f'{topic}: simulator steps missing from the bag')
                     self.assertEqual(len(stamps), steps)
             # the same simulator instant is one stamp for ego, objects and collisions
-            ego_stamps = set(m.header.stamp.to_nsec() for _, m, _ in b.read_messages(topics=['/Ego_topic']))
+            ego_stamps = {m.header.stamp.to_nsec() for _, m, _ in b.read_messages(topics=['/Ego_topic'])}
             col_stamps = [m.header.stamp.to_nsec() for _, m, _ in b.read_messages(topics=['/CollisionData'])]
             # (rosbag subscribes to each topic, and stops, at its own moment: a step at the very start or end
             # of the recording may be in one topic only; inside the ego's span every step is in both)
@@ -110,7 +110,7 @@ class RosbagRoundTrip(unittest.TestCase):
             cols = [m for _, m, _ in b.read_messages(topics=['/CollisionData'])]
             hits = [m for m in cols if m.collision_object]
             self.assertTrue(hits, 'driving into the obstacle must be recorded as a collision')
-            self.assertEqual(set(o.type for m in hits for o in m.collision_object), {2})
+            self.assertEqual({o.type for m in hits for o in m.collision_object}, {2})
             self.assertGreater(len(cols), len(hits))
 
 

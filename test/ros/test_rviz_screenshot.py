@@ -39,8 +39,8 @@ def display_color(cls):
     return tuple(int(v) for v in d['Color'].split(';'))
 
 
-EXPECTED = dict((name, screenshot.to_rgb8(COLORS[name]))
-                for name in ('ego', 'npc', 'pedestrian', 'obstacle', 'red', 'yellow', 'green'))
+EXPECTED = {name: screenshot.to_rgb8(COLORS[name])
+                for name in ('ego', 'npc', 'pedestrian', 'obstacle', 'red', 'yellow', 'green')}
 EXPECTED['lidar points'] = display_color('rviz/PointCloud2')
 # Boxes seen from above at the view's 6.5 px/m: ego 4.6 x 1.9 m (~370 px), three NPCs
 # (~1100 px), the pedestrian 0.5 x 0.5 m (~10 px), obstacles 0.4 x 0.4 and 1.2 x 0.8 m (~45 px),
@@ -89,11 +89,11 @@ class RvizScreenshotTest(unittest.TestCase):
                     kinds[m.ns] = kinds.get(m.ns, 0) + 1
             if kinds == {'ego': 1, 'npc': 3, 'pedestrian': 1, 'obstacle': 2}:
                 return
-        self.fail('the markers never showed the demo scene: %r' % kinds)
+        self.fail(f'the markers never showed the demo scene: {kinds!r}')
 
     def test_rviz_shows_the_demo(self):
         for exe in ('rviz', 'Xvfb'):
-            self.assertIsNotNone(shutil.which(exe), '%s is not installed (tools/deb-packages.txt)' % exe)
+            self.assertIsNotNone(shutil.which(exe), f'{exe} is not installed (tools/deb-packages.txt)')
         self.wait_for_scene()
         for topic, kind in (('/velodyne_points', PointCloud2), ('/image_jpeg/compressed', CompressedImage),
                             ('/image_raw', ImageMsg)):
@@ -125,8 +125,8 @@ class RvizScreenshotTest(unittest.TestCase):
             Image.fromarray(img).save(output_path())
             print('screenshot: %s (%.1f s after rviz started); colour pixels: %s' % (
                 output_path(), time.monotonic() - t0, counts))
-        self.assertIsNone(self.rviz.poll(), 'rviz exited with %s (log: %s)' % (self.rviz.poll(), log_path))
-        self.assertEqual(problems, [], 'screenshot %s: %s' % (output_path(), '; '.join(problems)))
+        self.assertIsNone(self.rviz.poll(), f'rviz exited with {self.rviz.poll()} (log: {log_path})')
+        self.assertEqual(problems, [], f"screenshot {output_path()}: {'; '.join(problems)}")
 
     def test_the_users_snapshot_tool(self):
         """docs/day_one.md's headless one-liner: tools/rviz_snapshot.py writes a PNG of rviz/morai.rviz
@@ -145,8 +145,8 @@ class RvizScreenshotTest(unittest.TestCase):
         import numpy as np
         img = np.asarray(Image.open(out).convert('RGB'))
         self.assertEqual(img.shape, (700, 1024, 3))
-        self.assertIsNotNone(screenshot.render_area(img), 'no 3D view in %s' % out)
-        self.assertIn('rviz_snapshot: %s (1024x700' % out, text)
+        self.assertIsNotNone(screenshot.render_area(img), f'no 3D view in {out}')
+        self.assertIn(f'rviz_snapshot: {out} (1024x700', text)
 
 
 if __name__ == '__main__':

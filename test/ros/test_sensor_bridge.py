@@ -165,7 +165,7 @@ class SensorBridgeTest(unittest.TestCase):
         args = ['camera_port:=%d' % cls.cam_port, 'lidar_port:=%d' % cls.lidar_port,
                 'lidar2d_port:=%d' % cls.l2d_port, 'publish_raw:=true', 'fault_injection:=true', 'output:=log']
         for sensor, pose in MOUNT.items():
-            args += ['%s_%s:=%r' % (sensor, axis, v) for axis, v in zip(('x', 'y', 'z', 'roll', 'pitch', 'yaw'), pose)]
+            args += [f'{sensor}_{axis}:={v!r}' for axis, v in zip(('x', 'y', 'z', 'roll', 'pitch', 'yaw'), pose)]
         uuid = roslaunch.rlutil.get_or_generate_uuid(None, False)
         roslaunch.configure_logging(uuid)
         cls.launch = roslaunch.parent.ROSLaunchParent(uuid, [(LAUNCH, args)])
@@ -184,11 +184,11 @@ class SensorBridgeTest(unittest.TestCase):
         cls.tf = tf2_ros.Buffer()
         cls.tf_listener = tf2_ros.TransformListener(cls.tf)
         for c in (cls.images, cls.infos, cls.raw, cls.boxes, cls.clouds, cls.scans):
-            assert wait_for(c.connected, 30.0), 'no publisher of %s' % c.sub.name
+            assert wait_for(c.connected, 30.0), f'no publisher of {c.sub.name}'
         for node, topic in (('/camera_bridge', '/image_jpeg/compressed'), ('/camera_bridge', '/image_jpeg/camera_info'),
                             ('/camera_bridge', '/image_raw'), ('/camera_bridge', '/camera/boxes'),
                             ('/lidar_bridge', '/velodyne_points'), ('/lidar2d_bridge', '/scan')):
-            assert wait_for(lambda: publisher_knows(node, topic), 30.0), '%s never accepted %s' % (node, topic)
+            assert wait_for(lambda: publisher_knows(node, topic), 30.0), f'{node} never accepted {topic}'
         cls.rev = 0
 
     @classmethod
@@ -199,7 +199,7 @@ class SensorBridgeTest(unittest.TestCase):
     def on_diag(cls, m):
         with cls.diag_lock:
             for s in m.status:
-                cls.diag[s.name] = (s.level, s.message, dict((kv.key, kv.value) for kv in s.values))
+                cls.diag[s.name] = (s.level, s.message, {kv.key: kv.value for kv in s.values})
 
     def entry(self, prefix):
         with self.diag_lock:
@@ -230,7 +230,7 @@ class SensorBridgeTest(unittest.TestCase):
             sec, nsec = 1700000000 + seed, 123456789 + seed
             self.send_frame(jpeg, sec, nsec, padded)
             self.assertTrue(wait_for(lambda: self.images.count() > n and self.infos.count() > ni, T),
-                            'no image for a %d-chunk frame (padded=%s)' % (len(mor_datagrams(jpeg, 0, 0)), padded))
+                            f'no image for a {len(mor_datagrams(jpeg, 0, 0))}-chunk frame (padded={padded})')
             img = self.images.since(n)[0]
             self.assertEqual(bytes(img.data), jpeg)
             self.assertEqual(img.format, 'jpeg')
@@ -268,7 +268,7 @@ class SensorBridgeTest(unittest.TestCase):
         self.send(self.cam_port, [bad] + [chunks[0]] + chunks[2:], gap=0.002)
         self.assertTrue(wait_for(lambda: int(self.value(name, 'malformed')) > mal0 and
                                  int(self.value(name, 'dropped missing_chunk') or 0) >= 1, T),
-                        'malformed chunk / lost chunk not counted: %r' % (self.entry(name),))
+                        f'malformed chunk / lost chunk not counted: {self.entry(name)!r}')
         level, message, values = self.entry(name)
         self.assertGreaterEqual(int(values['malformed size']), 1)
         self.assertEqual(level, DiagnosticStatus.WARN, message)
@@ -369,7 +369,7 @@ class SensorBridgeTest(unittest.TestCase):
         def found():
             return [m for m in self.clouds.since(n) if (m.header.stamp.secs, m.header.stamp.nsecs) in keys]
         self.assertTrue(wait_for(lambda: len(found()) >= len(revs), T),
-                        'expected %d clouds, got %d' % (len(revs), len(found())))
+                        f'expected {len(revs)} clouds, got {len(found())}')
         time.sleep(0.3)
         got = found()
         self.assertEqual([(m.header.stamp.secs, m.header.stamp.nsecs) for m in got], keys,
@@ -444,7 +444,7 @@ class SensorBridgeTest(unittest.TestCase):
         self.assertIn(len(got), (1, 2), 'the checked revolution, and maybe the leading one')
         self.check_cloud(got[-1], revs[0][0])             # the points tell which revolution it is
         stamp = got[-1].header.stamp.to_sec()
-        self.assertLess(abs(stamp - t_send), 1.0, 'stamp %.3f is not the receive time %.3f' % (stamp, t_send))
+        self.assertLess(abs(stamp - t_send), 1.0, f'stamp {stamp:.3f} is not the receive time {t_send:.3f}')
         self.assertTrue(wait_for(lambda: int(self.value(name, 'device time too far from receive time')) > far, T))
         level, message, _ = self.entry(name)
         self.assertEqual(level, DiagnosticStatus.WARN)
@@ -460,7 +460,7 @@ class SensorBridgeTest(unittest.TestCase):
         self.send(self.lidar_port, [bad_flag, short])
         self.assertTrue(wait_for(lambda: int(self.value(name, 'bad flag') or 0) >= 1 and
                                  int(self.value(name, 'bad length') or 0) >= 1, T),
-                        'bad datagrams not counted: %r' % (self.entry(name),))
+                        f'bad datagrams not counted: {self.entry(name)!r}')
         self.assertEqual(self.entry(name)[0], DiagnosticStatus.WARN)
         n = self.clouds.count()
         revs = self.send_revolutions(1, int(time.time() * 1e6))
@@ -508,7 +508,7 @@ class SensorBridgeTest(unittest.TestCase):
             other.sendto(bytes(1206), ('127.0.0.1', self.lidar_port))
             for name in ('lidar2d_bridge: LiDAR 2D', 'camera_bridge: Camera', 'lidar_bridge: LiDAR'):
                 self.assertTrue(wait_for(lambda: int(self.value(name, 'from unexpected hosts') or 0) >= 1, T),
-                                '%s: foreign datagram not counted' % name)
+                                f'{name}: foreign datagram not counted')
                 self.assertTrue(self.value(name, 'last unexpected sender').startswith('127.0.0.2:'))
             self.assertEqual((self.scans.count(), self.images.count()), (n_scan, n_img))
         finally:
@@ -531,21 +531,21 @@ class SensorBridgeTest(unittest.TestCase):
     def test_workers_are_supervised(self):
         for node, worker, counter in (('camera_bridge', 'camera_receiver', self.images),
                                       ('lidar2d_bridge', 'lidar2d_receiver', self.scans)):
-            name = '%s: Workers' % node
-            self.assertTrue(wait_for(lambda: self.value(name, '%s state' % worker) == 'running', T), name)
-            before = int(self.value(name, '%s restarts' % worker))
-            pub = rospy.Publisher('/%s/inject_fault' % node, String, queue_size=1)
+            name = f'{node}: Workers'
+            self.assertTrue(wait_for(lambda: self.value(name, f'{worker} state') == 'running', T), name)
+            before = int(self.value(name, f'{worker} restarts'))
+            pub = rospy.Publisher(f'/{node}/inject_fault', String, queue_size=1)
             self.assertTrue(wait_for(pub.get_num_connections, T))
             pub.publish(String(worker))
-            self.assertTrue(wait_for(lambda: int(self.value(name, '%s restarts' % worker)) == before + 1, T),
-                            'restart of %s not counted' % worker)
+            self.assertTrue(wait_for(lambda: int(self.value(name, f'{worker} restarts')) == before + 1, T),
+                            f'restart of {worker} not counted')
             self.assertEqual(self.entry(name)[0], DiagnosticStatus.ERROR)
             n = counter.count()
             if counter is self.images:
                 self.send_frame(jpeg_of(64, 48, 5), 1700000300, 0)
             else:
                 self.send(self.l2d_port, [lidar2d_datagram([1234] * 360, [0] * 360)])
-            self.assertTrue(wait_for(lambda: counter.count() > n, T), '%s: no output after the restart' % node)
+            self.assertTrue(wait_for(lambda: counter.count() > n, T), f'{node}: no output after the restart')
 
 
 if __name__ == '__main__':

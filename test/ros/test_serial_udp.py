@@ -29,16 +29,16 @@ class SerialUdpTest(unittest.TestCase):
         uuid = roslaunch.rlutil.get_or_generate_uuid(None, False)
         roslaunch.configure_logging(uuid)
         sim = roslaunch.parent.ROSLaunchParent(uuid, [(os.path.join(LAUNCH, 'sim_emulator.launch'), [
-            'erp42_link:=%s' % LINK, 'scenario:=sample', 'output:=log', 'privileged_port_offset:=1000'])])
+            f'erp42_link:={LINK}', 'scenario:=sample', 'output:=log', 'privileged_port_offset:=1000'])])
         sim.start()
         drv = roslaunch.parent.ROSLaunchParent(uuid, [(os.path.join(LAUNCH, 'erp42_serial_udp.launch'), [
-            'port:=%s' % LINK, 'output:=log', 'privileged_port_offset:=1000'])])
+            f'port:={LINK}', 'output:=log', 'privileged_port_offset:=1000'])])
         drv.start()
         diag = {}
 
         def on_diag(m):
             for s in m.status:
-                diag[s.name] = dict((kv.key, kv.value) for kv in s.values)
+                diag[s.name] = {kv.key: kv.value for kv in s.values}
         rospy.Subscriber('/diagnostics', DiagnosticArray, on_diag)
         ego = Latest('/Ego_topic', EgoVehicleStatus)
         ego_count = [0]
@@ -47,14 +47,14 @@ class SerialUdpTest(unittest.TestCase):
         ctrl = rospy.Publisher('/ctrl_cmd', CtrlCmd, queue_size=1)
         try:
             self.assertTrue(wait_for(lambda: ego.msg is not None and info.msg is not None, 30.0),
-                            'ego %r, erp42_info %r' % (ego.msg is not None, info.msg is not None))
+                            f'ego {ego.msg is not None!r}, erp42_info {info.msg is not None!r}')
             x0, y0 = ego.msg.position.x, ego.msg.position.y
             end = time.monotonic() + 6.0
             while time.monotonic() < end:
                 ctrl.publish(CtrlCmd(longlCmdType=2, velocity=10.0, steering=0.0))
                 time.sleep(0.05)
             v = math.hypot(ego.msg.velocity.x, ego.msg.velocity.y)
-            self.assertAlmostEqual(v, 10.0 / 3.6, delta=0.4, msg='UDP ego speed %.2f m/s' % v)
+            self.assertAlmostEqual(v, 10.0 / 3.6, delta=0.4, msg=f'UDP ego speed {v:.2f} m/s')
             self.assertGreater(math.hypot(ego.msg.position.x - x0, ego.msg.position.y - y0), 5.0)
             self.assertAlmostEqual(info.msg.velocity, 10.0, delta=1.0)       # serial feedback, km/h
             self.assertAlmostEqual(info.msg.position_x, ego.msg.position.x, delta=1.0)   # ground truth

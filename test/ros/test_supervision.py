@@ -22,7 +22,7 @@ SIM_LINK = '/tmp/morai_rostest_supervision_sim'
 PCU_LINK = '/tmp/morai_rostest_supervision_pcu'
 
 
-class Counter(object):
+class Counter:
     def __init__(self, topic, cls):
         self.n = 0
         rospy.Subscriber(topic, cls, self.cb, queue_size=50)
@@ -42,11 +42,11 @@ class SupervisionTest(unittest.TestCase):
         roslaunch.configure_logging(uuid)
         cls.launch = roslaunch.parent.ROSLaunchParent(uuid, [
             (os.path.join(LAUNCH, 'sim_emulator.launch'),
-             port_args + ['scenario:=sample', 'erp42_link:=%s' % SIM_LINK, 'fault_injection:=true', 'output:=log']),
+             port_args + ['scenario:=sample', f'erp42_link:={SIM_LINK}', 'fault_injection:=true', 'output:=log']),
             (os.path.join(LAUNCH, 'udp_bridge.launch'), port_args + ['fault_injection:=true', 'output:=log']),
             (os.path.join(LAUNCH, 'erp42_serial.launch'),
-             ['port:=%s' % SIM_LINK, 'encoder_enabled:=false', 'fault_injection:=true', 'output:=log']),
-            (os.path.join(LAUNCH, 'pcu_emulator.launch'), ['link:=%s' % PCU_LINK, 'fault_injection:=true',
+             [f'port:={SIM_LINK}', 'encoder_enabled:=false', 'fault_injection:=true', 'output:=log']),
+            (os.path.join(LAUNCH, 'pcu_emulator.launch'), [f'link:={PCU_LINK}', 'fault_injection:=true',
                                                             'output:=log'])])
         cls.launch.start()
         cls.lock = threading.Lock()
@@ -64,7 +64,7 @@ class SupervisionTest(unittest.TestCase):
     def on_diag(cls, m):
         with cls.lock:
             for s in m.status:
-                cls.diag[s.name] = (s.level, s.message, dict((kv.key, kv.value) for kv in s.values))
+                cls.diag[s.name] = (s.level, s.message, {kv.key: kv.value for kv in s.values})
 
     def entry(self, name):
         with self.lock:
@@ -73,26 +73,26 @@ class SupervisionTest(unittest.TestCase):
     def inject(self, node, worker):
         pub = self.pubs.get(node)
         if pub is None:
-            pub = self.pubs[node] = rospy.Publisher('/%s/inject_fault' % node, String, queue_size=1)
+            pub = self.pubs[node] = rospy.Publisher(f'/{node}/inject_fault', String, queue_size=1)
             self.assertTrue(wait_for(lambda: pub.get_num_connections() > 0, 15.0), 'no ~inject_fault on ' + node)
         pub.publish(String(worker))
 
     def check_worker(self, node, worker, flowing):
         """Inject a fault into ``worker`` of ``node``: ERROR with the restart counted, then running
         again, and ``flowing()`` (a counter of the worker's output) grows afterwards."""
-        name = '%s: Workers' % node
+        name = f'{node}: Workers'
         self.assertTrue(wait_for(lambda: self.entry(name) is not None and
-                                 self.entry(name)[2].get('%s state' % worker) == 'running', 30.0),
-                        '%s never reported worker %s running: %r' % (node, worker, self.entry(name)))
-        before = int(self.entry(name)[2]['%s restarts' % worker])
+                                 self.entry(name)[2].get(f'{worker} state') == 'running', 30.0),
+                        f'{node} never reported worker {worker} running: {self.entry(name)!r}')
+        before = int(self.entry(name)[2][f'{worker} restarts'])
         self.inject(node, worker)
-        self.assertTrue(wait_for(lambda: int(self.entry(name)[2]['%s restarts' % worker]) == before + 1, 10.0),
-                        'restart of %s not counted: %r' % (worker, self.entry(name)))
+        self.assertTrue(wait_for(lambda: int(self.entry(name)[2][f'{worker} restarts']) == before + 1, 10.0),
+                        f'restart of {worker} not counted: {self.entry(name)!r}')
         level, message, values = self.entry(name)
         self.assertEqual(level, DiagnosticStatus.ERROR, message)
         self.assertIn(worker, message)
-        self.assertIn('fault injected', values['%s last error' % worker])
-        self.assertTrue(wait_for(lambda: self.entry(name)[2]['%s state' % worker] == 'running', 5.0))
+        self.assertIn('fault injected', values[f'{worker} last error'])
+        self.assertTrue(wait_for(lambda: self.entry(name)[2][f'{worker} state'] == 'running', 5.0))
         n = flowing()
         self.assertTrue(wait_for(lambda: flowing() > n + 10, 10.0),
                         '%s: no output after the restart of %s (%d -> %d)' % (node, worker, n, flowing()))

@@ -65,7 +65,7 @@ class UdpBridgeTest(unittest.TestCase):
     @classmethod
     def _on_diag(cls, m):
         for s in m.status:
-            d = dict((kv.key, kv.value) for kv in s.values)
+            d = {kv.key: kv.value for kv in s.values}
             d['_level'], d['_message'] = s.level, s.message
             cls.diag[s.name] = d
 
@@ -127,9 +127,9 @@ class UdpBridgeTest(unittest.TestCase):
         w = Waiter('/Ego_topic', EgoVehicleStatus)
         pkt = self.ego_packet(sec=1000, nsec=5, pos_x=1.0)
         pkt = udp.make(udp.EgoVehicleStatus, data_length=152,
-                       **dict((k, getattr(pkt, k)) for k in pkt._fields
+                       **{k: getattr(pkt, k) for k in pkt._fields
                               if k != 'data_length' and getattr(pkt, k) is not None
-                              and not k.startswith(('tire_', 'side_slip'))))
+                              and not k.startswith(('tire_', 'side_slip'))})
         self.assertEqual(len(udp.encode(pkt)), 181)
         m = w.until(lambda: self.sim.send('ego_status', pkt), lambda m: m.header.stamp.secs == 1000)
         self.assertIsNotNone(m)
@@ -183,7 +183,7 @@ class UdpBridgeTest(unittest.TestCase):
             self.sim.send('collision', udp.make(udp.CollisionData, sec=60 + k, nsec=0, records=recs))
         m = w.wait(lambda m: m.header.stamp.secs == 89)
         self.assertIsNotNone(m, 'received stamps: %r' % [x.header.stamp.secs for x in w.msgs])
-        got = sorted(set(x.header.stamp.secs for x in w.msgs if 60 <= x.header.stamp.secs < 90))
+        got = sorted({x.header.stamp.secs for x in w.msgs if 60 <= x.header.stamp.secs < 90})
         self.assertEqual(got, list(range(60, 90)))
         self.assertEqual([(o.unique_id, o.type) for o in m.collision_object], [(21, 1), (22, 2)])
         self.assertEqual((m.global_offset_x, m.global_offset_y), (100.0, 200.0))
@@ -279,7 +279,7 @@ class UdpBridgeTest(unittest.TestCase):
                              'node stopped publishing')
         self.diag_value('ego_status', 'decode errors', lambda v: int(v) >= sent + 1)
         for stream in RX:
-            self.diag_value('UDP %s ' % stream, 'decode errors', lambda v: int(v) >= 1)
+            self.diag_value(f'UDP {stream} ', 'decode errors', lambda v: int(v) >= 1)
 
     def test_foreign_sender_ignored_and_counted(self):
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -347,7 +347,7 @@ class UdpBridgeTest(unittest.TestCase):
             self.pub(topic, type(msg)).publish(msg)
             p = self.sim.recv(stream)
             for k, v in fields.items():
-                self.assertEqual(getattr(p, k), v, '%s.%s' % (stream, k))
+                self.assertEqual(getattr(p, k), v, f'{stream}.{k}')
 
     def test_sensor_multi_ego_npc_ghost(self):
         self.sim.drain('sensor_control')

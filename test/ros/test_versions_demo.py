@@ -29,7 +29,7 @@ DEMO = os.path.join(HERE, '..', '..', 'launch', 'demo.launch')
 VERSIONS = sim_versions.available(sim_versions.search_dir_default())
 
 
-class Watch(object):
+class Watch:
     def __init__(self, topic, cls):
         self.msgs = []
         self.lock = threading.Lock()
@@ -72,20 +72,20 @@ class VersionsDemoTest(unittest.TestCase):
                 held = held + 1 if m is not None and on_circle(m) else 0
                 time.sleep(0.05)
             m = ego.last()
-            self.assertIsNotNone(m, '%s: no /Ego_topic' % version)
+            self.assertIsNotNone(m, f'{version}: no /Ego_topic')
             self.assertGreaterEqual(held, 40, '%s: the demo driver never held its circle (last: (%.1f, %.1f), '
                                     '%.1f km/h)' % (version, m.position.x, m.position.y,
                                                     math.hypot(m.velocity.x, m.velocity.y) * 3.6))
             # counter-clockwise around (0, 20): the heading leads the radius by +90 deg
             bearing = math.degrees(math.atan2(m.position.y - 20.0, m.position.x))
             lead = (m.heading - bearing + 180.0) % 360.0 - 180.0
-            self.assertAlmostEqual(lead, 90.0, delta=20.0, msg='%s: not driving counter-clockwise' % version)
+            self.assertAlmostEqual(lead, 90.0, delta=20.0, msg=f'{version}: not driving counter-clockwise')
             # turning left on a CCW circle: wheel_angle is negative, as native ROS mode reports a left turn
-            self.assertLess(m.wheel_angle, 0.0, '%s: wheel_angle %.2f for a left turn' % (version, m.wheel_angle))
+            self.assertLess(m.wheel_angle, 0.0, f'{version}: wheel_angle {m.wheel_angle:.2f} for a left turn')
             with col.lock:
                 msgs = list(col.msgs)
-            self.assertGreater(len(msgs), 100, '%s: /CollisionData is periodic' % version)
-            self.assertEqual([c for c in msgs if c.collision_object], [], '%s: phantom collisions' % version)
+            self.assertGreater(len(msgs), 100, f'{version}: /CollisionData is periodic')
+            self.assertEqual([c for c in msgs if c.collision_object], [], f'{version}: phantom collisions')
             v = sim_versions.load_version(version)
             signs = sim_versions.bridge_signs(v)
             self.assertEqual(rospy.get_param('/udp_bridge/steering_sign'), signs.steering_sign)
@@ -98,7 +98,7 @@ class VersionsDemoTest(unittest.TestCase):
             self.assertGreaterEqual(rospy.get_param('/udp_bridge/ego_status_port'), 1024)
             if v.port('competition_status'):
                 c = comp.last()
-                self.assertIsNotNone(c, '%s: no /Competition_topic' % version)
+                self.assertIsNotNone(c, f'{version}: no /Competition_topic')
                 self.assertEqual((c.position.x, c.position.y, c.acceleration.x), (0.0, 0.0, 0.0))
                 self.assertGreater(c.velocity.x, 4.0)
             else:

@@ -46,20 +46,20 @@ def main(original, fixed):
     out = list(rosbag.Bag(fixed).read_messages())
     problems = []
     if len(orig) != len(out):
-        problems.append('%d messages in, %d out' % (len(orig), len(out)))
+        problems.append(f'{len(orig)} messages in, {len(out)} out')
     types = {}
     for (topic_a, a, t_a), (topic_b, b, t_b) in zip(orig, out):
         system = genpy.message.get_message_class(b._type)
         if b._md5sum != system._md5sum:
-            problems.append('%s on %s has md5 %s, this workspace %s' % (b._type, topic_b, b._md5sum, system._md5sum))
+            problems.append(f'{b._type} on {topic_b} has md5 {b._md5sum}, this workspace {system._md5sum}')
             break
         if (topic_a, t_a) != (topic_b, t_b) or not same_values(a, b):
-            problems.append('%s at %s differs after the fix' % (topic_a, t_a))
+            problems.append(f'{topic_a} at {t_a} differs after the fix')
             break
         types[b._type] = (a._md5sum[:8], b._md5sum[:8])
     missing = sorted(set(MIGRATING) - set(types))
     if missing:     # the bag must hold every type whose definition differs between the sets
-        problems.append('the bag has no %s' % ', '.join(missing))
+        problems.append(f"the bag has no {', '.join(missing)}")
     print('bag_check: %d messages; %s; %s' % (len(out), ', '.join('%s %s -> %s' % (k.split('/')[1], v[0], v[1])
                                                                  for k, v in sorted(types.items())),
                                              '; '.join(problems) or 'values kept'))

@@ -43,7 +43,7 @@ results = []
 
 def report(step, ok, why=''):
     results.append(ok)
-    print('sets-check: %s %s%s' % ('PASS' if ok else 'FAIL', step, '' if ok else ': ' + why), flush=True)
+    print(f"sets-check: {'PASS' if ok else 'FAIL'} {step}{'' if ok else ': ' + why}", flush=True)
     return ok
 
 
@@ -55,8 +55,8 @@ def tail(path, n=25):
 
 def env_of(msg_set):
     """A clean environment with the set's workspace sourced (what `tools/dev.sh env` prints)."""
-    env = dict((k, v) for k, v in os.environ.items()
-               if not k.startswith(('ROS', 'CMAKE_PREFIX', 'PYTHONPATH', 'LD_LIBRARY', 'PKG_CONFIG', 'MORAI_WS')))
+    env = {k: v for k, v in os.environ.items()
+               if not k.startswith(('ROS', 'CMAKE_PREFIX', 'PYTHONPATH', 'LD_LIBRARY', 'PKG_CONFIG', 'MORAI_WS'))}
     env['PATH'] = '/usr/bin:/bin:/usr/sbin:/sbin'
     if msg_set is None:
         env.pop('MORAI_MSGS_SET', None)
@@ -66,7 +66,7 @@ def env_of(msg_set):
 
 
 def sourced(command):
-    return 'set -e; source <(bash %s/tools/dev.sh env); %s' % (ROOT, command)
+    return f'set -e; source <(bash {ROOT}/tools/dev.sh env); {command}'
 
 
 def run(name, command, env, timeout):
@@ -82,21 +82,21 @@ def run(name, command, env, timeout):
 
 def upstream_client(s, env):
     """Step 3: build the client's workspace (cached per set), then drive with it."""
-    ws = os.path.join(os.path.expanduser('~'), '.cache', 'morai_msgs', 'upstream-client-%s' % s)
+    ws = os.path.join(os.path.expanduser('~'), '.cache', 'morai_msgs', f'upstream-client-{s}')
     t = time.monotonic()
-    log = os.path.join(LOGS, 'client-build-%s.log' % s)
+    log = os.path.join(LOGS, f'client-build-{s}.log')
     code = upstream_client_module().build(s, ws, log)
     if not report('set %s: a morai_msgs from upstream\'s field lists builds in its own workspace (%.0f s)'
                   % (s, time.monotonic() - t), code == 0, tail(log)):
         return
     port = free_port()
     master = dict(env, ROS_MASTER_URI='http://127.0.0.1:%d' % port)
-    launch_log = open(os.path.join(LOGS, 'client-bridge-%s.log' % s), 'w')
+    launch_log = open(os.path.join(LOGS, f'client-bridge-{s}.log'), 'w')
     bridge = subprocess.Popen(['bash', '-c', sourced('exec roslaunch -p %d morai_msgs demo.launch driver:=false '
                                                      'markers:=false output:=log' % port)],
                               env=master, stdout=launch_log, stderr=subprocess.STDOUT, cwd=ROOT,
                               start_new_session=True)
-    bag = os.path.join(LOGS, 'set-%s.bag' % s)
+    bag = os.path.join(LOGS, f'set-{s}.bag')
     for old in (bag, bag + '.active'):
         if os.path.exists(old):
             os.remove(old)
@@ -106,11 +106,11 @@ def upstream_client(s, env):
         recorder = subprocess.Popen(['bash', '-c', sourced('exec rosbag record -q -O %s /Ego_topic /CollisionData '
                                                            '/ctrl_cmd' % bag)], env=master, cwd=LOGS,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
-        client_env = dict((k, v) for k, v in env_of(None).items() if k != 'MORAI_EXPECT_MSGS_SET')
+        client_env = {k: v for k, v in env_of(None).items() if k != 'MORAI_EXPECT_MSGS_SET'}
         client_env['ROS_MASTER_URI'] = master['ROS_MASTER_URI']
-        code, log = run('client-%s' % s, 'set -e; set +u; source %s/devel/setup.bash; set -u; exec /usr/bin/python3 '
+        code, log = run(f'client-{s}', 'set -e; set +u; source %s/devel/setup.bash; set -u; exec /usr/bin/python3 '
                         '%s/test/sets/upstream_client.py drive %s' % (ws, ROOT, s), client_env, 180)
-        report('set %s: the upstream-built client receives the bridge\'s topics and drives' % s, code == 0,
+        report(f'set {s}: the upstream-built client receives the bridge\'s topics and drives', code == 0,
                tail(log))
         with open(log) as f:
             print('  ' + ''.join(line for line in f if line.startswith('upstream client')).strip(), flush=True)
@@ -125,26 +125,26 @@ def migrations():
     every other set's workspace, checked there (bag_check.py), and named by `tools/msg_sets.py which`."""
     default = DEFAULT
     for a in SETS:
-        bag = os.path.join(LOGS, 'set-%s.bag' % a)
+        bag = os.path.join(LOGS, f'set-{a}.bag')
         if not os.path.exists(bag):
-            report('rosbag: set %s recorded a bag' % a, False, 'no %s' % bag)
+            report(f'rosbag: set {a} recorded a bag', False, f'no {bag}')
             continue
-        code, log = run('which-%s' % a, sourced('/usr/bin/python3 tools/msg_sets.py which %s' % bag), env_of(None), 120)
+        code, log = run(f'which-{a}', sourced(f'/usr/bin/python3 tools/msg_sets.py which {bag}'), env_of(None), 120)
         named = tail(log, 1).strip()
-        report('tools/msg_sets.py which names the set of the bag recorded under %s' % a,
-               code == 0 and ('message set %s;' % a) in named, named)
+        report(f'tools/msg_sets.py which names the set of the bag recorded under {a}',
+               code == 0 and (f'message set {a};') in named, named)
         for b in SETS:
             if b == a:
                 continue
-            fixed = os.path.join(LOGS, 'set-%s-fixed-for-%s.bag' % (a, b))
+            fixed = os.path.join(LOGS, f'set-{a}-fixed-for-{b}.bag')
             if os.path.exists(fixed):
                 os.remove(fixed)
             # the rule file named: rosbag finds exported rules only through rosdep's database (rospkg
             # lists a catkin package's dependencies with it), which an offline machine has not
             command = ('rosbag fix %s %s $(rospack find morai_msgs)/msg_sets/migration_rules.bmr; '
                        '/usr/bin/python3 test/sets/bag_check.py %s %s' % (bag, fixed, bag, fixed))
-            code, log = run('fix-%s-for-%s' % (a, b), sourced(command), env_of(None if b == default else b), 300)
-            report('rosbag fix: the %s bag, in the %s workspace (%s)' % (a, b, tail(log, 1).strip()), code == 0,
+            code, log = run(f'fix-{a}-for-{b}', sourced(command), env_of(None if b == default else b), 300)
+            report(f'rosbag fix: the {a} bag, in the {b} workspace ({tail(log, 1).strip()})', code == 0,
                    tail(log))
 
 
@@ -162,21 +162,21 @@ def main():
         env = env_of(None if s == default else s)
         if s != default:
             t = time.monotonic()
-            code, log = run('build-%s' % s, 'bash %s/tools/dev.sh build' % ROOT, env, 1800)
-            if not report('set %s: its workspace builds (%.0f s)' % (s, time.monotonic() - t), code == 0,
-                          'exit %s\n%s' % (code, tail(log))):
+            code, log = run(f'build-{s}', f'bash {ROOT}/tools/dev.sh build', env, 1800)
+            if not report(f'set {s}: its workspace builds ({time.monotonic() - t:.0f} s)', code == 0,
+                          f'exit {code}\n{tail(log)}'):
                 continue
         env['MORAI_EXPECT_MSGS_SET'] = s
-        code, log = run('pytest-%s' % s, sourced('/usr/bin/python3 -m pytest -p no:cacheprovider -q test/sets test/unit/ros/test_sim_to_ros.py'),
+        code, log = run(f'pytest-{s}', sourced('/usr/bin/python3 -m pytest -p no:cacheprovider -q test/sets test/unit/ros/test_sim_to_ros.py'),
                         env, 900)
         counts = re.findall(r'(\d+) (passed|failed)', tail(log, 3))
-        report('set %s: pytest test/sets (%s)' % (s, ', '.join(' '.join(c) for c in counts) or 'no summary'),
+        report(f"set {s}: pytest test/sets ({', '.join((' '.join(c) for c in counts)) or 'no summary'})",
                code == 0, tail(log))
-        code, log = run('demo-%s' % s, sourced('rostest --text morai_msgs demo.test'), env, 600)
-        report('set %s: rostest demo.test (the closed loop)' % s, code == 0, tail(log))
+        code, log = run(f'demo-{s}', sourced('rostest --text morai_msgs demo.test'), env, 600)
+        report(f'set {s}: rostest demo.test (the closed loop)', code == 0, tail(log))
         for test in ROSTESTS_PER_SET if s != default else ():
-            code, log = run('%s-%s' % (test[:-5], s), sourced('rostest --text morai_msgs %s' % test), env, 600)
-            report('set %s: rostest %s' % (s, test), code == 0, tail(log))
+            code, log = run(f'{test[:-5]}-{s}', sourced(f'rostest --text morai_msgs {test}'), env, 600)
+            report(f'set {s}: rostest {test}', code == 0, tail(log))
         upstream_client(s, env)
     migrations()
     passed, failed = results.count(True), results.count(False)

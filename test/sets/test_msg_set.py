@@ -49,12 +49,12 @@ def test_no_type_beyond_the_set_is_generated():
     the generated code when the set changes; a workspace per set in tools/dev.sh)."""
     import morai_msgs.msg
     import morai_msgs.srv
-    msgs = set(n for n in dir(morai_msgs.msg) if hasattr(getattr(morai_msgs.msg, n), '_md5sum'))
-    srvs = set(n for n in dir(morai_msgs.srv) if hasattr(getattr(morai_msgs.srv, n), '_request_class'))
-    want = dict((full.split('/')[1], v['kind']) for full, v in TABLE.items())
+    msgs = {n for n in dir(morai_msgs.msg) if hasattr(getattr(morai_msgs.msg, n), '_md5sum')}
+    srvs = {n for n in dir(morai_msgs.srv) if hasattr(getattr(morai_msgs.srv, n), '_request_class')}
+    want = {full.split('/')[1]: v['kind'] for full, v in TABLE.items()}
     # a service also generates <Name>Request and <Name>Response message classes in morai_msgs.srv
-    assert msgs == set(n for n, k in want.items() if k == 'msg')
-    assert srvs == set(n for n, k in want.items() if k == 'srv')
+    assert msgs == {n for n, k in want.items() if k == 'msg'}
+    assert srvs == {n for n, k in want.items() if k == 'srv'}
     gen = os.path.dirname(morai_msgs.msg.__file__)
     assert sorted(f[1:-3] for f in os.listdir(gen) if f.startswith('_') and f.endswith('.py') and f != '__init__.py') == \
         sorted(n for n, k in want.items() if k == 'msg')

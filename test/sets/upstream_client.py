@@ -83,7 +83,7 @@ def drive(set_name):
         time.sleep(0.1)
     missing = [k for k, v in got.items() if not v]
     if missing:
-        print('upstream client (set %s): nothing on %s within 40 s (md5 handshake refused?)' % (set_name, missing))
+        print(f'upstream client (set {set_name}): nothing on {missing} within 40 s (md5 handshake refused?)')
         return 1
     first = got['ego'][-1]
     steer = 0.2                                    # rad, + left (MORAI's native ROS mode)

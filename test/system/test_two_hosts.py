@@ -48,7 +48,7 @@ def hosts():
     except subprocess.CalledProcessError as e:
         for ns in (sim, br):
             subprocess.run(['ip', 'netns', 'del', ns], capture_output=True)
-        pytest.skip('cannot create network namespaces here: %s' % e.stderr.decode().strip())
+        pytest.skip(f'cannot create network namespaces here: {e.stderr.decode().strip()}')
     procs = []
     yield sim, br, procs
     for p in procs:
@@ -85,7 +85,7 @@ def test_bridge_and_simulator_on_two_hosts(hosts, tmp_path):
     checker = start(procs, br, ['/usr/bin/python3', os.path.join(ROOT, 'test', 'system', 'two_hosts_checker.py')],
                     env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
     line = checker.stdout.readline()
-    assert 'ready' in line, 'checker failed; see %s' % (tmp_path / 'procs.log')
+    assert 'ready' in line, f"checker failed; see {tmp_path / 'procs.log'}"
     # datagrams from a third address of the simulator host: the bridge must drop and count them
     sender = ("import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('%s', 0))\n"
               "for _ in range(25): s.sendto(b'#MoraiInfo$' + bytes(218), ('%s', 909))" % (OTHER_IP, BRIDGE_IP))

@@ -29,7 +29,7 @@ while time.monotonic() < end:
     d = rospy.wait_for_message('/diagnostics', DiagnosticArray, timeout=5.0)
     for s in d.status:
         if s.name.startswith('udp_bridge: UDP ego_status'):
-            v = dict((kv.key, kv.value) for kv in s.values)
+            v = {kv.key: kv.value for kv in s.values}
             out['foreign'] = int(v['from unexpected hosts'])
             out['last_foreign'] = v['last unexpected sender']
     if out.get('foreign'):

@@ -42,8 +42,7 @@ if NO_ROS:
             collect_ignore.append(os.path.relpath(_path, HERE))
 
     def pytest_report_header(config):
-        lines = ['no-ROS mode (MORAI_UNIT_NO_ROS=1): %d test files need ROS at import, not collected:'
-                 % len(_NEEDS_ROS)]
+        lines = [f'no-ROS mode (MORAI_UNIT_NO_ROS=1): {len(_NEEDS_ROS)} test files need ROS at import, not collected:']
         lines += ['  %s (%s)' % item for item in sorted(_NEEDS_ROS.items())]
         return lines
 
@@ -56,4 +55,4 @@ if NO_ROS:
                 and ros_imports.is_ros_module(getattr(exc.value, 'name', None)):
             report.outcome = 'skipped'
             report.longrepr = (str(item.fspath), item.location[1] + 1,
-                               'Skipped: needs ROS (no module named %r)' % exc.value.name)
+                               f'Skipped: needs ROS (no module named {exc.value.name!r})')

@@ -57,7 +57,7 @@ def inputs():
     for _ in range(300):
         m = rng.choice(base)
         if hasattr(m, '_replace') and not isinstance(m, udp.NmeaSentence):
-            m = m._replace(**dict((k, f()) for k in m._fields if isinstance(getattr(m, k), float)))
+            m = m._replace(**{k: f() for k in m._fields if isinstance(getattr(m, k), float)})
         if isinstance(m, udp.ObjectInfo):
             m = m._replace(objects=tuple(udp.ObjectRecord(
                 obj_id=rng.randint(-5, 5), obj_type=rng.choice([-1, 0, 1, 2, 3]), pos_x=f(), heading=f(),
@@ -93,7 +93,7 @@ def wire_inputs(seed=11, count=600):
 
     def obj(cls, t=None):
         r = cls(*([0] * len(cls._fields)))
-        kw = dict((k, f()) for k in cls._fields if k not in ('obj_id', 'obj_type', 'link_id'))
+        kw = {k: f() for k in cls._fields if k not in ('obj_id', 'obj_type', 'link_id')}
         kw['obj_id'] = rng.choice([rng.randint(-5, 5), rng.choice(INT_EXTREMES)])
         kw['obj_type'] = rng.choice([-1, 0, 1, 2, 3, 7]) if t is None else t
         if 'link_id' in cls._fields:
@@ -125,18 +125,18 @@ def wire_inputs(seed=11, count=600):
 def same(a, b, path):
     """a and b equal slot by slot, with the same value types (NaN equal to NaN)."""
     if type(a) is not type(b):
-        raise AssertionError('%s: %s vs %s' % (path, type(a).__name__, type(b).__name__))
+        raise AssertionError(f'{path}: {type(a).__name__} vs {type(b).__name__}')
     if isinstance(a, (genpy.Message, genpy.TVal)):
         for s in a.__slots__:
             same(getattr(a, s), getattr(b, s), path + '.' + s)
     elif isinstance(a, list):
-        assert len(a) == len(b), '%s: %d vs %d items' % (path, len(a), len(b))
+        assert len(a) == len(b), f'{path}: {len(a)} vs {len(b)} items'
         for k, (x, y) in enumerate(zip(a, b)):
             same(x, y, '%s[%d]' % (path, k))
     elif isinstance(a, float) and math.isnan(a):
         assert math.isnan(b), path
     else:
-        assert a == b, '%s: %r vs %r' % (path, a, b)
+        assert a == b, f'{path}: {a!r} vs {b!r}'
 
 
 def serialized(m):
@@ -154,24 +154,23 @@ def complete(m, path):
         try:
             v = getattr(m, slot)
         except AttributeError:
-            raise AssertionError('%s: not set' % where) from None
+            raise AssertionError(f'{where}: not set') from None
         if kind.endswith(']'):
-            assert isinstance(v, (list, tuple)), '%s: %r is not an array' % (where, v)
+            assert isinstance(v, (list, tuple)), f'{where}: {v!r} is not an array'
             for k, x in enumerate(v):
                 if isinstance(x, genpy.Message):
                     complete(x, '%s[%d]' % (where, k))
         elif isinstance(v, genpy.Message):
-            assert v._type == kind or kind.endswith('/' + v._type.split('/')[-1]), '%s: %s is not %s' % (
-                where, v._type, kind)
+            assert v._type == kind or kind.endswith('/' + v._type.split('/')[-1]), f'{where}: {v._type} is not {kind}'
             complete(v, where)
         elif kind in ('time', 'duration'):
-            assert isinstance(v, genpy.TVal), '%s: %r' % (where, v)
+            assert isinstance(v, genpy.TVal), f'{where}: {v!r}'
         elif kind == 'string':
-            assert isinstance(v, str), '%s: %r is not a string' % (where, v)
+            assert isinstance(v, str), f'{where}: {v!r} is not a string'
         elif kind.startswith(('float', 'int', 'uint', 'bool', 'byte', 'char')):
-            assert isinstance(v, (int, float)) and not isinstance(v, bool), '%s: %r is not a %s' % (where, v, kind)
+            assert isinstance(v, (int, float)) and not isinstance(v, bool), f'{where}: {v!r} is not a {kind}'
         else:
-            raise AssertionError('%s: a %s field holds %r' % (where, kind, v))
+            raise AssertionError(f'{where}: a {kind} field holds {v!r}')
 
 
 def check_converters(messages, seqs=(0, 1, 4711, 2 ** 32 - 1)):
@@ -201,7 +200,7 @@ def check_converters(messages, seqs=(0, 1, 4711, 2 ** 32 - 1)):
                         data = serialized(m)
                     except (genpy.SerializationError, struct.error, OverflowError, ValueError, TypeError):
                         continue        # a value beyond its field: rospy refuses to publish it
-                    assert serialized(type(m)().deserialize(data)) == data, '%s of %r' % (name, w)
+                    assert serialized(type(m)().deserialize(data)) == data, f'{name} of {w!r}'
                 if name == 'gps' and got[0] is not None:
                     assert got[0].header is got[1].header, 'gps: one header for both messages'
                 n[name] = n.get(name, 0) + 1

@@ -20,7 +20,7 @@ def wait_for(pred, timeout=3.0, step=0.005):
     return pred()
 
 
-class Log(object):
+class Log:
     """A log callable that keeps the lines it was given."""
 
     def __init__(self):

@@ -50,7 +50,7 @@ def _module_level_imports(path, package):
             else:
                 mod = node.module
             out.append(mod)
-            out.extend('%s.%s' % (mod, a.name) for a in node.names if a.name != '*')
+            out.extend(f'{mod}.{a.name}' for a in node.names if a.name != '*')
         elif isinstance(node, (ast.If, ast.Try, ast.With)):
             for field in ('body', 'orelse', 'finalbody', 'handlers'):
                 for child in getattr(node, field, []):

@@ -84,7 +84,7 @@ def _variant(data):
                 if info.header == header and info.data_length == dl and n in info.total_lengths:
                     offset = len(header) + 4 + info.aux_length
                     if n == offset + payload_size(info) + 2 and not data.endswith(TAIL):
-                        raise udp.DecodeError("%r: the last two bytes are not CR LF" % header)
+                        raise udp.DecodeError(f"{header!r}: the last two bytes are not CR LF")
                     return info, offset
     if n >= 8:
         msg_type = struct.unpack_from("<I", data, 4)[0]

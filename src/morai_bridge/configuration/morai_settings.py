@@ -163,13 +163,13 @@ def rep103_pose(pos, rot):
 
 
 def _where(path, key):
-    return '%s: %s' % (path, key) if key else path
+    return f'{path}: {key}' if key else path
 
 
 def _get(obj, name, key, path, kinds=None):
     """obj[name] (must exist, and be of ``kinds`` when given)."""
     if not isinstance(obj, dict):
-        raise SettingsError('%s: expected an object' % _where(path, key))
+        raise SettingsError(f'{_where(path, key)}: expected an object')
     if name not in obj:
         raise SettingsError('%s: missing' % _where(path, '%s.%s' % (key, name) if key else name))
     v = obj[name]
@@ -182,30 +182,30 @@ def _get(obj, name, key, path, kinds=None):
 def _number(obj, name, key, path, minimum=None, maximum=None, exclusive=False):
     """A finite number, also from a string ('1.900': MORAI saves poses as strings)."""
     raw = _get(obj, name, key, path)
-    full = '%s.%s' % (key, name) if key else name
+    full = f'{key}.{name}' if key else name
     try:
         if isinstance(raw, bool):
             raise ValueError
         v = float(raw)
     except (TypeError, ValueError):
-        raise SettingsError('%s=%r: expected a number' % (_where(path, full), raw)) from None
+        raise SettingsError(f'{_where(path, full)}={raw!r}: expected a number') from None
     if not math.isfinite(v):
-        raise SettingsError('%s=%r: expected a finite number' % (_where(path, full), raw))
+        raise SettingsError(f'{_where(path, full)}={raw!r}: expected a finite number')
     if minimum is not None and (v <= minimum if exclusive else v < minimum):
-        raise SettingsError('%s=%r: must be %s %r' % (_where(path, full), raw, '>' if exclusive else '>=', minimum))
+        raise SettingsError(f"{_where(path, full)}={raw!r}: must be {'>' if exclusive else '>='} {minimum!r}")
     if maximum is not None and (v >= maximum if exclusive else v > maximum):
-        raise SettingsError('%s=%r: must be %s %r' % (_where(path, full), raw, '<' if exclusive else '<=', maximum))
+        raise SettingsError(f"{_where(path, full)}={raw!r}: must be {'<' if exclusive else '<='} {maximum!r}")
     return v
 
 
 def _int(obj, name, key, path, minimum=None, maximum=None):
     raw = _get(obj, name, key, path)
-    full = '%s.%s' % (key, name) if key else name
+    full = f'{key}.{name}' if key else name
     if isinstance(raw, bool) or not isinstance(raw, (int, float)) or float(raw) != int(raw):
-        raise SettingsError('%s=%r: expected a whole number' % (_where(path, full), raw))
+        raise SettingsError(f'{_where(path, full)}={raw!r}: expected a whole number')
     v = int(raw)
     if (minimum is not None and v < minimum) or (maximum is not None and v > maximum):
-        raise SettingsError('%s=%r: must be in %s..%s' % (_where(path, full), raw, minimum, maximum))
+        raise SettingsError(f'{_where(path, full)}={raw!r}: must be in {minimum}..{maximum}')
     return v
 
 
@@ -218,13 +218,13 @@ def _read_json(path, what):
         with open(path, 'rb') as f:
             raw = f.read()
     except OSError as e:
-        raise SettingsError('%s: cannot read the %s file: %s' % (path, what, e.strerror or e)) from None
+        raise SettingsError(f'{path}: cannot read the {what} file: {e.strerror or e}') from None
     try:
         return json.loads(raw.decode('utf-8-sig'))
     except UnicodeDecodeError as e:
-        raise SettingsError('%s: not UTF-8 text: %s' % (path, e)) from None
+        raise SettingsError(f'{path}: not UTF-8 text: {e}') from None
     except ValueError as e:
-        raise SettingsError('%s: not JSON (a partial or damaged file?): %s' % (path, e)) from None
+        raise SettingsError(f'{path}: not JSON (a partial or damaged file?): {e}') from None
 
 
 # ----------------------------------------------------------------------------- the keys MORAI writes
@@ -239,7 +239,7 @@ _UDP_KEYS = dict.fromkeys(('hostIP', 'hostPort', 'destinationIP', 'destinationPo
 _ROS_KEYS = dict.fromkeys(('handlerType', 'ConnectionTimeout', 'RosBridgeServerUrl', 'RosBridgeIP', 'RosBridgePort',
                            'Topic', 'RosMessageOnOff', 'frameID', 'childFrameID'))
 _COMMON_CFG = ('commType', 'sensorName', 'sensorPeriod', 'sensorType', 'canConfig', 'serialConfig', 'gnGenerator')
-_NOISE = tuple('%s%s_%s' % (kind, q, axis) for kind in ('bi', 'rd', 'wn') for q, axes in
+_NOISE = tuple(f'{kind}{q}_{axis}' for kind in ('bi', 'rd', 'wn') for q, axes in
                (('Acc', 'xyz'), ('AngV', ('roll', 'pitch', 'yaw'))) for axis in axes)
 _SENSOR_CFG = {
     'cc': _COMMON_CFG + ('bVizBoundingBox', 'bboxROSConfig', 'cameraFOV', 'cameraResHeight', 'cameraResWidth',
@@ -266,7 +266,7 @@ def _sensor_entry(cfg_name):
 #: unknown, so there ('' in the schema) any object holding commType is taken as it, with the 3D
 #: LiDAR's keys (fireDistance is read from it: inferred, docs/settings.md)
 SENSOR_CFG_NAMES = {'cameraList': 'cc', 'Lidar3DList': 'lc', 'GPSList': 'gc', 'IMUList': 'ic', 'Lidar2DList': None}
-SENSOR_KEYS = dict((name, [_sensor_entry(cfg)]) for name, cfg in SENSOR_CFG_NAMES.items())
+SENSOR_KEYS = {name: [_sensor_entry(cfg)] for name, cfg in SENSOR_CFG_NAMES.items()}
 SENSOR_KEYS.update(dict.fromkeys(('DelphiRadarList', 'GroundTruthList', 'LightList', 'RadarList', 'UltrasonicList')))
 _OTHER_CONFIGS = dict.fromkeys(('ros2Config', 'serialConfig', 'canConfig'))
 NETWORK_KEYS = {'egoNetworkData': [{
@@ -290,7 +290,7 @@ def _levels(schema, path='', out=None):
         for k, sub in schema.items():
             if k:
                 out.setdefault(k, []).append(path or 'the top level')
-            _levels(sub, '%s.%s' % (path, k) if path else k, out)
+            _levels(sub, f'{path}.{k}' if path else k, out)
     return out
 
 
@@ -310,16 +310,16 @@ def key_warnings(doc, schema, path):
                 cfg = sch.pop('')
                 sch.update((k, cfg) for k, v in obj.items() if isinstance(v, dict) and 'commType' in v)
             for k, v in obj.items():
-                full = '%s.%s' % (key, k) if key else k
+                full = f'{key}.{k}' if key else k
                 if k in sch:
                     walk(v, sch[k], full)
                     continue
                 near = [m for m in sch if m and m.lower() == k.lower()] or \
                     difflib.get_close_matches(k, [m for m in sch if m], 1, 0.8)
-                hint = ('did you mean %s?' % near[0] if near else
-                        'MORAI writes %s in %s, not here' % (k, ' and '.join(sorted(set(where[k])))) if k in where
+                hint = (f'did you mean {near[0]}?' if near else
+                        f"MORAI writes {k} in {' and '.join(sorted(set(where[k])))}, not here" if k in where
                         else 'no MORAI settings file we know has it here')
-                out.append('%s: %s: %s; ignored' % (path, full, hint))
+                out.append(f'{path}: {full}: {hint}; ignored')
 
     walk(doc, schema, '')
     return out
@@ -343,7 +343,7 @@ def _config_object(entry, key, path):
 
 def parse_sensors(doc, path='<settings>'):
     if not isinstance(doc, dict):
-        raise SettingsError('%s: expected a JSON object with cameraList, Lidar3DList, ... at the top' % path)
+        raise SettingsError(f'{path}: expected a JSON object with cameraList, Lidar3DList, ... at the top')
     known = [name for name, _ in SENSOR_LISTS if name in doc]
     if not known:
         raise SettingsError('%s: not a MORAI sensor settings file: none of %s found'
@@ -352,7 +352,7 @@ def parse_sensors(doc, path='<settings>'):
     for list_name, kind in SENSOR_LISTS:
         entries = doc.get(list_name, [])
         if not isinstance(entries, list):
-            raise SettingsError('%s: expected a list' % _where(path, list_name))
+            raise SettingsError(f'{_where(path, list_name)}: expected a list')
         for i, entry in enumerate(entries):
             sensors.append(_parse_sensor(entry, kind, '%s[%d]' % (list_name, i), path))
     for list_name, entries in sorted(doc.items()):
@@ -365,7 +365,7 @@ def parse_sensors(doc, path='<settings>'):
 
 def _parse_sensor(entry, kind, key, path):
     if not isinstance(entry, dict):
-        raise SettingsError('%s: expected an object' % _where(path, key))
+        raise SettingsError(f'{_where(path, key)}: expected an object')
     uid = _int(entry, 'm_SensorUniqueID', key, path)
     pos = _get(entry, 'pos', key, path, (dict,))
     rot = _get(entry, 'rot', key, path, (dict,))
@@ -373,7 +373,7 @@ def _parse_sensor(entry, kind, key, path):
     angles = {n: _number(rot, n, key + '.rot', path) for n in ('roll', 'pitch', 'yaw')}
     pose = rep103_pose(values, angles)
     cname, cfg = _config_object(entry, key, path)
-    ck = '%s.%s' % (key, cname)
+    ck = f'{key}.{cname}'
     comm = _int(cfg, 'commType', ck, path)
     ros = cfg.get('rosConfig') if isinstance(cfg.get('rosConfig'), dict) else {}
     topic = ros.get('Topic') if isinstance(ros.get('Topic'), str) else ''
@@ -443,7 +443,7 @@ def _check_unique(sensors, path):
             if not v:
                 continue
             if v in seen:
-                raise SettingsError('%s: %s and %s have the same %s %r' % (path, seen[v].key, s.key, what, v))
+                raise SettingsError(f'{path}: {seen[v].key} and {s.key} have the same {what} {v!r}')
             seen[v] = s
 
 
@@ -619,17 +619,17 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
                            '(%s is used)' % (s.key, kind, s.uid, s.dest_port, kind, udp[0].key))
             if udp:
                 s = udp[0]
-                bridge['%s_port' % kind] = s.dest_port
+                bridge[f'{kind}_port'] = s.dest_port
                 if s.topic:
-                    bridge['%s_topic' % kind] = s.topic
+                    bridge[f'{kind}_topic'] = s.topic
                 if s.frame_id:
-                    bridge['%s_frame_id' % kind] = s.frame_id
+                    bridge[f'{kind}_frame_id'] = s.frame_id
                 bridge.setdefault('sim_ip', sim_ip or s.host_ip)
                 listen.append((address_origin(sensors, s), s.dest_ip))
                 notes.append('%s (%s, frame %s): mount %s relative to %s; udp_bridge publishes no TF for it'
                              % (s.key, kind, s.frame_id or '-', _fmt_pose(s.pose), parent_frame))
             elif any(s.kind == kind for s in sensors.sensors):
-                bridge['%s_port' % kind] = 0
+                bridge[f'{kind}_port'] = 0
         for name, count in sensors.ignored_lists:
             off.append('%s: %d sensor(s), no UDP codec in this bridge' % (name, count))
     if network is not None:
@@ -638,11 +638,11 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
             if n.stream is not None and n.net_type == COMM_UDP and n.port is not None:
                 by_stream.setdefault(n.stream, n)
         for stream, n in sorted(by_stream.items()):
-            bridge['%s_port' % stream] = n.port
+            bridge[f'{stream}_port'] = n.port
             if sim_ip is None and n.host_ip:
                 bridge.setdefault('sim_ip', n.host_ip)
             if n.dest_ip:
-                listen.append(('%s: %s.config.udpConfig.destinationIP' % (network.path, n.key), n.dest_ip))
+                listen.append((f'{network.path}: {n.key}.config.udpConfig.destinationIP', n.dest_ip))
         for n in network.entries:
             if n.stream is None:
                 off.append('%s: PUBSUB_TYPE %d (netType %s): stream unknown to this bridge'
@@ -654,11 +654,10 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
     if udp_bridge or network is not None or any(v for k, v in bridge.items() if k.endswith('_port')):
         if network is not None:
             # the network settings are the simulator's whole list: a stream not in it is not used
-            unset = [st.name for st in wire_streams.STREAMS if '%s_port' % st.name not in bridge]
+            unset = [st.name for st in wire_streams.STREAMS if f'{st.name}_port' not in bridge]
             for name in unset:
-                bridge['%s_port' % name] = 0
-            notes.append('udp_bridge: streams the settings do not configure are off (port 0): %s'
-                         % ', '.join(unset))
+                bridge[f'{name}_port'] = 0
+            notes.append(f"udp_bridge: streams the settings do not configure are off (port 0): {', '.join(unset)}")
         else:
             notes.append('udp_bridge: no network settings given: its vehicle and simulator streams keep '
                          'their default ports')
@@ -678,9 +677,9 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
 
 def _one_address(listen):
     """The one address udp_bridge binds for streams the settings send to ``listen`` [(where, ip)]."""
-    addresses = sorted(set(ip for _, ip in listen))
+    addresses = sorted({ip for _, ip in listen})
     if len(addresses) > 1:
-        first = dict((ip, where) for where, ip in reversed(listen))
+        first = {ip: where for where, ip in reversed(listen)}
         raise SettingsError('udp_bridge binds one address, but the settings send its streams to %s; make them one '
                             'address in the simulator\'s settings, or choose one with --bind-ip (0.0.0.0: every '
                             'address of this machine)' % ' and '.join('%s (%s)' % (ip, first[ip]) for ip in addresses))
@@ -697,7 +696,7 @@ def node_params(kind, sensors, uid=-1, parent_frame='base_link'):
 def address_origin(sensors, s):
     """Where sensor ``s``'s destinationIP (the address its node binds) is in the file, for errors."""
     cfg = SENSOR_CFG_NAMES.get(s.key.split('[')[0]) or '<configuration>'     # the 2D LiDAR's name is unknown
-    return '%s: %s.%s.udpConfig.destinationIP' % (sensors.path, s.key, cfg)
+    return f'{sensors.path}: {s.key}.{cfg}.udpConfig.destinationIP'
 
 
 def node_sensor(kind, sensors, uid=-1):

@@ -42,7 +42,7 @@ class ParamError(ValueError):
         self.why = why or text
 
 
-class Param(object):
+class Param:
     """One parameter: its name, default (whose type is the parameter's), one line of doc, and what
     values it takes: ``choices``, ``minimum`` / ``maximum`` (inclusive), ``above`` (exclusive).
     ``metavar`` names the value in a command line's help (default: the type's name)."""
@@ -63,7 +63,7 @@ class Param(object):
         kind = type(self.default)
 
         def refuse(why):
-            return ParamError('~%s=%r: %s' % (self.name, value, why), why)
+            return ParamError(f'~{self.name}={value!r}: {why}', why)
         try:
             if kind is bool:
                 if isinstance(value, str):
@@ -83,15 +83,15 @@ class Param(object):
             elif kind is str:
                 value = str(value)
         except (TypeError, ValueError):
-            raise refuse('expected a %s (%s)' % (kind.__name__, self.doc)) from None
+            raise refuse(f'expected a {kind.__name__} ({self.doc})') from None
         if self.choices is not None and value not in self.choices:
-            raise refuse('must be one of %s' % ', '.join(map(repr, self.choices)))
+            raise refuse(f"must be one of {', '.join(map(repr, self.choices))}")
         if self.minimum is not None and value < self.minimum:
-            raise refuse('must be at least %r' % (self.minimum,))
+            raise refuse(f'must be at least {self.minimum!r}')
         if self.above is not None and not value > self.above:
-            raise refuse('must be above %r' % (self.above,))
+            raise refuse(f'must be above {self.above!r}')
         if self.maximum is not None and value > self.maximum:
-            raise refuse('must be at most %r' % (self.maximum,))
+            raise refuse(f'must be at most {self.maximum!r}')
         return value
 
     def takes(self, value):
@@ -136,7 +136,7 @@ def _reader(param):
         try:
             return param.coerce(text)
         except ParamError as e:
-            raise argparse.ArgumentTypeError('%s, got %r' % (e.why, text)) from None
+            raise argparse.ArgumentTypeError(f'{e.why}, got {text!r}') from None
     read.__name__ = param.name
     return read
 

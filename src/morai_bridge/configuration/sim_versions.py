@@ -124,7 +124,7 @@ def available(search_dir):
 def _pairs(data, key, where, check):
     v = data.get(key) or {}
     if not isinstance(v, dict):
-        raise VersionError('%s: %s must be a mapping' % (where, key))
+        raise VersionError(f'{where}: {key} must be a mapping')
     for k, x in v.items():
         check(k, x)
     return tuple(sorted(v.items()))
@@ -133,35 +133,34 @@ def _pairs(data, key, where, check):
 def parse_version(data, where='simulator version', name=''):
     """SimVersion from a mapping (the parsed YAML); VersionError naming the key when unusable."""
     if not isinstance(data, dict):
-        raise VersionError('%s: expected a mapping of keys, got %s' % (where, type(data).__name__))
+        raise VersionError(f'{where}: expected a mapping of keys, got {type(data).__name__}')
     unknown = sorted(set(data) - set(_KEYS + _DOC_KEYS))
     if unknown:
-        raise VersionError('%s: unknown keys %s (known: %s)' % (where, ', '.join(unknown), ', '.join(_KEYS)))
+        raise VersionError(f"{where}: unknown keys {', '.join(unknown)} (known: {', '.join(_KEYS)})")
     values = {}
     for key, choices in _CHOICES.items():
         if key not in data and key in _OPTIONAL:
             continue
         if key not in data:
-            raise VersionError('%s: %s is missing (one of %s)' % (where, key, ', '.join(map(str, choices))))
+            raise VersionError(f"{where}: {key} is missing (one of {', '.join(map(str, choices))})")
         if data[key] not in choices or isinstance(data[key], bool):
-            raise VersionError('%s: %s = %r: must be one of %s' % (where, key, data[key],
-                                                                   ', '.join(map(str, choices))))
+            raise VersionError(f"{where}: {key} = {data[key]!r}: must be one of {', '.join(map(str, choices))}")
         values[key] = data[key]
     def port_ok(k, p):
         if k not in VERSIONED_PORTS:
             raise VersionError('%s: ports.%s: only %s have version-dependent ports (set ~%s_port instead)'
                                % (where, k, ', '.join(sorted(VERSIONED_PORTS)), k))
         if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p <= 65535:
-            raise VersionError('%s: ports.%s = %r is not a port number (0..65535)' % (where, k, p))
+            raise VersionError(f'{where}: ports.{k} = {p!r} is not a port number (0..65535)')
 
     def text_ok(k, t):
         if k not in _KEYS:
-            raise VersionError('%s: sources/confidence name unknown key %r' % (where, k))
+            raise VersionError(f'{where}: sources/confidence name unknown key {k!r}')
 
     def conf_ok(k, t):
         text_ok(k, t)
         if t not in _CONFIDENCE:
-            raise VersionError('%s: confidence.%s = %r: one of %s' % (where, k, t, ', '.join(_CONFIDENCE)))
+            raise VersionError(f"{where}: confidence.{k} = {t!r}: one of {', '.join(_CONFIDENCE)}")
     return SimVersion(name=str(data.get('name') or name), description=str(data.get('description') or '').strip(),
                       ports=_pairs(data, 'ports', where, port_ok),
                       sources=_pairs(data, 'sources', where, text_ok),
@@ -192,20 +191,20 @@ def load_version(name_or_path, search_dir=None):
         raise VersionError('simulator version %r: no file %s (known versions: %s)'
                            % (name_or_path, path, ', '.join(available(search_dir)) or 'none')) from None
     except (OSError, yaml.YAMLError) as e:
-        raise VersionError('simulator version %s: %s' % (path, e)) from None
+        raise VersionError(f'simulator version {path}: {e}') from None
     return parse_version(data, path, os.path.splitext(os.path.basename(path))[0])._replace(path=path)
 
 
 def resolve_ports(values, version):
     """``values`` (stream name -> port) with FROM_VERSION replaced by the version's port."""
-    return dict((k, version.port(k) if v == FROM_VERSION and k in VERSIONED_PORTS else v)
-                for k, v in values.items())
+    return {k: version.port(k) if v == FROM_VERSION and k in VERSIONED_PORTS else v
+                for k, v in values.items()}
 
 
 def port_table(search_dir=None):
     """stream (VERSIONED_PORTS) -> [(version name, its port)] over the shipped profiles (for docs)."""
     versions = [load_version(n, search_dir) for n in available(search_dir or search_dir_default())]
-    return dict((k, [(v.name, v.port(k)) for v in versions]) for k in VERSIONED_PORTS)
+    return {k: [(v.name, v.port(k)) for v in versions] for k in VERSIONED_PORTS}
 
 
 def versions_receiving(stream, port, search_dir=None):
@@ -218,16 +217,16 @@ def versions_receiving(stream, port, search_dir=None):
 
 def to_yaml(version, comment=''):
     """The text of a profile file for ``version`` (what the sign self-test writes)."""
-    data = dict((k, getattr(version, k)) for k in _KEYS)
+    data = {k: getattr(version, k) for k in _KEYS}
     data['ports'] = dict(version.ports)
     data['name'] = version.name
     if version.description:
         data['description'] = version.description
     data['sources'] = dict(version.sources)
     data['confidence'] = dict(version.confidence)
-    head = ''.join('# %s\n' % line for line in comment.splitlines())
+    head = ''.join(f'# {line}\n' for line in comment.splitlines())
     return head + yaml.safe_dump(data, default_flow_style=False, sort_keys=False)
 
 
 def as_dict(version):
-    return dict((k, getattr(version, k)) for k in _KEYS)
+    return {k: getattr(version, k) for k in _KEYS}

@@ -84,30 +84,29 @@ def _number(data, key, where, required):
     v = data.get(key)
     if v is None:
         if required:
-            raise ProfileError('%s: %s is missing' % (where, key))
+            raise ProfileError(f'{where}: {key} is missing')
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-        raise ProfileError('%s: %s = %r is not a number >= 0' % (where, key, v))
+        raise ProfileError(f'{where}: {key} = {v!r} is not a number >= 0')
     return float(v)
 
 
 def parse_profile(data, where='vehicle profile', name=''):
     """VehicleProfile from a mapping (the parsed YAML); ProfileError when unusable."""
     if not isinstance(data, dict):
-        raise ProfileError('%s: expected a mapping of keys, got %s' % (where, type(data).__name__))
+        raise ProfileError(f'{where}: expected a mapping of keys, got {type(data).__name__}')
     unknown = sorted(set(data) - set(REQUIRED + OPTIONAL + ('name', 'description', 'sources', 'verified')))
     if unknown:
-        raise ProfileError('%s: unknown keys %s (known: %s)' % (where, ', '.join(unknown),
-                                                                ', '.join(REQUIRED + OPTIONAL)))
-    values = dict((k, _number(data, k, where, True)) for k in REQUIRED)
+        raise ProfileError(f"{where}: unknown keys {', '.join(unknown)} (known: {', '.join(REQUIRED + OPTIONAL)})")
+    values = {k: _number(data, k, where, True) for k in REQUIRED}
     values.update((k, _number(data, k, where, False)) for k in OPTIONAL)
     if not 1.0 <= values['max_steering_deg'] < 90.0:
-        raise ProfileError('%s: max_steering_deg = %r is not in 1..90' % (where, values['max_steering_deg']))
+        raise ProfileError(f"{where}: max_steering_deg = {values['max_steering_deg']!r} is not in 1..90")
     if values['wheelbase_m'] <= 0.0:
-        raise ProfileError('%s: wheelbase_m must be > 0' % where)
+        raise ProfileError(f'{where}: wheelbase_m must be > 0')
     verified = data.get('verified') or ()
     if not isinstance(verified, (list, tuple)) or not set(verified) <= set(REQUIRED + OPTIONAL):
-        raise ProfileError('%s: verified must list keys of %s' % (where, ', '.join(REQUIRED + OPTIONAL)))
+        raise ProfileError(f"{where}: verified must list keys of {', '.join(REQUIRED + OPTIONAL)}")
     return VehicleProfile(name=str(data.get('name') or name), description=str(data.get('description') or ''),
                           verified=tuple(verified), **values)
 
@@ -123,7 +122,7 @@ def load_profile(name_or_path, search_dir=None):
         raise ProfileError('vehicle profile %r: no file %s%s' % (
             name_or_path, path, (' (known profiles: %s)' % ', '.join(known)) if known else '')) from None
     except (OSError, yaml.YAMLError) as e:
-        raise ProfileError('vehicle profile %s: %s' % (path, e)) from None
+        raise ProfileError(f'vehicle profile {path}: {e}') from None
     name = os.path.splitext(os.path.basename(path))[0]
     return parse_profile(data, path, name)._replace(path=path)
 
@@ -146,5 +145,5 @@ def to_yaml(base, max_steering_deg, source, comment=''):
             data[k] = getattr(base, k)
     data['sources'] = {'max_steering_deg': source}
     data['verified'] = sorted(set(base.verified) | {'max_steering_deg'})
-    head = ''.join('# %s\n' % line for line in comment.splitlines())
+    head = ''.join(f'# {line}\n' for line in comment.splitlines())
     return head + yaml.safe_dump(data, default_flow_style=False, sort_keys=False)

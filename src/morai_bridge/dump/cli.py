@@ -26,7 +26,7 @@ __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_DECODE_ERRORS", "EXIT_USAGE"
 #: A stream whose port differs between simulator versions (configuration.sim_versions) has every such port.
 PORT_GROUPS = {s.name: tuple(sorted(set([s.port] + [p for _, p in sim_versions.port_table().get(s.name, ())]) - {0}))
                for s in streams.STREAMS}
-PORT_GROUPS["sim"] = tuple(sorted(set(p for s in streams.FROM_SIM if not s.extension for p in PORT_GROUPS[s.name])))
+PORT_GROUPS["sim"] = tuple(sorted({p for s in streams.FROM_SIM if not s.extension for p in PORT_GROUPS[s.name]}))
 
 # ----------------------------------------------------------------------------- arguments
 

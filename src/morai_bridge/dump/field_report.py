@@ -80,7 +80,7 @@ def analyse(records, sensor_ports=None, port_offset=0, compare_ports=True):
     every profile port (subtracted before the ports are compared with the profiles);
     ``compare_ports``: False when the ports were the user's settings, not a profile's defaults."""
     records = sorted(records, key=lambda r: r[0])
-    sensor_ports = dict((str(k), v) for k, v in (sensor_ports or {}).items())
+    sensor_ports = {str(k): v for k, v in (sensor_ports or {}).items()}
     ports = defaultdict(lambda: {"datagrams": 0, "kinds": Counter(), "sizes": Counter(), "senders": Counter(),
                                  "t": []})
     types = defaultdict(lambda: {"datagrams": 0, "data_lengths": Counter(), "ports": Counter()})
@@ -174,7 +174,7 @@ def analyse(records, sensor_ports=None, port_offset=0, compare_ports=True):
                          "rmc_knots_per_status_mps": round(statistics.median(ratios), 5) if ratios else None,
                          "rmc_samples_moving": len(ratios)}
     if collision["packets"]:
-        report["collision"] = {k: v for k, v in collision.items()}
+        report["collision"] = {**collision}
     if objects["packets"]:
         report["object_info"] = dict(objects)
     if status["full"] or status["at_zero"]:
@@ -227,7 +227,7 @@ def _stream_facts(m, name, port, data, imu, gps, collision, objects, status):
         if m.latitude == 0.0 and m.longitude == 0.0:
             gps["blackout"] += 1
         if m.sentence_type == "GGA":
-            gps["gga"]["%s/%s/%s/%s" % (m.fix_quality, m.num_satellites, m.hdop, m.geoid_separation)] += 1
+            gps["gga"][f"{m.fix_quality}/{m.num_satellites}/{m.hdop}/{m.geoid_separation}"] += 1
         if m.sentence_type == "RMC" and m.speed_knots is not None and (status["last_speed_mps"] or 0) > 2.0:
             gps["rmc_speed_vs_status"].append(m.speed_knots / status["last_speed_mps"])
     elif name == "CollisionData":
@@ -288,8 +288,8 @@ def _observed_ports(report):
     """The port facts: the ego status, competition status and GPS ports, less the port offset."""
     out, off = {}, report["port_offset"]
     ego = report["ego_status"] or {}
-    full = dict((int(k), v) for k, v in (ego.get("with_position_ports") or {}).items())
-    zero = dict((int(k), v) for k, v in (ego.get("at_zero_ports") or {}).items() if int(k) not in full)
+    full = {int(k): v for k, v in (ego.get("with_position_ports") or {}).items()}
+    zero = {int(k): v for k, v in (ego.get("at_zero_ports") or {}).items() if int(k) not in full}
     # a status with a position is the ego's; a second status port whose position is always 0/0 is the
     # competition status (25.S4.MolitComp03); one port alone is the ego's, with no competition status
     if full:
@@ -312,7 +312,7 @@ def _observed_forms(report, out):
         ratio = report["gps"]["rmc_knots_per_status_mps"]
         if ratio is not None:
             out["rmc_speed"] = "knots" if abs(ratio - 1.94384) < 0.3 else \
-                "mps_x_0.00053995" if ratio < 0.05 else "other (%.4f knots per m/s)" % ratio
+                "mps_x_0.00053995" if ratio < 0.05 else f"other ({ratio:.4f} knots per m/s)"
     if report["imu"]:
         sizes = report["imu"]["sizes"]
         out["imu_bytes"] = int(max(sizes, key=sizes.get))
@@ -382,7 +382,7 @@ def report_text(report):
                 "; %d with nsec out of range" % pt["invalid_nsec"] if pt["invalid_nsec"] else ""))
     for key in ("imu", "gps", "collision", "object_info", "ego_status", "camera", "lidar"):
         if report[key]:
-            lines.append("  %s: %s" % (key, json.dumps(report[key], sort_keys=True)))
+            lines.append(f"  {key}: {json.dumps(report[key], sort_keys=True)}")
     lines.append("observed: " + (", ".join("%s = %s" % kv for kv in sorted(report["observed"].items()))
                                  or "nothing a profile states")
                  + ("" if report["ports_compared"] else " (ports from the settings: not compared)"))
@@ -448,7 +448,7 @@ def profile_ports(version_names, offset=0, search_dir=None):
 def _sensor(text):
     kind, _, port = text.partition("=")
     if kind not in SENSOR_KINDS or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError("expected camera=PORT or lidar=PORT, got %r" % text)
+        raise argparse.ArgumentTypeError(f"expected camera=PORT or lidar=PORT, got {text!r}")
     return int(port), kind
 
 
@@ -460,8 +460,8 @@ def settings_ports(sensor_file=None, network_file=None):
     if network_file:
         net = ms.load_network(network_file)
         warnings += net.warnings
-        rx = set(s.name for s in streams.FROM_SIM)
-        ports |= set(e.port for e in net.entries if e.stream in rx and e.port)
+        rx = {s.name for s in streams.FROM_SIM}
+        ports |= {e.port for e in net.entries if e.stream in rx and e.port}
     if sensor_file:
         sen = ms.load_sensors(sensor_file)
         warnings += sen.warnings
@@ -508,7 +508,7 @@ def main(argv=None, out=None):
         try:
             names = [sim_versions.load_version(args.sim_version).name]
         except sim_versions.VersionError as e:
-            sys.stderr.write("%s: error: %s\n" % (PROG, e))
+            sys.stderr.write(f"{PROG}: error: {e}\n")
             return 2
     if args.out:
         os.makedirs(args.out, exist_ok=True)
@@ -519,28 +519,28 @@ def main(argv=None, out=None):
         try:
             ports, found, warnings = settings_ports(args.sensor_settings, args.network_settings)
         except (OSError, SettingsError) as e:
-            sys.stderr.write("%s: error: %s\n" % (PROG, e))
+            sys.stderr.write(f"{PROG}: error: {e}\n")
             return 2
         for w in warnings:
-            out.write("%s: warning: %s\n" % (PROG, w))
+            out.write(f"{PROG}: warning: {w}\n")
         sensors.update(found)
     if args.pcap:
         try:
             records = list(capture.read_capture(args.pcap))
         except (OSError, capture.CaptureError) as e:
-            sys.stderr.write("%s: error: %s\n" % (PROG, e))
+            sys.stderr.write(f"{PROG}: error: {e}\n")
             return 2
     else:
         if not from_settings:
             ports = profile_ports(names, args.port_offset)
         ports = sorted(set(ports) | set(sensors))
-        out.write("%s: listening on %s for %g s\n" % (PROG, ", ".join(map(str, ports)), args.seconds))
+        out.write(f"{PROG}: listening on {', '.join(map(str, ports))} for {args.seconds:g} s\n")
         out.flush()
         records, bound, refused = listen(args.listen_ip, ports, args.seconds, args.max_datagrams)
         for port, why in sorted(refused.items()):
             out.write("%s: not listening on %d: %s\n" % (PROG, port, why))
         if not bound:
-            sys.stderr.write("%s: error: no port could be bound\n" % PROG)
+            sys.stderr.write(f"{PROG}: error: no port could be bound\n")
             return 2
         if args.out:
             # the report is made from the file as written (timestamps in microseconds), so that
@@ -558,7 +558,7 @@ def main(argv=None, out=None):
             f.write("\n")
         with open(os.path.join(args.out, "report.txt"), "w") as f:
             f.write(text + "\n")
-        out.write("%s: wrote %s\n" % (PROG, args.out))
+        out.write(f"{PROG}: wrote {args.out}\n")
     return 0 if records else 1
 
 

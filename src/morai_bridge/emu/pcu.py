@@ -133,21 +133,19 @@ class PcuEmulator(FaultInjection):
                  speed_source: Optional[Callable[[], Optional[float]]] = None,
                  seed: Optional[int] = None):
         if alive_check not in ALIVE_CHECKS:
-            raise ValueError("alive_check must be one of %s, got %r" % (ALIVE_CHECKS, alive_check))
+            raise ValueError(f"alive_check must be one of {ALIVE_CHECKS}, got {alive_check!r}")
         if feedback_mode not in FEEDBACK_MODES:
-            raise ValueError("feedback_mode must be one of %s, got %r"
-                             % (FEEDBACK_MODES, feedback_mode))
+            raise ValueError(f"feedback_mode must be one of {FEEDBACK_MODES}, got {feedback_mode!r}")
         if not 1 <= brake_min < brake_max <= 255:
-            raise ValueError("need 1 <= brake_min < brake_max <= 255, got %r, %r"
-                             % (brake_min, brake_max))
+            raise ValueError(f"need 1 <= brake_min < brake_max <= 255, got {brake_min!r}, {brake_max!r}")
         if feedback_steer_sign not in (-1, 1) or encoder_sign not in (-1, 1):
             raise ValueError("feedback_steer_sign and encoder_sign must be -1 or +1")
         for name, v in (("period_s", period_s), ("alive_timeout_s", alive_timeout_s),
                         ("encoder_ppr", encoder_ppr), ("wheel_radius_m", wheel_radius_m)):
             if not (math.isfinite(v) and v > 0):
-                raise ValueError("%s must be a positive number, got %r" % (name, v))
+                raise ValueError(f"{name} must be a positive number, got {v!r}")
         if not (math.isfinite(init_s) and init_s >= 0):
-            raise ValueError("init_s must be >= 0, got %r" % (init_s,))
+            raise ValueError(f"init_s must be >= 0, got {init_s!r}")
 
         self.port = port
         self.link_path = os.path.abspath(link) if link else None
@@ -296,7 +294,7 @@ class PcuEmulator(FaultInjection):
             os.symlink(link.device, tmp)
             os.replace(tmp, self.link_path)  # atomic re-point
         log.info("PCU emulator link open: %s%s", link.device,
-                 " (link %s)" % self.link_path if self.link_path else "")
+                 f" (link {self.link_path})" if self.link_path else "")
 
     def _close_link(self) -> None:
         with self._lock:

@@ -67,7 +67,7 @@ def main(argv=None) -> int:
                                  steer_rate_rad_s=args.steer_rate_rad_s),
             seed=args.seed)
     except (OSError, ValueError) as e:
-        print("pcu emulator: %s" % e, file=sys.stderr)
+        print(f"pcu emulator: {e}", file=sys.stderr)
         return 2
     pcu.noise_bytes = args.noise_bytes
     pcu.false_headers = args.false_headers

@@ -69,9 +69,9 @@ class VehicleModel:
         for name, v in (("accel_mps2", accel_mps2), ("decel_mps2", decel_mps2),
                         ("steer_rate_rad_s", steer_rate_rad_s)):
             if not (math.isfinite(v) and v > 0):
-                raise ValueError("%s must be a positive number, got %r" % (name, v))
+                raise ValueError(f"{name} must be a positive number, got {v!r}")
         if not (math.isfinite(brake_decel_mps2) and brake_decel_mps2 >= 0):
-            raise ValueError("brake_decel_mps2 must be >= 0, got %r" % (brake_decel_mps2,))
+            raise ValueError(f"brake_decel_mps2 must be >= 0, got {brake_decel_mps2!r}")
         self.accel_mps2 = accel_mps2
         self.decel_mps2 = decel_mps2
         self.brake_decel_mps2 = brake_decel_mps2

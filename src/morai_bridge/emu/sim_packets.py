@@ -69,12 +69,12 @@ def competition_status(status):
     """The competition build's status (25.S4.MolitComp03, 181 B): the ego status with position,
     lateral and vertical velocity and acceleration zeroed, vel_x the forward speed (a live 2026
     capture shows these 0, vel_x equal to signed_vel, and the rest filled)."""
-    zero = dict((k, 0.0) for k in ("pos_x", "pos_y", "pos_z", "vel_y", "vel_z", "acc_x", "acc_y", "acc_z"))
-    values = dict((f, getattr(status, f)) for f in status._fields if f != "data_length")
+    zero = {k: 0.0 for k in ("pos_x", "pos_y", "pos_z", "vel_y", "vel_z", "acc_x", "acc_y", "acc_z")}
+    values = {f: getattr(status, f) for f in status._fields if f != "data_length"}
     values.update(zero)
     values["vel_x"] = status.signed_vel
     m = udp.make(udp.EgoVehicleStatus, 152)
-    return m._replace(**dict((k, v) for k, v in values.items() if getattr(m, k, None) is not None))
+    return m._replace(**{k: v for k, v in values.items() if getattr(m, k, None) is not None})
 
 
 def object_info(t: Templates, actors, sec: int, nsec: int):

@@ -172,8 +172,8 @@ def snapshot_diagnostics(s: SimSnapshot, pcu_state=None):
     def add(key, value):
         values.append((key, value))
 
-    add('ego x, y [m]', '%.2f, %.2f' % (s.ego.x, s.ego.y))
-    add('ego speed [km/h]', '%.1f' % s.ego.speed_kmh)
+    add('ego x, y [m]', f'{s.ego.x:.2f}, {s.ego.y:.2f}')
+    add('ego speed [km/h]', f'{s.ego.speed_kmh:.1f}')
     add('ego gear / ctrl_mode', '%d / %d' % (s.ego.gear, s.ego.ctrl_mode))
     add('objects', len(s.objects))
     add('collisions', ' '.join(map(str, s.collisions)))
@@ -196,7 +196,7 @@ def snapshot_diagnostics(s: SimSnapshot, pcu_state=None):
         if 'lidar' in r.ports:
             add('lidar packets / revolutions / skipped packets',
                 '%d / %d / %d' % (r.lidar_packets, r.lidar_revolutions, r.lidar_skipped))
-            add('lidar ms per revolution, rpm', '%.1f, %.2f' % (r.lidar_ms_per_rev, r.lidar_rpm))
+            add('lidar ms per revolution, rpm', f'{r.lidar_ms_per_rev:.1f}, {r.lidar_rpm:.2f}')
         if 'lidar2d' in r.ports:
             add('lidar2d scans / skipped', '%d / %d' % (r.lidar2d_scans, r.lidar2d_skipped))
         add('sensor scenes replaced (renderer behind)', '%d of %d' % (r.scenes_replaced, r.scenes))

@@ -11,11 +11,11 @@ import math
 from morai_bridge.wire.units import wrap_pi
 
 
-class DeadReckoning(object):
+class DeadReckoning:
 
     def __init__(self, wheelbase_m):
         if not wheelbase_m > 0:
-            raise ValueError('wheelbase must be > 0, got %r' % (wheelbase_m,))
+            raise ValueError(f'wheelbase must be > 0, got {wheelbase_m!r}')
         self.wheelbase = float(wheelbase_m)
         self.x = 0.0
         self.y = 0.0

@@ -9,7 +9,7 @@ import math
 import time
 
 
-class Timing(object):
+class Timing:
     """The last ``size`` durations (s) of some processing step, for percentiles.
 
     ``add`` is called by one thread; ``summary`` (another thread) works on a copy.
@@ -38,10 +38,10 @@ class Timing(object):
         """'p50 / p99 / max' in ms over the window (max since start), or '' before any."""
         if self.count == 0:
             return ''
-        return '%.2f / %.2f / %.2f' % (self.percentile(50) * 1e3, self.percentile(99) * 1e3, self.max * 1e3)
+        return f'{self.percentile(50) * 1000.0:.2f} / {self.percentile(99) * 1000.0:.2f} / {self.max * 1000.0:.2f}'
 
 
-class Recent(object):
+class Recent:
     """Whether any of some counters grew within the last ``window_s`` seconds (checked when
     ``check(total)`` is called, e.g. at each diagnostics update)."""
 
@@ -59,7 +59,7 @@ class Recent(object):
         return self._last_change is not None and now - self._last_change <= self.window_s
 
 
-class RateMeter(object):
+class RateMeter:
     """Rate of a monotonically growing counter between successive calls."""
 
     def __init__(self, clock=time.monotonic):

@@ -79,7 +79,7 @@ def permission_advice(path, error):
             '(id shows the groups in force)' % (group, group))
 
 
-class LinkStats(object):
+class LinkStats:
     """Counters for diagnostics; written by the link threads, read by anyone."""
 
     def __init__(self):
@@ -102,7 +102,7 @@ class LinkStats(object):
         self.feedback_dropped = 0  # frames on_feedback was too slow to take
 
 
-class Erp42Link(object):
+class Erp42Link:
     """Drive an ERP-42 PCU over a serial port.
 
     ``params`` is an :class:`erp42_convert.Erp42Params`.  ``on_feedback(fb, t)`` is
@@ -208,7 +208,7 @@ class Erp42Link(object):
         for name, v in zip(('accel', 'brake', 'steering', 'velocity', 'acceleration'), fields[1:]):
             if not math.isfinite(v):
                 self.stats.commands_rejected += 1
-                raise erp42.CommandRejected('non_finite', 'CtrlCmd.%s is %r; command dropped' % (name, v))
+                raise erp42.CommandRejected('non_finite', f'CtrlCmd.{name} is {v!r}; command dropped')
         if longl_cmd_type == LONGL_THROTTLE and self.throttle_mode:
             pedal = min(1.0, max(0.0, accel))
             fields = (erp42.LONGL_CMD_VELOCITY, 0.0, brake, steering, pedal * self.p.max_speed_kmh, 0.0)
@@ -283,7 +283,7 @@ class Erp42Link(object):
             ready = select.select([port.fileno()], [], [], self._deadline - now)[0]
         except IO_ERRORS + (ValueError,) as e:     # fd no longer valid: the device is gone
             self.stats.read_errors += 1
-            self._close('select failed: %s' % e)
+            self._close(f'select failed: {e}')
             return
         if ready:
             self._receive(port)
@@ -300,7 +300,7 @@ class Erp42Link(object):
             if port is None:
                 return
         elif not os.path.exists(self.p.port):
-            self._close('device %s disappeared' % self.p.port)
+            self._close(f'device {self.p.port} disappeared')
             return
         cmd, is_stop = self._next_command(now)
         cmd = cmd._replace(alive=self._alive)
@@ -309,7 +309,7 @@ class Erp42Link(object):
             port.write(data)
         except IO_ERRORS as e:
             self.stats.write_errors += 1
-            self._close('write failed: %s' % e)
+            self._close(f'write failed: {e}')
             return
         self._alive = erp42_convert.next_alive(self._alive)
         self._last_cmd = cmd
@@ -325,7 +325,7 @@ class Erp42Link(object):
             data = port.read(n if n > 0 else 1)
         except IO_ERRORS as e:
             self.stats.read_errors += 1
-            self._close('read failed: %s' % e)
+            self._close(f'read failed: {e}')
             return
         if not data:
             return
@@ -353,7 +353,7 @@ class Erp42Link(object):
             st = os.stat(path)
         except OSError:
             self._failed_node = None
-            self._mark_outage(now, 'device %s does not exist' % path)
+            self._mark_outage(now, f'device {path} does not exist')
             return None
         node = (st.st_dev, st.st_ino, st.st_rdev)
         if node == self._failed_node and now < self._next_open:
@@ -374,7 +374,7 @@ class Erp42Link(object):
             self._failed_node = node
             self._backoff = min(self.p.reconnect_period_s, max(0.05, self._backoff * 2.0))
             self._next_open = now + self._backoff
-            self._mark_outage(now, 'cannot open %s: %s%s' % (path, e, permission_advice(path, e)))
+            self._mark_outage(now, f'cannot open {path}: {e}{permission_advice(path, e)}')
             return None
         self._failed_node = None
         self._backoff = 0.0
@@ -387,7 +387,7 @@ class Erp42Link(object):
             outages[-1][1] = now
             if self.stats.frames_sent or self.stats.outage_count > 1:
                 self.stats.reconnects += 1
-            self._report_state('port %s open after %.2f s' % (path, now - outages[-1][0]))
+            self._report_state(f'port {path} open after {now - outages[-1][0]:.2f} s')
         return port
 
     def _mark_outage(self, now, why):
@@ -414,12 +414,12 @@ class Erp42Link(object):
         if why != 'shutdown':
             self._begin_outage(time.monotonic())
             self.stats.last_error = why
-            self._report_state('port %s lost: %s' % (self.p.port, why))
+            self._report_state(f'port {self.p.port} lost: {why}')
 
     def _io_restart(self, worker):
         """Restart hook (on the I/O thread): resume from a closed port."""
         self._owner = threading.get_ident()
-        self._close('restarted after %s' % worker.last_error)
+        self._close(f'restarted after {worker.last_error}')
         self.framer.reset()
         self._failed_node = None
         self._deadline = None           # re-anchored after the back-off, not counted as overruns
@@ -433,7 +433,7 @@ class Erp42Link(object):
         """The I/O worker cannot go on: release the port, then tell the user."""
         try:
             self._owner = threading.get_ident()
-            self._close('I/O worker dead: %s' % worker.dead_reason)
+            self._close(f'I/O worker dead: {worker.dead_reason}')
         except Exception:   # noqa: BLE001
             pass
         self._first_attempt.set()

@@ -36,7 +36,7 @@ def resolve_host(host, param):
     try:
         infos = socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_DGRAM)
     except (socket.gaierror, UnicodeError) as e:
-        raise TransportError('cannot resolve %s=%r: %s' % (param, host, e)) from None
+        raise TransportError(f'cannot resolve {param}={host!r}: {e}') from None
     return infos[0][4][0]
 
 
@@ -119,7 +119,7 @@ def bind_udp(ip, port, param, rcvbuf=1 << 20, ip_param='~bind_ip'):
     """Bind a UDP socket to (ip, port); ``param`` and ``ip_param`` name the port and address
     parameters (or options) in errors."""
     if not 0 <= int(port) <= 65535:
-        raise TransportError('%s=%r is not a UDP port (0..65535)' % (param, port))
+        raise TransportError(f'{param}={port!r} is not a UDP port (0..65535)')
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
@@ -132,13 +132,13 @@ def bind_udp(ip, port, param, rcvbuf=1 << 20, ip_param='~bind_ip'):
         if e.errno == errno.EACCES and privileged(port):
             raise TransportError('%s=%d: %s' % (param, port, privileged_port_advice(port, param))) from None
         if e.errno == errno.EADDRNOTAVAIL:
-            raise TransportError('%s: address %s is not on this machine (check %s)' % (param, ip, ip_param)) from None
+            raise TransportError(f'{param}: address {ip} is not on this machine (check {ip_param})') from None
         raise TransportError('%s: cannot bind %s:%d: %s' % (param, ip, port, e.strerror)) from None
     s.setblocking(False)
     return s
 
 
-class StreamStats(object):
+class StreamStats:
     """Counters of one receive stream.  Plain ints: updated by one thread."""
 
     __slots__ = ('name', 'received', 'published', 'decode_errors', 'wrong_type', 'foreign',
@@ -170,7 +170,7 @@ class StreamStats(object):
         return (time.monotonic() if now is None else now) - self.last_rx
 
 
-class UdpReceiver(object):
+class UdpReceiver:
     """Receive on several bound sockets in one thread.
 
     ``streams`` maps a name to a bound socket; ``handler(name, data, addr, t)``
@@ -201,7 +201,7 @@ class UdpReceiver(object):
         self._sel = selectors.DefaultSelector()
         for stream, s in self.sockets.items():
             self._sel.register(s, selectors.EVENT_READ, stream)
-        self._handler_log = dict((stream, ThrottledLog(log, 5.0)) for stream in self.sockets)
+        self._handler_log = {stream: ThrottledLog(log, 5.0) for stream in self.sockets}
         self.worker = Worker(name, self._step, log=log, on_dead=on_dead)
 
     @property
@@ -257,7 +257,7 @@ class UdpReceiver(object):
 
     def _handler_failed(self, name, st, what, e):
         st.handler_errors += 1
-        st.last_error = '%s raised %s: %s' % (what, type(e).__name__, e)
+        st.last_error = f'{what} raised {type(e).__name__}: {e}'
         self._handler_log[name]('UdpReceiver: %s of stream %s raised %s: %s (%d on this stream so far)\n%s' % (
             what, name, type(e).__name__, e, st.handler_errors, traceback.format_exc().rstrip()))
 
@@ -265,7 +265,7 @@ class UdpReceiver(object):
         self.poll(0.2)
 
 
-class ReceivePort(object):
+class ReceivePort:
     """One UDP receive port in a supervised worker (a sensor bridge's socket).
 
     ``handler(name, data, addr, t)`` runs on the worker's thread for each datagram
@@ -319,7 +319,7 @@ def grow_receive_buffer(sock, size):
     return granted_buffer(sock)
 
 
-class UdpSender(object):
+class UdpSender:
     """One socket for every outgoing message type, sent to ``host``:port."""
 
     def __init__(self, bind_ip, host):

@@ -60,7 +60,7 @@ def _default_log(text):
     _default_logger.error('%s', text)
 
 
-class ThrottledLog(object):
+class ThrottledLog:
     """Pass at most one message per ``period_s`` to ``log``; count the others.
 
     The first message after a quiet period says how many were suppressed
@@ -93,7 +93,7 @@ class ThrottledLog(object):
         return True
 
 
-class Worker(object):
+class Worker:
     """A daemon thread running ``body()`` in a loop, restarted after errors.
 
     ``body`` must return within a bounded time (use :meth:`wait` to sleep) so
@@ -113,8 +113,7 @@ class Worker(object):
     def __init__(self, name, body, log=None, on_restart=None, on_dead=None, on_exit=None,
                  backoff_s=0.1, max_restarts=5, window_s=60.0, log_period_s=5.0, clock=time.monotonic):
         if max_restarts < 0 or backoff_s < 0 or window_s <= 0 or log_period_s < 0:
-            raise ValueError('Worker %s: need max_restarts >= 0, backoff_s >= 0, window_s > 0, '
-                             'log_period_s >= 0' % name)
+            raise ValueError(f'Worker {name}: need max_restarts >= 0, backoff_s >= 0, window_s > 0, log_period_s >= 0')
         self.name = name
         self.state = STOPPED
         self.restarts = 0
@@ -147,7 +146,7 @@ class Worker(object):
     def start(self):
         """Start the thread (once).  Returns self."""
         if self._thread is not None:
-            raise RuntimeError('worker %s already started' % self.name)
+            raise RuntimeError(f'worker {self.name} already started')
         self._stop.clear()
         self.state = RUNNING
         self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
@@ -197,7 +196,7 @@ class Worker(object):
         """Fault injection: the next iteration raises ``exc`` (an exception
         instance or class) instead of running the body."""
         if isinstance(exc, type):
-            exc = exc('injected into worker %s' % self.name)
+            exc = exc(f'injected into worker {self.name}')
         with self._inject_lock:
             self._injected = exc
 
@@ -220,7 +219,7 @@ class Worker(object):
                         return
         except BaseException as e:          # SystemExit etc.: cannot resume
             self._record(e, traceback.format_exc())
-            self._die('%s ended by %s' % (self.name, self.last_error))
+            self._die(f'{self.name} ended by {self.last_error}')
             return
         finally:
             if self.state != DEAD:
@@ -234,7 +233,7 @@ class Worker(object):
 
     def _record(self, e, tb):
         self.errors += 1
-        self.last_error = '%s: %s' % (type(e).__name__, e)
+        self.last_error = f'{type(e).__name__}: {e}'
         self.last_traceback = tb
         self.last_error_t = self._clock()
 
@@ -257,7 +256,7 @@ class Worker(object):
                 self._on_restart(self)
             except Exception as e2:     # noqa: BLE001
                 self._record(e2, traceback.format_exc())
-                self._die('%s: restart hook failed: %s' % (self.name, self.last_error))
+                self._die(f'{self.name}: restart hook failed: {self.last_error}')
                 return False
         if self.wait(self.backoff_s):
             return False                # stop requested during the back-off
@@ -271,7 +270,7 @@ class Worker(object):
         self.dead_reason = reason
         try:
             try:
-                self._log_raw('worker %s is DEAD: %s\n%s' % (self.name, reason, self.last_traceback.rstrip()))
+                self._log_raw(f'worker {self.name} is DEAD: {reason}\n{self.last_traceback.rstrip()}')
             except Exception:       # noqa: BLE001 - a broken logger must not hide on_dead
                 pass
             if self._on_dead is not None:
@@ -279,14 +278,14 @@ class Worker(object):
                     self._on_dead(self)
                 except Exception:   # noqa: BLE001
                     try:
-                        self._log_raw('worker %s: on_dead callback failed\n%s' % (self.name, traceback.format_exc()))
+                        self._log_raw(f'worker {self.name}: on_dead callback failed\n{traceback.format_exc()}')
                     except Exception:   # noqa: BLE001
                         pass
         finally:
             self.state = DEAD
 
 
-class LatestSlot(object):
+class LatestSlot:
     """A one-item mailbox between a fast producer and a slower consumer: ``put`` replaces
     an item not yet taken (counted in ``skipped``), ``take`` waits for one."""
 
@@ -326,10 +325,10 @@ def worker_diagnostics(workers, recent_s=10.0, now=None):
     values = []
     dead, recent, stopped = [], [], []
     for w in workers:
-        values.append(('%s state' % w.name, w.state))
-        values.append(('%s restarts' % w.name, str(w.restarts)))
+        values.append((f'{w.name} state', w.state))
+        values.append((f'{w.name} restarts', str(w.restarts)))
         if w.last_error:
-            values.append(('%s last error' % w.name, w.last_error))
+            values.append((f'{w.name} last error', w.last_error))
         if w.state == DEAD:
             dead.append(w)
         elif w.state == RESTARTING or (w.last_error_t is not None and now - w.last_error_t <= recent_s):
@@ -337,11 +336,11 @@ def worker_diagnostics(workers, recent_s=10.0, now=None):
         elif w.state == STOPPED:
             stopped.append(w)
     if dead:
-        return ERROR, '; '.join('worker %s dead: %s' % (w.name, w.dead_reason or w.last_error)
+        return ERROR, '; '.join(f'worker {w.name} dead: {w.dead_reason or w.last_error}'
                                 for w in dead), values
     if recent:
         return ERROR, '; '.join('worker %s restarted (%d so far) after %s' % (w.name, w.restarts, w.last_error)
                                 for w in recent), values
     if stopped:
-        return WARN, 'stopped: %s' % ', '.join(w.name for w in stopped), values
-    return OK, 'all %d workers running' % len(workers), values
+        return WARN, f"stopped: {', '.join((w.name for w in stopped))}", values
+    return OK, f'all {len(workers)} workers running', values

@@ -46,7 +46,7 @@ def steering_for_circle(x, y, heading_deg, cfg):
     return base + cfg.gain * (dist - cfg.radius_m) + 0.5 * err
 
 
-class DemoDriver(object):
+class DemoDriver:
 
     def __init__(self, cfg):
         self.cfg = cfg

@@ -76,7 +76,7 @@ def with_profile(cfg, profile):
     return out
 
 
-class Erp42Node(object):
+class Erp42Node:
 
     def __init__(self, cfg):
         cfg = with_profile(cfg, load_vehicle_profile(cfg.vehicle_profile))
@@ -89,7 +89,7 @@ class Erp42Node(object):
                               throttle_mode=cfg.throttle_mode, log=self.supervisor.log,
                               on_dead=self.supervisor.on_dead)
         self.supervisor.watch(lambda: self.link.workers)
-        self.updater, self.timer = make_updater('erp42:%s' % cfg.port, self.supervisor)
+        self.updater, self.timer = make_updater(f'erp42:{cfg.port}', self.supervisor)
         self.ros.attach(self.link, self.updater)
         self.supervisor.add_to(self.updater)
 

@@ -28,7 +28,7 @@ def node_params_table(node):
     """The PARAMS table of node module ``morai_bridge.nodes.<node>``, looked up by name as
     tools/gen_launch.py does (node modules do not import each other: test/unit/project/test_layering.py)."""
     if node not in NODES:
-        raise LaunchError('no node type %r' % node)
+        raise LaunchError(f'no node type {node!r}')
     return importlib.import_module('morai_bridge.nodes.' + node).PARAMS
 #: values the plan may hold that a node version may not declare yet: written only when declared
 #: (camera_bridge's principal point, issue 23 item 3); every other name must be declared.
@@ -55,20 +55,20 @@ def checked_params(node, values):
     declared = {p.name: p for p in table}
     unknown = sorted(set(values) - set(declared) - set(OPTIONAL.get(node, ())))
     if unknown:
-        raise LaunchError('%s declares no parameter %s' % (node, ', '.join('~' + n for n in unknown)))
+        raise LaunchError(f"{node} declares no parameter {', '.join(('~' + n for n in unknown))}")
     out = []
     for p in table:
         if p.name in values:
             try:
                 out.append((p, p.coerce(values[p.name])))
             except ParamError as e:
-                raise LaunchError('%s: %s' % (node, e)) from None
+                raise LaunchError(f'{node}: {e}') from None
     return out
 
 
 def _comment(lines, indent='  '):
     text = '\n'.join(indent + '     ' + line.replace('--', '- -') for line in lines)
-    return '%s<!-- %s -->' % (indent, text.lstrip())
+    return f'{indent}<!-- {text.lstrip()} -->'
 
 
 def launch_xml(plan, sources, output='screen'):
@@ -91,7 +91,7 @@ def launch_xml(plan, sources, output='screen'):
         out.append('  <node pkg="morai_msgs" type="%s" name=%s output=%s clear_params="true">'
                    % (n.node, quoteattr(n.name), quoteattr(output)))
         for p, v in params:
-            out.append('    <param name="%s" type="%s" value=%s />' % (p.name, _TYPE[type(p.default)], quoteattr(_fmt(v))))
+            out.append(f'    <param name="{p.name}" type="{_TYPE[type(p.default)]}" value={quoteattr(_fmt(v))} />')
         out.append('  </node>')
     out.append('</launch>')
     return '\n'.join(out) + '\n'
@@ -144,13 +144,13 @@ def main(argv=None):
         if args.out:
             write_atomically(args.out, text)
     except (ms.SettingsError, LaunchError) as e:
-        sys.stderr.write('morai_settings: %s\n' % e)
+        sys.stderr.write(f'morai_settings: {e}\n')
         return 2
     except OSError as e:
-        sys.stderr.write('morai_settings: cannot write %s: %s\n' % (args.out, e.strerror or e))
+        sys.stderr.write(f'morai_settings: cannot write {args.out}: {e.strerror or e}\n')
         return 2
     for line in plan.warnings + tuple(not_local(plan)):
-        sys.stderr.write('morai_settings: warning: %s\n' % line)
+        sys.stderr.write(f'morai_settings: warning: {line}\n')
     if not args.out:
         sys.stdout.write(text)
     return 0

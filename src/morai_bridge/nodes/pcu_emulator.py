@@ -18,7 +18,7 @@ from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 PARAMS = pcu.PARAMS + [FAULT_INJECTION]
 
 
-class PcuNode(object):
+class PcuNode:
 
     def __init__(self, cfg):
         self.pcu = PcuEmulator(cfg.port or None, link=cfg.link or None, init_s=cfg.init_s,
@@ -40,7 +40,7 @@ class PcuNode(object):
     def _diag(self, stat):
         s = self.pcu.state
         level = DiagnosticStatus.OK if str(s.mode) in ('AUTO', 'MANUAL') else DiagnosticStatus.WARN
-        stat.summary(level, '%s on %s' % (s.mode, s.device_path))
+        stat.summary(level, f'{s.mode} on {s.device_path}')
         for k in ('mode', 'connected', 'speed', 'steer', 'brake', 'gear', 'enc', 'frames_ok', 'frames_rejected',
                   'bytes_discarded', 'alive_errors', 'clamped', 'feedback_sent', 'auto_fail_events'):
             stat.add(k, str(getattr(s, k)))

@@ -44,10 +44,10 @@ def _package_scenarios():
         return simemu.DEFAULT_SCENARIO_DIR
 
 
-class SimEmulatorNode(object):
+class SimEmulatorNode:
 
     def __init__(self, cfg):
-        fields = dict((k, cfg[k]) for k in simemu.SimConfig._fields if k in cfg)
+        fields = {k: cfg[k] for k in simemu.SimConfig._fields if k in cfg}
         if not fields['scenario_dir']:
             fields['scenario_dir'] = _package_scenarios()
         self.sim = simemu.SimEmulator(simemu.SimConfig(**fields))

@@ -78,7 +78,7 @@ def apply_settings(cfg):
                 transport.check_local_address(cfg.bind_ip, '~bind_ip', node.bind_origin)
 
 
-class UdpBridge(object):
+class UdpBridge:
     """The bridge's parts (capture_replay uses the receive side alone: SimReceiver(live=False))."""
 
     def __init__(self, cfg, version=None):
@@ -91,7 +91,7 @@ class UdpBridge(object):
                               version=version)
         self.supervisor.watch(lambda: self.rx.workers)
         self.stats = self.rx.stats
-        self.updater, self.timer = make_updater('morai_sim@%s' % cfg.sim_ip, self.supervisor)
+        self.updater, self.timer = make_updater(f'morai_sim@{cfg.sim_ip}', self.supervisor)
         self.supervisor.add_to(self.updater)
         self.profile = load_vehicle_profile(cfg.vehicle_profile)
         self.tx = CommandSender(cfg, bind_ip, sim_ip, self.profile)

@@ -36,7 +36,7 @@ def make_updater(hardware_id, supervisor, period=1.0):
     return updater, timer
 
 
-class BridgeDiagnostics(object):
+class BridgeDiagnostics:
 
     def __init__(self, cfg, updater, receiver, commands=None):
         self.cfg = cfg
@@ -66,9 +66,9 @@ class BridgeDiagnostics(object):
                 level, text = ((OK, 'no event yet') if event else
                                (WARN, 'no packet yet on port %d' % self.cfg[name + '_port']))
             elif age > self.cfg.stale_timeout and not event:
-                level, text = WARN, 'stale: last packet %.1f s ago' % age
+                level, text = WARN, f'stale: last packet {age:.1f} s ago'
             else:
-                level, text = OK, '%.1f Hz' % rate
+                level, text = OK, f'{rate:.1f} Hz'
             if st.decode_errors or st.wrong_type:
                 level = max(level, WARN)
                 text += '; %d malformed, %d of another type' % (st.decode_errors, st.wrong_type)
@@ -89,7 +89,7 @@ class BridgeDiagnostics(object):
                 text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
             stat.summary(level, text)
             stat.add('port', self.cfg[name + '_port'])
-            stat.add('rate [Hz]', '%.1f' % rate)
+            stat.add('rate [Hz]', f'{rate:.1f}')
             stat.add('received', st.received)
             stat.add('published', st.published)
             stat.add('decode errors', st.decode_errors)
@@ -97,7 +97,7 @@ class BridgeDiagnostics(object):
             stat.add('from unexpected hosts', st.foreign)
             stat.add('bridge errors', st.handler_errors)
             stat.add('last unexpected sender', st.last_foreign)
-            stat.add('age of last packet [s]', '' if age is None else '%.3f' % age)
+            stat.add('age of last packet [s]', '' if age is None else f'{age:.3f}')
             stat.add('last error', st.last_error)
             stat.add('data_length mismatches', st.data_length_mismatch)
             stat.add('last data_length mismatch', st.last_mismatch)
@@ -114,12 +114,12 @@ class BridgeDiagnostics(object):
         if refused:
             stat.summary(WARN, '%d commands refused (last: %s)' % (refused, tx.last_refusal))
         elif tx.sender.errors:
-            stat.summary(WARN, 'send errors: %s' % tx.sender.last_error)
+            stat.summary(WARN, f'send errors: {tx.sender.last_error}')
         else:
             stat.summary(OK, '%d packets sent' % tx.sender.sent)
         for n in tx.tx_counts:
-            stat.add('%s sent' % n, tx.tx_counts[n])
-            stat.add('%s refused' % n, tx.tx_refused[n])
+            stat.add(f'{n} sent', tx.tx_counts[n])
+            stat.add(f'{n} refused', tx.tx_refused[n])
         stat.add('last refusal', tx.last_refusal)
         stat.add('send errors', tx.sender.errors)
         stat.add('gear sent', name_of(Gear, tx.gear))
@@ -129,7 +129,7 @@ class BridgeDiagnostics(object):
         stat.add('steering_sign / status / ghost', '%d / %d / %d' % (
             self.cfg.steering_sign, self.cfg.status_steering_sign, self.cfg.ghost_steering_sign))
         stat.add('ctrl_cmd bytes', self.cfg.ctrl_cmd_bytes)
-        stat.add('max steering [deg]', '%.2f' % tx.max_steering_deg)
+        stat.add('max steering [deg]', f'{tx.max_steering_deg:.2f}')
         return stat
 
     def control(self, stat):
@@ -146,8 +146,7 @@ class BridgeDiagnostics(object):
                             'switch the ego to automatic mode in the simulator'
                             % (name_of(CtrlMode, s.ctrl_mode).lower(), s.ctrl_mode))
         if active and s.gear != tx.gear and s.ctrl_mode == CtrlMode.AUTO:
-            problems.append('simulator reports gear %s but %s is commanded'
-                            % (name_of(Gear, s.gear), name_of(Gear, tx.gear)))
+            problems.append(f'simulator reports gear {name_of(Gear, s.gear)} but {name_of(Gear, tx.gear)} is commanded')
         if problems:
             stat.summary(WARN, '; '.join(problems))
         else:

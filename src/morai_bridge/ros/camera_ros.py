@@ -344,7 +344,7 @@ class CameraBridge(SensorBridge):
             self.traffic_light += 1
         else:
             self.unknown += 1
-            self.last_error = 'datagram of %d bytes starting %r is neither MOR nor BOX' % (len(data), data[:3])
+            self.last_error = f'datagram of {len(data)} bytes starting {data[:3]!r} is neither MOR nor BOX'
 
     def _on_frame(self, frame, t):
         cfg = self.cfg
@@ -374,7 +374,7 @@ class CameraBridge(SensorBridge):
             pkt = camera.decode_boxes(data, cfg.header, cfg.box_skip, size_unit=cfg.box_size_unit)
         except SensorDecodeError as e:
             self.box_errors[e.reason] += 1
-            self.last_error = 'box datagram: %s' % e
+            self.last_error = f'box datagram: {e}'
             return
         self.box_units[pkt.size_unit] += 1
         stamp = self.packet_stamp(pkt.sec, pkt.nsec)
@@ -404,7 +404,7 @@ class CameraBridge(SensorBridge):
             rgb = decode_jpeg(jpeg)
         except Exception as e:      # noqa: BLE001 - PIL raises many types for bad JPEG data
             self.decode_errors += 1
-            self.last_error = 'JPEG not decodable: %s: %s' % (type(e).__name__, e)
+            self.last_error = f'JPEG not decodable: {type(e).__name__}: {e}'
             return
         frame_id = self.cfg.optical_frame_id
         if self.raw_pub is not None and self.raw_pub.get_num_connections():
@@ -426,9 +426,9 @@ class CameraBridge(SensorBridge):
         units = snapshot(self.box_units)
         rate = self._rate(a.frames)
         box_rate = self._box_rate(self.box_packets)
-        text = '%.1f Hz images' % rate
+        text = f'{rate:.1f} Hz images'
         if self.box_packets:
-            text += ', %.1f Hz boxes' % box_rate
+            text += f', {box_rate:.1f} Hz boxes'
         problems = (a.malformed + sum(dropped.values()) + sum(box_errors.values()) + self.unknown
                     + self.bad_stamps + self.decode_errors)
         more = []
@@ -438,7 +438,7 @@ class CameraBridge(SensorBridge):
                 cfg.height or self.image_size[1])))
         values = [
             ('header form', cfg.header),
-            ('rate [Hz]', '%.1f' % rate),
+            ('rate [Hz]', f'{rate:.1f}'),
             ('frames published', self.frames_published),
             ('datagrams received', self.socket.stats.received),
             ('chunks', a.chunks),
@@ -447,7 +447,7 @@ class CameraBridge(SensorBridge):
             ('frames dropped', sum(dropped.values())),
         ] + counted('dropped ', dropped) + [
             ('duplicate chunks ignored', a.duplicates),
-            ('box rate [Hz]', '%.1f' % box_rate),
+            ('box rate [Hz]', f'{box_rate:.1f}'),
             ('box datagrams published', self.box_packets),
             ('box objects', self.box_objects),
             ('box size unit', cfg.box_size_unit),

@@ -57,12 +57,12 @@ def port_hint(port, count, stream, version, port_now, receiving):
     others = [name for name in receiving if name != version]
     choice = 'sim_version:=%s or %s_port:=%d' % (others[0], stream, port) if others else \
         '%s_port:=%d' % (stream, port)
-    where = 'sim_version %s receives it on that port; ' % ', '.join(others) if others else ''
+    where = f"sim_version {', '.join(others)} receives it on that port; " if others else ''
     return ('port %d: %d %s %s, skipped (sim_version %s: %s; %s%s decodes them)'
             % (port, count, stream, datagrams, version, here, where, choice))
 
 
-class CapturePlayer(object):
+class CapturePlayer:
     """Plays the capture ``cfg.file`` through a socketless :class:`SimReceiver` built from
     ``cfg`` (the node's parameters: the receive side's and the simulator version's, plus
     ``rate``, ``start_offset``, ``publish_clock``, ``sim_ip``, ``progress_period``); ``supervisor``: the
@@ -77,7 +77,7 @@ class CapturePlayer(object):
         self.arrival = rospy.Time()
         clock = (lambda: self.arrival) if cfg.arrival_time == 'capture' else None
         self.bridge = SimReceiver(rx_cfg, '0.0.0.0', '0.0.0.0', live=False, version=version, clock=clock)
-        self.updater, self.timer = make_updater('capture:%s' % cfg.file, supervisor)
+        self.updater, self.timer = make_updater(f'capture:{cfg.file}', supervisor)
         BridgeDiagnostics(rx_cfg, self.updater, self.bridge)
         self.clock_pub = rospy.Publisher('/clock', Clock, queue_size=10) if cfg.publish_clock else None
         self.sent = 0
@@ -155,8 +155,7 @@ class CapturePlayer(object):
         try:
             return udp.complete_truncated(payload, payload.full_length)[0]
         except udp.DecodeError as e:
-            rospy.logwarn_throttle(10.0, 'capture_replay: a datagram cut by the capture cannot be '
-                                   'decoded: %s' % e)
+            rospy.logwarn_throttle(10.0, f'capture_replay: a datagram cut by the capture cannot be decoded: {e}')
             return bytes(payload)
 
     def summary(self):
@@ -173,7 +172,7 @@ class CapturePlayer(object):
             skipped.append('%d not MORAI messages, to port %s' % (sum(n for _, n in foreign),
                                                                    ', '.join(str(p) for p, _ in foreign)))
         if skipped:
-            text += ' (%s)' % '; '.join(skipped)
+            text += f" ({'; '.join(skipped)})"
         if self.truncated:
             text += ('; %d truncated by the capture (first IP fragment only, replayed with the records '
                      'it holds)' % self.truncated)

@@ -53,7 +53,7 @@ def data_length_of(cls, size):
     raise ValueError('no %s variant is %d bytes long' % (cls.__name__, size))
 
 
-class CommandSender(object):
+class CommandSender:
     """Command topics -> packets (see the module docstring)."""
 
     def __init__(self, cfg, bind_ip, sim_ip, profile):
@@ -72,8 +72,8 @@ class CommandSender(object):
         self.sender = transport.UdpSender(bind_ip if bind_ip != '' else '0.0.0.0',
                                           sim_ip if sim_ip not in ('', '0.0.0.0') else '127.0.0.1')
         self.names = [s.name for s in streams.TO_SIM]
-        self.tx_counts = dict((n, 0) for n in self.names)
-        self.tx_refused = dict((n, 0) for n in self.names)
+        self.tx_counts = {n: 0 for n in self.names}
+        self.tx_refused = {n: 0 for n in self.names}
         self.last_refusal = ''
         self.ctrl_sent_t = None        # monotonic time of the last ctrl command sent
         self.any_ctrl_sent = False
@@ -92,14 +92,14 @@ class CommandSender(object):
         if ok:
             self.tx_counts[name] += 1
         else:
-            rospy.logwarn_throttle(5.0, 'udp_bridge: sending %s failed: %s' % (name, self.sender.last_error))
+            rospy.logwarn_throttle(5.0, f'udp_bridge: sending {name} failed: {self.sender.last_error}')
         return ok
 
     def refuse(self, name, err):
         """Count and log a command that was not sent, with the reason."""
         self.tx_refused[name] += 1
         self.last_refusal = str(err)
-        rospy.logwarn_throttle(2.0, 'udp_bridge: %s' % err)
+        rospy.logwarn_throttle(2.0, f'udp_bridge: {err}')
 
     def ctrl_packet(self, m, ctrl_mode=None, gear=None):
         return ros_to_sim.ctrl_cmd(m, self.gear if gear is None else gear,

@@ -51,7 +51,7 @@ def receive_stamp(t_mono, ros_now, mono_now):
     return ros_now - rospy.Duration.from_sec(delay)
 
 
-class Erp42Core(object):
+class Erp42Core:
     """The driver's ROS logic around one :class:`Erp42Link` (``link``), without publishers or a
     ROS clock: :meth:`submit_ctrl`, :meth:`feedback_messages`, :meth:`diag_link`, :meth:`diag_pcu`.
 
@@ -146,7 +146,7 @@ class Erp42Core(object):
         link = self.link
         s, f = link.stats, link.framer
         if not link.connected:
-            stat.summary(ERROR, 'port %s closed: %s' % (self.params.port, s.last_error))
+            stat.summary(ERROR, f'port {self.params.port} closed: {s.last_error}')
         else:
             fb = link.last_feedback
             age = None if fb is None else (time.monotonic() if now is None else now) - fb[1]
@@ -157,9 +157,9 @@ class Erp42Core(object):
                 else:
                     stat.summary(ERROR, 'no feedback from the PCU yet')
             elif age > 1.0:
-                stat.summary(ERROR, 'feedback lost (%.1f s old)' % age)
+                stat.summary(ERROR, f'feedback lost ({age:.1f} s old)')
             elif age > self.params.feedback_timeout_s:
-                stat.summary(WARN, 'feedback stale (%.2f s old)' % age)
+                stat.summary(WARN, f'feedback stale ({age:.2f} s old)')
             elif link.sending_fresh:
                 stat.summary(OK, 'sending commands')
             else:
@@ -186,7 +186,7 @@ class Erp42Core(object):
         stat.add('read errors', s.read_errors)
         stat.add('reconnects', s.reconnects)
         stat.add('outages', s.outage_count)
-        stat.add('outage durations [s]', ' '.join('%.2f' % (b - a) if b else 'ongoing' for a, b in list(s.outages)[-10:]))
+        stat.add('outage durations [s]', ' '.join(f'{b - a:.2f}' if b else 'ongoing' for a, b in list(s.outages)[-10:]))
         stat.add('last error', s.last_error)
         return stat
 
@@ -219,7 +219,7 @@ class Erp42Ros(Erp42Core):
     ``on_feedback=self.on_feedback``: see :meth:`attach`."""
 
     def __init__(self, cfg, params):
-        super(Erp42Ros, self).__init__(params, cfg.frame_id, cfg.odom_frame_id)
+        super().__init__(params, cfg.frame_id, cfg.odom_frame_id)
         self.cfg = cfg
         self.pub_info = rospy.Publisher(cfg.erp42_info_topic, ERP42Info, queue_size=1)
         self.pub_ego = rospy.Publisher(cfg.ego_status_topic, EgoVehicleStatus, queue_size=1)
@@ -240,7 +240,7 @@ class Erp42Ros(Erp42Core):
     def on_ctrl(self, m):
         e = self.submit_ctrl(m)
         if e is not None:
-            rospy.logwarn_throttle(2.0, 'erp42_serial: %s' % e)
+            rospy.logwarn_throttle(2.0, f'erp42_serial: {e}')
 
     def on_feedback(self, fb, t_mono):
         msgs = self.feedback_messages(fb, t_mono, receive_stamp(t_mono, rospy.Time.now(), time.monotonic()))

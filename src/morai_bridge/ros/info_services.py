@@ -84,7 +84,7 @@ def map_spec(plane_coordinate_system, utm_zone, offset_x, offset_y, offset_z):
     return m
 
 
-class InfoServices(object):
+class InfoServices:
     """The three services (see the module docstring) over a SimReceiver ``receiver``."""
 
     def __init__(self, cfg, receiver, profile, max_steering_deg, node='udp_bridge'):
@@ -113,7 +113,7 @@ class InfoServices(object):
         status = self.rx.status
         p = self.profile
         if status is None:
-            rospy.loginfo('%s: vehicle spec from the profile %s (no ego status received yet)' % (self.node, p.name))
+            rospy.loginfo(f'{self.node}: vehicle spec from the profile {p.name} (no ego status received yet)')
         elif abs(status.wheelbase - p.wheelbase_m) > 0.01 or (
                 p.length_m is not None and abs(status.size_x - p.length_m) > 0.01):
             rospy.logwarn_throttle(10.0, '%s: the simulator reports wheelbase %.3f m, length %.3f m; the vehicle '

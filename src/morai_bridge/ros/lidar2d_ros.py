@@ -50,7 +50,7 @@ def literal(value, size, name):
     try:
         raw = codecs.decode(value, 'unicode_escape').encode('latin-1')
     except (UnicodeError, ValueError) as e:
-        raise ParamError('~%s=%r: not a byte string (%s)' % (name, value, e)) from None
+        raise ParamError(f'~{name}={value!r}: not a byte string ({e})') from None
     if len(raw) != size:
         raise ParamError('~%s=%r is %d bytes, the datagram\'s field is %d' % (name, value, len(raw), size))
     return raw
@@ -91,7 +91,7 @@ class Lidar2dBridge(SensorBridge):
             lidar2d.decode_scan(lidar2d.encode_scan([1.0] * lidar2d.SAMPLES),
                                 **dict(self.options, expected_header=None, expected_tail=None))
         except ValueError as e:
-            raise ParamError('~angle_origin_deg / ~angle_min_deg / ~direction: %s' % e) from None
+            raise ParamError(f'~angle_origin_deg / ~angle_min_deg / ~direction: {e}') from None
         self.pub = rospy.Publisher(cfg.topic, LaserScan, queue_size=2)
         self.scans = 0
         self.malformed = Counter()
@@ -117,7 +117,7 @@ class Lidar2dBridge(SensorBridge):
         rate = self._rate(self.scans)
         raw = self.last_raw
         values = [
-            ('rate [Hz]', '%.1f' % rate),
+            ('rate [Hz]', f'{rate:.1f}'),
             ('scans published', self.scans),
             ('datagrams received', self.socket.stats.received),
             ('malformed', sum(malformed.values())),
@@ -125,7 +125,7 @@ class Lidar2dBridge(SensorBridge):
             ('header seen', '' if raw is None else repr(raw.header)),
             ('tail seen', '' if raw is None else repr(raw.tail)),
             ('data_length seen', '' if raw is None else raw.data_length),
-            ('aux seen', '' if raw is None else ' '.join('%g' % v for v in raw.aux)),
+            ('aux seen', '' if raw is None else ' '.join(f'{v:g}' for v in raw.aux)),
             ('publish time p50 / p99 / max [ms]', self.timing.summary_ms()),
         ]
-        return '%.1f Hz scans' % rate, sum(malformed.values()), [], values
+        return f'{rate:.1f} Hz scans', sum(malformed.values()), [], values

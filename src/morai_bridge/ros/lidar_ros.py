@@ -136,11 +136,11 @@ class LidarBridge(SensorBridge):
 
     @property
     def title(self):
-        return 'LiDAR %s' % self.cfg.model
+        return f'LiDAR {self.cfg.model}'
 
     def setup(self, cfg, log, on_dead):
         if cfg.max_range and cfg.min_range and cfg.max_range < cfg.min_range:
-            raise ParamError('~max_range=%r is below ~min_range=%r' % (cfg.max_range, cfg.min_range))
+            raise ParamError(f'~max_range={cfg.max_range!r} is below ~min_range={cfg.min_range!r}')
         self.model = vel.get_model(cfg.model)
         self.stream = vel.CloudStream(decoder_options(cfg), cfg.cut_angle, cfg.max_packets, burst=cfg.burst,
                                       burst_gap=cfg.burst_gap, decode_chunk=cfg.decode_chunk)
@@ -217,15 +217,14 @@ class LidarBridge(SensorBridge):
         more = []
         product, said = c['product_id'], c['product_model']
         if said is not None and said.name != self.model.name:
-            more.append((WARN, 'packets say %s (product id 0x%02x) but ~model is %s' % (said.name, product,
-                                                                                        self.model.name)))
+            more.append((WARN, f'packets say {said.name} (product id 0x{product:02x}) but ~model is {self.model.name}'))
         if cfg.stamp_source == 'sim' and self.fell_back:
             more.append((WARN, 'device time %.3f s from the receive time (more than ~device_time_max_offset): '
                                'receive time used' % (self.device_offset or 0.0)))
         mode = c['return_mode']
         values = [
             ('model', self.model.name),
-            ('rate [Hz]', '%.2f' % rate),
+            ('rate [Hz]', f'{rate:.2f}'),
             ('revolutions', c['revolutions']),
             ('clouds published', self.published),
             ('partial revolutions dropped', self.partial_dropped),
@@ -248,13 +247,13 @@ class LidarBridge(SensorBridge):
             ('revolutions decoded at once because pieces could not be used', c['fallbacks']),
             ('product id seen', '' if product is None else '0x%02x%s' % (
                 product, ' (%s)' % said.name if said is not None else '')),
-            ('return mode byte seen', '' if mode is None else '0x%02x' % mode),
+            ('return mode byte seen', '' if mode is None else f'0x{mode:02x}'),
             ('dual return', str(self.last_dual)),
             ('stamp source', cfg.stamp_source),
             ('clouds stamped with device time', self.device_stamps),
             ('clouds stamped with receive time', self.receive_stamps),
             ('device time too far from receive time', self.implausible),
-            ('device time - receive time [s]', '' if self.device_offset is None else '%.6f' % self.device_offset),
+            ('device time - receive time [s]', '' if self.device_offset is None else f'{self.device_offset:.6f}'),
             ('latency, last packet of a revolution read -> cloud published, p50 / p99 / max [ms]',
              self.latency.summary_ms()),
             ('publish time, closing packet read -> cloud published, p50 / p99 / max [ms]', self.timing.summary_ms()),

@@ -34,14 +34,14 @@ def read_light_positions(value, package_dir=None):
         with open(path) as f:
             obj = yaml.safe_load(f)
     except (OSError, yaml.YAMLError) as e:
-        raise ParamError('~traffic_light_positions=%r: cannot read %s: %s' % (value, path, e)) from None
+        raise ParamError(f'~traffic_light_positions={value!r}: cannot read {path}: {e}') from None
     try:
         return path, mk.parse_light_positions(obj, path)
     except ValueError as e:
-        raise ParamError('~traffic_light_positions: %s' % e) from None
+        raise ParamError(f'~traffic_light_positions: {e}') from None
 
 
-class MarkersNode(object):
+class MarkersNode:
 
     def __init__(self, cfg, supervisor):
         self.cfg = cfg
@@ -141,13 +141,13 @@ class MarkersNode(object):
             stat.summary(DiagnosticStatus.OK, 'showing the ego and %d objects' % self.last_counts.get('objects', 0))
         else:
             missing = [t for t, ok in ((self.cfg.ego_topic, ego_ok), (self.cfg.object_topic, obj_ok)) if not ok]
-            stat.summary(DiagnosticStatus.WARN, 'no recent message on %s' % ', '.join(missing))
+            stat.summary(DiagnosticStatus.WARN, f"no recent message on {', '.join(missing)}")
         for name, t in (('ego', self.ego_t), ('objects', self.objects_t)):
-            stat.add('age of last %s message [s]' % name, '' if t is None else '%.2f' % (now - t))
+            stat.add(f'age of last {name} message [s]', '' if t is None else f'{now - t:.2f}')
         stat.add('marker arrays published', self.published)
         stat.add('objects shown', self.last_counts.get('objects', 0))
         stat.add('traffic lights shown', self.last_counts.get('lights', 0))
         stat.add('traffic lights without a position', ' '.join(sorted(self.unplaced)))
-        stat.add('traffic light positions', '%s (%d)' % (self.lights_path or 'none', len(self.light_pos)))
+        stat.add('traffic light positions', f"{self.lights_path or 'none'} ({len(self.light_pos)})")
         stat.add('collision markers', self.collision_events)
         return stat

@@ -81,7 +81,7 @@ HOUSING_HEIGHT = 0.3     # m; the heads sit on top of the housing (RViz draws a 
 MIN_ARROW_SPEED = 0.1    # m/s: slower than this, no velocity arrow
 
 
-class Style(object):
+class Style:
     """Sizes and options of the markers (the node fills it from its parameters)."""
 
     __slots__ = ('frame_id', 'ego_size', 'ego_velocity_frame', 'velocity_arrow_s', 'text_height', 'labels',
@@ -229,7 +229,7 @@ def delete_marker(ns, mid, frame_id):
     return m
 
 
-class MarkerTracker(object):
+class MarkerTracker:
     """Remembers which (ns, id) are shown and turns a full set of markers into a MarkerArray
     that also DELETEs every marker shown before and absent now.  Markers with a lifetime
     (collisions) are passed through as events and not tracked."""
@@ -239,7 +239,7 @@ class MarkerTracker(object):
         self.shown = set()
 
     def update(self, markers, events=()):
-        current = set((m.ns, m.id) for m in markers)
+        current = {(m.ns, m.id) for m in markers}
         gone = sorted(self.shown - current)
         self.shown = current
         return MarkerArray(markers=list(markers) + list(events) +
@@ -259,8 +259,7 @@ def parse_light_positions(obj, where='traffic light positions'):
     for key, value in obj.items():
         if (not isinstance(value, (list, tuple)) or len(value) not in (3, 4) or
                 any(isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) for c in value)):
-            raise ValueError('%s: %s: expected [x, y, z] or [x, y, z, yaw_deg] (numbers), got %r'
-                             % (where, key, value))
+            raise ValueError(f'{where}: {key}: expected [x, y, z] or [x, y, z, yaw_deg] (numbers), got {value!r}')
         v = [float(c) for c in value]
         out[str(key)] = (v[0], v[1], v[2], v[3] if len(v) == 4 else 0.0)
     return out

@@ -65,7 +65,7 @@ def ctrl_cmd(**fields):
     if CTRL_FRONT_REAR:
         return CtrlCmd(front_steer=steering, rear_steer=rear, **fields)
     if rear:
-        raise ValueError('CtrlCmd of set %s has no rear_steer' % NAME)
+        raise ValueError(f'CtrlCmd of set {NAME} has no rear_steer')
     return CtrlCmd(steering=steering, **fields)
 
 

@@ -22,7 +22,7 @@ class CommandError(ValueError):
 def _finite(what, **values):
     for name, v in values.items():
         if not math.isfinite(v):
-            raise CommandError('%s.%s is %r: refused, nothing sent' % (what, name, v))
+            raise CommandError(f'{what}.{name} is {v!r}: refused, nothing sent')
 
 
 def _int_range(what, name, v, lo, hi):
@@ -37,7 +37,7 @@ def _text(what, name, v, limit):
     try:
         v.encode('ascii')
     except UnicodeEncodeError:
-        raise CommandError('%s.%s must be ASCII: refused' % (what, name)) from None
+        raise CommandError(f'{what}.{name} must be ASCII: refused') from None
     return v
 
 
@@ -119,7 +119,7 @@ def sensor_control(m):
                                % (a, len(getattr(m, a)), n))
     out = []
     for k in range(n):
-        v = dict((a, getattr(m, a)[k]) for a in arrays)
+        v = {a: getattr(m, a)[k] for a in arrays}
         _finite('SensorPosControl[%d]' % k, **v)
         out.append(udp.make(udp.SensorControl,
                             sensor_index=_int_range('SensorPosControl', 'sensor_index', m.sensor_index[k],
@@ -185,8 +185,8 @@ def multi_ego(m):
     for k in range(n):
         _not_on_wire('MultiEgoSetting', [('%s[%d]' % (a, k), getattr(m, a)[k]) for a in extras
                                          if k < len(getattr(m, a))])
-        v = dict((a, getattr(m, a)[k]) for a in arrays)
-        _finite('MultiEgoSetting[%d]' % k, **dict((a, v[a]) for a in arrays[1:8]))
+        v = {a: getattr(m, a)[k] for a in arrays}
+        _finite('MultiEgoSetting[%d]' % k, **{a: v[a] for a in arrays[1:8]})
         egos.append(udp.MultiEgoRecord(
             _int_range('MultiEgoSetting', 'ego_index', v['ego_index'], -32768, 32767),
             v['global_position_x'], v['global_position_y'], v['global_position_z'],
@@ -198,7 +198,7 @@ def multi_ego(m):
 
 def npc_ghost(m):
     if len(m.npc_list) > 20:
-        raise CommandError('NpcGhostCmd has %d NPCs, the packet holds 20: refused' % len(m.npc_list))
+        raise CommandError(f'NpcGhostCmd has {len(m.npc_list)} NPCs, the packet holds 20: refused')
     recs = []
     for k, n in enumerate(m.npc_list):
         _finite('NpcGhostCmd.npc_list[%d]' % k, x=n.position.x, y=n.position.y, z=n.position.z,

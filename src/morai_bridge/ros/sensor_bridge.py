@@ -44,7 +44,7 @@ OK, WARN, ERROR = 0, 1, 2
 OPTICAL_ROTATION = (-0.5, 0.5, -0.5, 0.5)
 
 
-class SensorBridge(object):
+class SensorBridge:
     """One sensor's UDP port -> ROS topics (module docstring).  ``log(text)`` and ``on_dead(worker)``
     come from the node's :class:`~morai_bridge.ros.supervision.NodeSupervisor`."""
 
@@ -134,7 +134,7 @@ class SensorBridge(object):
             text = flowing
         if self._recent.check(problems + st.foreign + st.handler_errors):
             level = max(level, WARN)
-            text += '; %s in the last 10 s (see values)' % self.problem_words
+            text += f'; {self.problem_words} in the last 10 s (see values)'
         for lvl, what in more:
             level = max(level, lvl)
             text += '; ' + what
@@ -152,7 +152,7 @@ class SensorBridge(object):
         stat.add('receive buffer [bytes]', '%d (asked %d)' % (sock.rcvbuf, sock.rcvbuf_asked))
         stat.add('freed memory kept for reuse', str(self.memory_kept))
         age = st.age()
-        stat.add('age of last datagram [s]', '' if age is None else '%.3f' % age)
+        stat.add('age of last datagram [s]', '' if age is None else f'{age:.3f}')
         stat.add('last error', self.last_error or st.last_error)
         return stat
 
@@ -164,7 +164,7 @@ def stream_level(st, stale_timeout, port, now=None):
     if age is None:
         return WARN, 'no datagram yet on port %d' % port
     if age > stale_timeout:
-        return WARN, 'stale: last datagram %.1f s ago' % age
+        return WARN, f'stale: last datagram {age:.1f} s ago'
     return OK, ''
 
 

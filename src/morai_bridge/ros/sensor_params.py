@@ -30,7 +30,7 @@ def network_params(port, port_doc, buffer_bytes):
 def mount_params(frame_id, what):
     """The sensor's frame and its mount pose on the vehicle (static TF parent -> frame)."""
     return [
-        Param('frame_id', frame_id, 'frame of the %s (TF child of parent_frame)' % what),
+        Param('frame_id', frame_id, f'frame of the {what} (TF child of parent_frame)'),
         Param('parent_frame', 'base_link', 'vehicle frame the sensor is mounted on (TF parent)'),
         Param('publish_tf', True, 'broadcast the mount pose as a static transform parent_frame -> frame_id '
               '(false when a URDF / robot_state_publisher already does)'),

@@ -106,7 +106,7 @@ def receive_clock():
     return wall_now
 
 
-class SimReceiver(object):
+class SimReceiver:
     """Decode and publish every enabled receive stream (see the module docstring)."""
 
     def __init__(self, cfg, sim_ip, bind_ip, live=True, log=None, on_dead=None, version=None, clock=None):
@@ -121,12 +121,12 @@ class SimReceiver(object):
         sockets = {}
         try:
             for name in self.enabled if live else ():
-                sockets[name] = transport.bind_udp(bind_ip, cfg[name + '_port'], '~%s_port' % name)
+                sockets[name] = transport.bind_udp(bind_ip, cfg[name + '_port'], f'~{name}_port')
         except transport.TransportError:
             for s in sockets.values():
                 s.close()
             raise
-        self.stats = dict((name, transport.StreamStats(name)) for name in self.enabled)
+        self.stats = {name: transport.StreamStats(name) for name in self.enabled}
         # per datagram: cfg values read once here (Config attributes go through __getattr__)
         self._sim_stamps = cfg.stamp_source == 'sim'
         self._frame_id = cfg.frame_id
@@ -161,7 +161,7 @@ class SimReceiver(object):
         self.sim_status_t = 0.0
         self.sim_status_cond = threading.Condition()
         self.last_sim_command = rospy.Time()
-        self.port_to_stream = dict((cfg[name + '_port'], name) for name in self.enabled)
+        self.port_to_stream = {cfg[name + '_port']: name for name in self.enabled}
         self.pubs = {}
         self.listeners = {}           # stream name -> callable(wire message), e.g. the sync services
         for name in self.enabled:
@@ -172,7 +172,7 @@ class SimReceiver(object):
                 self.pubs[name] = rospy.Publisher(cfg[name + '_topic'], roslib.message.get_message_class(s.ros_type),
                                                   queue_size=depth)
         # stream name -> what _dispatch needs, read from the stream's declaration
-        self.handlers = dict((name, self._handler(streams.BY_NAME[name])) for name in self.enabled)
+        self.handlers = {name: self._handler(streams.BY_NAME[name]) for name in self.enabled}
         self._feed_log = ThrottledLog(log or (lambda text: rospy.logerr('%s', text)), 5.0)
         self.receiver = transport.UdpReceiver(sockets, sim_ip, self._dispatch, self.stats, log=log,
                                               on_dead=on_dead) if live else None
@@ -202,9 +202,8 @@ class SimReceiver(object):
             self._dispatch(name, data, src, st.last_rx)
         except Exception as e:  # a bug on one datagram: count it, say where, go on with the next
             st.handler_errors += 1
-            st.last_error = '%s: %s' % (type(e).__name__, e)
-            self._feed_log('udp_bridge: datagram on the %s port raised %s\n%s'
-                           % (name, st.last_error, traceback.format_exc()))
+            st.last_error = f'{type(e).__name__}: {e}'
+            self._feed_log(f'udp_bridge: datagram on the {name} port raised {st.last_error}\n{traceback.format_exc()}')
         return True
 
     def _handler(self, s):
@@ -232,8 +231,8 @@ class SimReceiver(object):
                 return
         if w.__class__ is not wcls:
             st.wrong_type += 1
-            st.last_error = 'got %s on the %s port' % (type(w).__name__, name)
-            rospy.logwarn_throttle(5.0, 'udp_bridge: %s (check the simulator port settings)' % st.last_error)
+            st.last_error = f'got {type(w).__name__} on the {name} port'
+            rospy.logwarn_throttle(5.0, f'udp_bridge: {st.last_error} (check the simulator port settings)')
             return
         msg = on_packet(w, self._stamp(w.sec, w.nsec) if stamped else self._now())
         if msg is not None:                   # None: nothing to publish (a duplicate, no position)

@@ -81,7 +81,7 @@ def event_ctrl_mode(wire_ctrl_mode):
     return int(WIRE_TO_EVENT_CTRL_MODE.get(wire_ctrl_mode, wire_ctrl_mode))
 
 
-class SimServices(object):
+class SimServices:
 
     def __init__(self, cfg, receiver, commands):
         self.cfg = cfg

@@ -330,9 +330,9 @@ def message_set_problems():
                 collision(udp.make(udp.CollisionData), None, '')):
         unset = msg_set.unfilled(msg)
         if unset:
-            problems.append('%s has %s, which no morai_msgs set has' % (msg._type, ', '.join(unset)))
+            problems.append(f"{msg._type} has {', '.join(unset)}, which no morai_msgs set has")
     unread = set(CtrlCmd.__slots__) - {'longlCmdType', 'accel', 'brake', 'steering', 'front_steer', 'rear_steer',
                                        'velocity', 'acceleration'}
     if unread:
-        problems.append('%s has %s, which no morai_msgs set has' % (CtrlCmd._type, ', '.join(sorted(unread))))
+        problems.append(f"{CtrlCmd._type} has {', '.join(sorted(unread))}, which no morai_msgs set has")
     return problems

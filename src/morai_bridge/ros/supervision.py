@@ -22,7 +22,7 @@ FAULT_INJECTION = Param('fault_injection', False, 'tests only: a std_msgs/String
                         'makes that worker raise once (it must be reported and resume)')
 
 
-class NodeSupervisor(object):
+class NodeSupervisor:
 
     def __init__(self, node_name, cfg=None):
         self.node_name = node_name
@@ -49,7 +49,7 @@ class NodeSupervisor(object):
             self.dead = worker
         rospy.logfatal('%s: worker %s is dead (%s); shutting down with exit status 1 so that respawn can '
                        'act', self.node_name, worker.name, worker.dead_reason or worker.last_error)
-        rospy.signal_shutdown('worker %s dead' % worker.name)
+        rospy.signal_shutdown(f'worker {worker.name} dead')
 
     def add_to(self, updater, name='Workers'):
         """Add the workers' entry to ``updater``; with ``~fault_injection`` also listen on ~inject_fault."""
@@ -64,7 +64,7 @@ class NodeSupervisor(object):
             for w in self.workers():
                 if w.name == m.data:
                     rospy.logwarn('%s: injecting a fault into worker %s', self.node_name, w.name)
-                    w.inject(RuntimeError('fault injected into %s through %s' % (w.name, topic)))
+                    w.inject(RuntimeError(f'fault injected into {w.name} through {topic}'))
                     return
             rospy.logwarn('%s: no worker named %r (workers: %s)', self.node_name, m.data,
                           ', '.join(w.name for w in self.workers()))
@@ -83,7 +83,7 @@ class NodeSupervisor(object):
         return 1 if self.dead is not None else 0
 
 
-class RosTimer(object):
+class RosTimer:
     """``callback()`` every ``period_s`` seconds of ROS time, in a :class:`~morai_bridge.link.workers.Worker`
     named ``name`` (restarted after an error, dead after too many: see Worker).  With a ``supervisor``
     the worker logs through it, is listed in its 'Workers' entry and ends the node when dead.
@@ -95,7 +95,7 @@ class RosTimer(object):
 
     def __init__(self, name, period_s, callback, supervisor=None):
         if not period_s > 0:
-            raise ValueError('RosTimer %s: period must be > 0 s, not %r' % (name, period_s))
+            raise ValueError(f'RosTimer {name}: period must be > 0 s, not {period_s!r}')
         self.period = rospy.Duration.from_sec(period_s)
         self.callback = callback
         self._next = None

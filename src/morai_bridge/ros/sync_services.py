@@ -25,7 +25,7 @@ from morai_bridge.wire.enums import CtrlMode, Gear
 _AUTO = int(CtrlMode.AUTO)
 
 
-class SyncServices(object):
+class SyncServices:
 
     def __init__(self, cfg, receiver, commands):
         self.cfg = cfg
@@ -145,5 +145,5 @@ class SyncServices(object):
             if msg is not None:
                 out.vehicle_status = msg
         elif not st.result:
-            rospy.logwarn_throttle(2.0, 'udp_bridge: tick refused: %s' % lockstep.REASON_NAMES.get(st.reason, st.reason))
+            rospy.logwarn_throttle(2.0, f'udp_bridge: tick refused: {lockstep.REASON_NAMES.get(st.reason, st.reason)}')
         return MoraiWaitForTickSrvResponse(out)

@@ -124,10 +124,10 @@ def stop_command(gear=int(Gear.D), data_length=23):
 
 
 def _side(side):
-    return "+ = %s" % side if side else "not measured"
+    return f"+ = {side}" if side else "not measured"
 
 
-class SignCheck(object):
+class SignCheck:
     """One self-test run.  The sockets are bound by the constructor (read :attr:`ports`); call
     :meth:`run` once, then :meth:`close` (or use ``with``)."""
 
@@ -139,7 +139,7 @@ class SignCheck(object):
         self.monotonic = clock
         self.ctrl_bytes = o.version.ctrl_cmd_bytes if o.ctrl_bytes == FROM_PROFILE else o.ctrl_bytes
         if self.ctrl_bytes not in (55, 59):
-            raise ValueError("ctrl_bytes must be 55 or 59, got %r" % (self.ctrl_bytes,))
+            raise ValueError(f"ctrl_bytes must be 55 or 59, got {self.ctrl_bytes!r}")
         self.data_length = 23 if self.ctrl_bytes == 55 else 27
         self.abort_speed = o.abort_speed or 2.0 * o.speed_kmh
         self.status_port = o.version.port("ego_status") if o.status_port == FROM_VERSION else o.status_port
@@ -159,7 +159,7 @@ class SignCheck(object):
         for name, s in self._socks.items():
             self._sel.register(s, selectors.EVENT_READ, name)
         #: bound port per stream ('status', 'imu')
-        self.ports = dict((n, s.getsockname()[1]) for n, s in self._socks.items())
+        self.ports = {n: s.getsockname()[1] for n, s in self._socks.items()}
         self.sim_addr = (sim_ip, o.ctrl_port)
         self.last = None            # last EgoVehicleStatus
         self.last_from = None
@@ -282,14 +282,14 @@ class SignCheck(object):
             except KeyboardInterrupt:
                 reason, status = "interrupted (Ctrl-C)", EXIT_INTERRUPTED
             except Exception as e:    # noqa: BLE001 - stop first, then report the error
-                reason, status = "error: %s: %s" % (type(e).__name__, e), EXIT_ABORTED
+                reason, status = f"error: {type(e).__name__}: {e}", EXIT_ABORTED
                 sys.stderr.write(traceback.format_exc())
         finally:
             stopped = self.stop()
         if status is not None:
             word = {EXIT_REFUSED: "refused to start", EXIT_ABORTED: "aborted",
                     EXIT_INTERRUPTED: "interrupted"}[status]
-            self.say("%s: %s: %s" % (PROG, word, reason))
+            self.say(f"{PROG}: {word}: {reason}")
             self._say_stop(stopped)
             return RunResult(status, None, None, reason, self.stop_sent, stopped, "")
         self._say_stop(stopped)
@@ -299,7 +299,7 @@ class SignCheck(object):
         result = self._report(verdict, stopped)
         written = self._report_gain(gain)
         if result.exit_status == EXIT_OK and self.o.write_vehicle and not written:
-            result = result._replace(exit_status=EXIT_REFUSED, reason="cannot write %s" % self.o.write_vehicle)
+            result = result._replace(exit_status=EXIT_REFUSED, reason=f"cannot write {self.o.write_vehicle}")
         return result._replace(gain=gain, written_vehicle=written)
 
     def _say_stop(self, stopped):
@@ -337,7 +337,7 @@ class SignCheck(object):
 
     def _plan_text(self):
         o = self.o
-        steer = "wire steer " + " then ".join("%+.2f" % v for v in steer_plan(o.steer, o.reverse, o.gain))
+        steer = "wire steer " + " then ".join(f"{v:+.2f}" for v in steer_plan(o.steer, o.reverse, o.gain))
         secs = planned_time(o.accel_time, o.phase_time, o.reverse, o.gain)
         return ("The ego will drive FORWARD at %.1f km/h for up to %.0f s (about %.0f m), %s, then brake to a "
                 "stop.  Make sure the road ahead and to both sides is clear." % (
@@ -367,7 +367,7 @@ class SignCheck(object):
     def _drive(self):
         o = self.o
         plan = [("accelerate", 0.0, o.accel_time)]
-        plan += [("steer %+.2f" % v, v, o.phase_time) for v in steer_plan(o.steer, o.reverse, o.gain)]
+        plan += [(f"steer {v:+.2f}", v, o.phase_time) for v in steer_plan(o.steer, o.reverse, o.gain)]
         start_wall = self.monotonic()
         self._drain()
         index, phase_t0 = 0, None
@@ -380,12 +380,12 @@ class SignCheck(object):
         while True:
             now = self.monotonic()
             if now - start_wall > o.max_run_time:
-                raise _Aborted("the run took more than %g s of wall time (--max-run-time)" % o.max_run_time)
+                raise _Aborted(f"the run took more than {o.max_run_time:g} s of wall time (--max-run-time)")
             got = self._receive(min(0.1, o.status_timeout))
             now = self.monotonic()
             if not got:
                 if now - last_rx > o.status_timeout:
-                    raise _Aborted("no Ego Vehicle Status for %.1f s" % o.status_timeout)
+                    raise _Aborted(f"no Ego Vehicle Status for {o.status_timeout:.1f} s")
                 continue
             last_rx = now
             for msg, t_rx, _ in got:
@@ -455,7 +455,7 @@ class SignCheck(object):
         except KeyboardInterrupt:
             pass
         except Exception as e:    # noqa: BLE001 - the stop commands went out already
-            self.say("warning: while waiting for the ego to stop: %s: %s" % (type(e).__name__, e))
+            self.say(f"warning: while waiting for the ego to stop: {type(e).__name__}: {e}")
         return seen_stopped
 
     # ------------------------------------------------------------------ the report
@@ -464,7 +464,7 @@ class SignCheck(object):
         self.say("")
         self.say("%-11s %6s %7s %7s %6s %11s %10s %13s  %s" % (
             "phase", "steer", "time s", "dist m", "km/h", "heading", "IMU rad/s", "status steer", "turn"))
-        names = ["accelerate"] + ["steer %+.2f" % r.steer for r in verdict.phases[1:]]
+        names = ["accelerate"] + [f"steer {r.steer:+.2f}" for r in verdict.phases[1:]]
         for name, r in zip(names, verdict.phases):
             self.say("%-11s %+6.2f %7.1f %7.2f %6.2f %11s %10s %13s  %s" % (
                 name, r.steer, r.duration_s, r.distance_m, r.mean_speed_kmh,
@@ -480,8 +480,8 @@ class SignCheck(object):
 
         def agree(flag, side):
             if flag is None:
-                return "profile %s: + = %s (kept)" % (base.name, side)
-            return "profile %s: + = %s, %s" % (base.name, side, "agrees" if flag else "DIFFERS")
+                return f"profile {base.name}: + = {side} (kept)"
+            return f"profile {base.name}: + = {side}, {'agrees' if flag else 'DIFFERS'}"
         self.say("  Ego Ctrl Cmd steer:       %-14s (%s)" % (
             _side(verdict.ctrl_steer_positive), agree(cmp_.ctrl_agrees, base.ctrl_steer_positive)))
         self.say("  Ego Vehicle Status steer: %-14s (%s)" % (
@@ -490,7 +490,7 @@ class SignCheck(object):
                  % base.ghost_steer_positive)
         if not verdict.conclusive:
             self.say("")
-            self.say("INCONCLUSIVE: %s" % "; ".join(verdict.reasons))
+            self.say(f"INCONCLUSIVE: {'; '.join(verdict.reasons)}")
             self.say("Nothing written.  Check that the simulator plays (not paused), the ego is in automatic "
                      "mode on a flat open area, and try a larger --steer or --phase-time.")
             return RunResult(EXIT_INCONCLUSIVE, verdict, cmp_, "; ".join(verdict.reasons), self.stop_sent,
@@ -505,11 +505,11 @@ class SignCheck(object):
         if o.write:
             written = self._write(verdict)
             if not written:
-                return RunResult(EXIT_REFUSED, verdict, cmp_, "cannot write %s" % o.write, self.stop_sent,
+                return RunResult(EXIT_REFUSED, verdict, cmp_, f"cannot write {o.write}", self.stop_sent,
                                  stopped, "")
-            self.say("  roslaunch morai_msgs udp_bridge.launch sim_version:=%s" % written)
+            self.say(f"  roslaunch morai_msgs udp_bridge.launch sim_version:={written}")
         elif cmp_.ctrl_agrees and cmp_.status_agrees:
-            self.say("  the profile agrees: roslaunch morai_msgs udp_bridge.launch sim_version:=%s" % base.name)
+            self.say(f"  the profile agrees: roslaunch morai_msgs udp_bridge.launch sim_version:={base.name}")
         else:
             self.say("  roslaunch morai_msgs udp_bridge.launch sim_version:=%s steering_sign:=%d "
                      "status_steering_sign:=%d   (or --write FILE and sim_version:=FILE)"
@@ -527,12 +527,12 @@ class SignCheck(object):
             self.say("  steer %+.2f: front wheels %+.2f +- %.2f deg (+ left) -> full scale %.1f +- %.1f deg"
                      % (p.steer, p.effective_deg, p.sigma_deg, p.full_scale_deg, p.sigma_full_deg))
         if gain.full_scale_deg is None:
-            self.say("  not measured: %s" % gain.why)
+            self.say(f"  not measured: {gain.why}")
             if o.write_vehicle:
-                self.say("  nothing written to %s" % o.write_vehicle)
+                self.say(f"  nothing written to {o.write_vehicle}")
             return ""
         if gain.why:
-            self.say("  (left out: %s)" % gain.why)
+            self.say(f"  (left out: {gain.why})")
         if gain.linear is None:
             lin = "linearity not checked: one steer magnitude (--gain adds a second)"
         else:
@@ -541,7 +541,7 @@ class SignCheck(object):
                 "linear" if gain.linear else "NOT LINEAR", " and ".join(
                     "%.1f deg at steer %.2f" % (v, m) for m, v in gain.by_magnitude),
                 100.0 * (max(values) - min(values)) / gain.full_scale_deg)
-        self.say("  measured: %.1f +- %.1f deg (%s)" % (gain.full_scale_deg, gain.sigma_deg, lin))
+        self.say(f"  measured: {gain.full_scale_deg:.1f} +- {gain.sigma_deg:.1f} deg ({lin})")
         if vehicle is not None:
             ratio = gain.full_scale_deg / vehicle.max_steering_deg
             agrees = abs(gain.full_scale_deg - vehicle.max_steering_deg) <= max(1.0, 2.0 * gain.sigma_deg)
@@ -569,7 +569,7 @@ class SignCheck(object):
             % (PROG, date, os.path.abspath(os.path.expanduser(o.write_vehicle)))))
         path = write_file(o.write_vehicle, text, self.say)
         if path:
-            self.say("  wrote %s (vehicle profile, max_steering_deg %.2f)" % (path, gain.full_scale_deg))
+            self.say(f"  wrote {path} (vehicle profile, max_steering_deg {gain.full_scale_deg:.2f})")
         return path
 
     def _write(self, verdict):
@@ -583,7 +583,7 @@ class SignCheck(object):
                     "-" if r.heading_change_deg is None else "%+.1f deg" % r.heading_change_deg,
                     "" if r.imu_rate is None else ", IMU yaw rate %+.3f rad/s" % r.imu_rate) for r in steering),
             "status_steer_positive": "; ".join(
-                "status steer %+.2f deg during a %s turn" % (r.status_steer_deg, r.turn) for r in steering),
+                f"status steer {r.status_steer_deg:+.2f} deg during a {r.turn} turn" for r in steering),
         }
         v = signs.measured_version(o.version, verdict, date, detail)
         text = sim_versions.to_yaml(v, comment=(
@@ -593,7 +593,7 @@ class SignCheck(object):
         path = write_file(o.write, text, self.say)
         if path:
             self.say("")
-            self.say("wrote %s (profile %s)" % (path, v.name))
+            self.say(f"wrote {path} (profile {v.name})")
         return path
 
 
@@ -606,7 +606,7 @@ def write_file(name, text, say):
             f.write(text)
         os.replace(tmp, path)
     except OSError as e:
-        say("%s: cannot write %s: %s" % (PROG, path, e.strerror or e))
+        say(f"{PROG}: cannot write {path}: {e.strerror or e}")
         try:
             os.unlink(tmp)
         except OSError:

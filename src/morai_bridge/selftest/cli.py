@@ -52,7 +52,7 @@ def options():
         Param("status_port", FROM_VERSION, "Ego Vehicle Status destination port (default: the profile's, e.g. 909; "
               "911 for 25.S4.MolitComp03)", **port),
         Param("imu_port", NO_IMU, "also read the IMU yaw rate from this port (default: no IMU)", **port),
-        Param("speed", 5.0, "target speed, km/h, at most %s" % MAX_TEST_SPEED, above=0.0, maximum=MAX_TEST_SPEED),
+        Param("speed", 5.0, f"target speed, km/h, at most {MAX_TEST_SPEED}", above=0.0, maximum=MAX_TEST_SPEED),
         Param("steer", 0.3, "wire steer of the steering phases, normalised", above=0.0, maximum=1.0),
         Param("accel_time", 4.0, "at most this long straight to reach the speed, s", above=0.0, maximum=20.0),
         Param("phase_time", 3.0, "duration of each steering phase, s", minimum=0.5, maximum=20.0),
@@ -119,21 +119,20 @@ def main(argv=None, stdin=None, stdout=None) -> int:
     try:
         version = sim_versions.load_version(args.sim_version, version_dir())
     except sim_versions.VersionError as e:
-        sys.stderr.write("%s: error: %s\n" % (PROG, e))
+        sys.stderr.write(f"{PROG}: error: {e}\n")
         return EXIT_REFUSED
     try:
         vehicle = vehicle_profiles.load_profile(args.vehicle_profile, vehicle_dir())
     except vehicle_profiles.ProfileError as e:
-        sys.stderr.write("%s: error: --vehicle-profile: %s\n" % (PROG, e))
+        sys.stderr.write(f"{PROG}: error: --vehicle-profile: {e}\n")
         return EXIT_REFUSED
     for flag, name in (("--write", args.write), ("--write-vehicle", args.write_vehicle)):
         d = os.path.dirname(os.path.abspath(os.path.expanduser(name or ".")))
         if name and (not os.path.isdir(d) or not os.access(d, os.W_OK)):
-            sys.stderr.write("%s: error: %s %s: directory %s does not exist or is not writable\n"
-                             % (PROG, flag, name, d))
+            sys.stderr.write(f"{PROG}: error: {flag} {name}: directory {d} does not exist or is not writable\n")
             return EXIT_REFUSED
     if args.abort_speed and args.abort_speed <= args.speed:
-        sys.stderr.write("%s: error: --abort-speed %g must be above --speed %g\n" % (PROG, args.abort_speed, args.speed))
+        sys.stderr.write(f"{PROG}: error: --abort-speed {args.abort_speed:g} must be above --speed {args.speed:g}\n")
         return EXIT_REFUSED
     opts = Options(version=version, sim_ip=args.sim_ip, ctrl_port=args.ctrl_port, ctrl_bytes=args.ctrl_bytes,
                    listen_ip=args.listen_ip, status_port=args.status_port, imu_port=args.imu_port,
@@ -149,7 +148,7 @@ def main(argv=None, stdin=None, stdout=None) -> int:
         try:
             check = SignCheck(opts, out=stdout, confirm=_ask(stdin, stdout))
         except TransportError as e:
-            sys.stderr.write("%s: error: %s\n" % (PROG, e))
+            sys.stderr.write(f"{PROG}: error: {e}\n")
             # no socket to listen on, but a stop still goes out
             _stop_without_listening(opts, version)
             return EXIT_REFUSED

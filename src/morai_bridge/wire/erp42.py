@@ -141,7 +141,7 @@ BytesLike = Union[bytes, bytearray, memoryview]
 
 def _check_int(name: str, value: Any, lo: int, hi: int, what: str) -> None:
     if not isinstance(value, int):
-        raise Erp42Error("%s must be an int, got %s %r" % (name, type(value).__name__, value))
+        raise Erp42Error(f"{name} must be an int, got {type(value).__name__} {value!r}")
     if not lo <= value <= hi:
         raise Erp42Error("%s must be in %d..%d (%s), got %r" % (name, lo, hi, what, value))
 
@@ -190,9 +190,9 @@ def encode_feedback(fb: Feedback) -> bytes:
 def _candidate_problem(buf: BytesLike, pos: int, n: int) -> Optional[str]:
     """Why the n bytes at ``pos`` are not a frame, or None if they pass the framing checks."""
     if bytes(buf[pos:pos + 3]) != STX:
-        return "header %s instead of 53 54 58" % bytes(buf[pos:pos + 3]).hex(" ")
+        return f"header {bytes(buf[pos:pos + 3]).hex(' ')} instead of 53 54 58"
     if buf[pos + n - 2] != _CR or buf[pos + n - 1] != _LF:
-        return "trailer %s instead of 0d 0a" % bytes(buf[pos + n - 2:pos + n]).hex(" ")
+        return f"trailer {bytes(buf[pos + n - 2:pos + n]).hex(' ')} instead of 0d 0a"
     if buf[pos + _OFF_AORM] > 1:
         return "AorM %d > 1" % buf[pos + _OFF_AORM]
     if buf[pos + _OFF_ESTOP] > 1:
@@ -207,7 +207,7 @@ def _decode(data: BytesLike, n: int, what: str) -> tuple:
         raise Erp42Error("%s frame must be %d bytes, got %d" % (what, n, len(data)))
     problem = _candidate_problem(data, 0, n)
     if problem is not None:
-        raise Erp42Error("not a valid %s frame: %s" % (what, problem))
+        raise Erp42Error(f"not a valid {what} frame: {problem}")
     if n == COMMAND_LEN:
         return COMMAND_STRUCT.unpack(data)[1:-1]
     return FEEDBACK_STRUCT.unpack(data)[1:-1]
@@ -275,7 +275,7 @@ class Framer:
             raise Erp42Error("frame_len must be %d (command) or %d (feedback), got %r"
                              % (COMMAND_LEN, FEEDBACK_LEN, frame_len))
         if max_buffer < frame_len:
-            raise Erp42Error("max_buffer %r is smaller than a frame" % (max_buffer,))
+            raise Erp42Error(f"max_buffer {max_buffer!r} is smaller than a frame")
         self.frame_len = frame_len
         self.brake_min = brake_min
         self.brake_max = brake_max

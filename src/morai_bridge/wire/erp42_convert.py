@@ -60,29 +60,28 @@ class Erp42Params:
         def finite(name: str) -> float:
             v = getattr(self, name)
             need(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
-                 "%s must be a finite number, got %r" % (name, v))
+                 f"{name} must be a finite number, got {v!r}")
             return v
 
         need(0.0 <= finite("max_speed_kmh") <= SPEED_MAX_RAW / 10.0,
-             "max_speed_kmh must be in 0..20.0, got %r" % (self.max_speed_kmh,))
+             f"max_speed_kmh must be in 0..20.0, got {self.max_speed_kmh!r}")
         need(0.0 <= finite("max_steer_deg") <= 28.17,
-             "max_steer_deg must be in 0..28.17, got %r" % (self.max_steer_deg,))
+             f"max_steer_deg must be in 0..28.17, got {self.max_steer_deg!r}")
         need(abs(finite("steering_offset_deg")) <= 28.17,
-             "steering_offset_deg must be within +-28.17, got %r" % (self.steering_offset_deg,))
+             f"steering_offset_deg must be within +-28.17, got {self.steering_offset_deg!r}")
         for name in ("brake_min", "brake_max"):
             v = getattr(self, name)
             need(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 255,
-                 "%s must be an int in 1..255 (0 is never sent), got %r" % (name, v))
+                 f"{name} must be an int in 1..255 (0 is never sent), got {v!r}")
         need(self.brake_min < self.brake_max,
-             "brake_min %r must be below brake_max %r" % (self.brake_min, self.brake_max))
+             f"brake_min {self.brake_min!r} must be below brake_max {self.brake_max!r}")
         for name in ("feedback_steer_sign", "encoder_sign"):
-            need(getattr(self, name) in (-1, 1), "%s must be -1 or +1, got %r"
-                 % (name, getattr(self, name)))
+            need(getattr(self, name) in (-1, 1), f"{name} must be -1 or +1, got {getattr(self, name)!r}")
         for name in ("rate_hz", "cmd_timeout_s", "feedback_timeout_s", "reconnect_period_s",
                      "encoder_ppr", "wheel_radius_m", "wheelbase_m"):
-            need(finite(name) > 0, "%s must be > 0, got %r" % (name, getattr(self, name)))
+            need(finite(name) > 0, f"{name} must be > 0, got {getattr(self, name)!r}")
         need(finite("shutdown_stop_s") >= 0,
-             "shutdown_stop_s must be >= 0, got %r" % (self.shutdown_stop_s,))
+             f"shutdown_stop_s must be >= 0, got {self.shutdown_stop_s!r}")
         need(isinstance(self.baud, int) and self.baud > 0, "baud must be a positive int")
 
     @classmethod
@@ -186,12 +185,11 @@ def ctrl_to_command(longl_cmd_type: int, accel: float, brake: float, steering_ra
     if longl_cmd_type != LONGL_CMD_VELOCITY:
         raise CommandRejected(
             "unsupported_type",
-            "longlCmdType %r is not supported by the ERP-42 (only 2 = velocity control)"
-            % (longl_cmd_type,))
+            f"longlCmdType {longl_cmd_type!r} is not supported by the ERP-42 (only 2 = velocity control)")
     for name, value in (("accel", accel), ("brake", brake), ("steering", steering_rad),
                         ("velocity", velocity_kmh), ("acceleration", acceleration)):
         if not math.isfinite(value):
-            raise CommandRejected("non_finite", "CtrlCmd.%s is %r; command dropped" % (name, value))
+            raise CommandRejected("non_finite", f"CtrlCmd.{name} is {value!r}; command dropped")
 
     if velocity_kmh > 0:
         gear = GEAR_FORWARD

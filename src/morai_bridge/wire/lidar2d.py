@@ -116,11 +116,11 @@ def decode_raw(datagram, expected_header: Optional[bytes] = None,
                                 "length", length=n, expected=(DATAGRAM_SIZE,), header=data[:9])
     header, data_length, a0, a1, a2 = _HEAD.unpack_from(data, 0)
     if expected_header is not None and header != expected_header:
-        raise SensorDecodeError("2D LiDAR header %r, expected %r" % (header, expected_header),
+        raise SensorDecodeError(f"2D LiDAR header {header!r}, expected {expected_header!r}",
                                 "header", length=n, header=header)
     tail = data[_TAIL_AT:]
     if expected_tail is not None and tail != expected_tail:
-        raise SensorDecodeError("2D LiDAR tail %r, expected %r" % (tail, expected_tail), "tail",
+        raise SensorDecodeError(f"2D LiDAR tail {tail!r}, expected {expected_tail!r}", "tail",
                                 length=n)
     values = _SAMPLES.unpack_from(data, _HEAD.size)
     ranges = tuple(mm / 1000.0 for mm in values[0::2])
@@ -134,8 +134,7 @@ def _order(angle_origin_deg: float, direction: int, angle_min_deg: float):
     shift = angle_min_deg - angle_origin_deg
     steps = round(shift)
     if abs(shift - steps) > 1e-6:
-        raise ValueError("angle_min_deg - angle_origin_deg must be a whole number of degrees, "
-                         "got %r" % shift)
+        raise ValueError(f"angle_min_deg - angle_origin_deg must be a whole number of degrees, got {shift!r}")
     # sample i is at origin + direction * i; slot j at angle_min + j = origin + steps + j
     return [(direction * (steps + j)) % SAMPLES for j in range(SAMPLES)]
 
@@ -186,7 +185,7 @@ def encode_scan(ranges_m: Sequence[float], intensities: Optional[Sequence[int]] 
     if not isinstance(header, bytes) or len(header) != HEADER_SIZE:
         raise EncodeError("header must be %d bytes, got %r" % (HEADER_SIZE, header), field="header")
     if not isinstance(tail, bytes) or len(tail) != 2:
-        raise EncodeError("tail must be 2 bytes, got %r" % (tail,), field="tail")
+        raise EncodeError(f"tail must be 2 bytes, got {tail!r}", field="tail")
     values = []
     for i, (r, inten) in enumerate(zip(ranges_m, intensities)):
         r = float(r)
@@ -199,5 +198,5 @@ def encode_scan(ranges_m: Sequence[float], intensities: Optional[Sequence[int]] 
         head = _HEAD.pack(header, data_length, *aux)
         body = _SAMPLES.pack(*values)
     except (struct.error, TypeError) as exc:
-        raise EncodeError("cannot pack 2D LiDAR scan: %s" % exc) from None
+        raise EncodeError(f"cannot pack 2D LiDAR scan: {exc}") from None
     return head + body + tail

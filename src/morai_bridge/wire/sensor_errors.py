@@ -38,4 +38,4 @@ def check_bytes(datagram) -> bytes:
         return datagram
     if isinstance(datagram, (bytearray, memoryview)):
         return bytes(datagram)
-    raise TypeError("expected bytes, bytearray or memoryview, got %s" % type(datagram).__name__)
+    raise TypeError(f"expected bytes, bytearray or memoryview, got {type(datagram).__name__}")

@@ -32,10 +32,10 @@ def per_variant():
                 fields[f.name] = 1
         if info.records is not None:
             rs = info.records
-            rec = rs.record(**dict((f.name, ('L%d' % i) if f.is_text else i + 1) for i, f in enumerate(rs.fields)))
+            rec = rs.record(**{f.name: ('L%d' % i) if f.is_text else i + 1 for i, f in enumerate(rs.fields)})
             fields[rs.attr] = tuple((rec,) * rs.group if rs.group > 1 else rec for _ in range(rs.count // rs.group))
-        variant = info.data_length if info.header else 'msg_type %s' % info.msg_type
-        out.append(('%s %s' % (info.cls.__name__, variant), udp.make(info.cls, info.data_length, **fields)))
+        variant = info.data_length if info.header else f'msg_type {info.msg_type}'
+        out.append((f'{info.cls.__name__} {variant}', udp.make(info.cls, info.data_length, **fields)))
     out.append(('NmeaSentence GGA', nmea.make_gga(datetime.time(22, 30, 47, 500000), 37.24006, 126.77396, 29.1)))
     return out
 

@@ -48,5 +48,5 @@ def wrap_pi(angle):
 def utm_central_meridian(zone):
     """Central meridian [deg] of UTM zone ``zone`` (1..60): 52 -> 129."""
     if not 1 <= zone <= 60:
-        raise ValueError('UTM zone %r is not 1..60' % (zone,))
+        raise ValueError(f'UTM zone {zone!r} is not 1..60')
     return 6.0 * zone - 183.0

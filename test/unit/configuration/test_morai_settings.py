@@ -54,7 +54,7 @@ def test_heven_one_node_per_udp_sensor_with_the_files_ports():
     assert {k: v for k, v in bridge.items() if k in configured} == configured
     # every other stream of udp_bridge is off: the settings do not say the simulator uses it
     others = {k: v for k, v in bridge.items() if k not in configured}
-    assert set(others) == {'%s_port' % n for n in ('traffic_light', 'intersection', 'vehicle_collision',
+    assert set(others) == {f'{n}_port' for n in ('traffic_light', 'intersection', 'vehicle_collision',
                                                    'sim_status', 'sync_state', 'set_intersection', 'lamps',
                                                    'scenario_load', 'save_sensor_data', 'sensor_control',
                                                    'npc_ghost', 'gv_direct', 'gv_state', 'sim_control', 'sync')}
@@ -350,8 +350,8 @@ def test_bind_ip_two_addresses_are_an_error_naming_both(tmp_path):
     with pytest.raises(ms.SettingsError) as e:
         ms.plan(ms.load_sensors(HEVEN), net)
     text = str(e.value)
-    assert '127.0.0.1 (%s: GPSList[0].gc.udpConfig.destinationIP)' % HEVEN in text
-    assert '192.168.0.20 (%s: egoNetworkData[0].listEgoNetworkInfo[4].config.udpConfig.destinationIP)' % net.path \
+    assert f'127.0.0.1 ({HEVEN}: GPSList[0].gc.udpConfig.destinationIP)' in text
+    assert f'192.168.0.20 ({net.path}: egoNetworkData[0].listEgoNetworkInfo[4].config.udpConfig.destinationIP)' \
         in text
     assert '--bind-ip' in text
     assert nodes_of(ms.plan(ms.load_sensors(HEVEN), net, bind_ip='0.0.0.0'))['udp_bridge'].params['bind_ip'] == '0.0.0.0'

@@ -56,7 +56,7 @@ def test_a_bad_value_is_a_usage_error_naming_the_option(argv, why, capsys):
         parser().parse_args(argv)
     assert e.value.code == 2
     err = capsys.readouterr().err
-    assert 'argument %s: %s, got %r' % (argv[0], why, argv[1]) in err
+    assert f'argument {argv[0]}: {why}, got {argv[1]!r}' in err
 
 
 def test_help_shows_a_default_unless_it_is_a_sentinel_or_empty():

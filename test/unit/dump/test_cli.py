@@ -548,7 +548,7 @@ def test_stream_names_as_ports(tmp_path, capsys):
     sim = cli.PORT_GROUPS["sim"]
     # every stream the simulator sends on, with the ports of every version (911: the competition build's
     # ego status, 9297: GPS from 25.S4 on), never 0 (the competition status of other versions: off)
-    assert set(sim) == set(p for s in streams.FROM_SIM if not s.extension for p in (s.port,) if p) | {911, 9297}
+    assert set(sim) == {p for s in streams.FROM_SIM if not s.extension for p in (s.port,) if p} | {911, 9297}
     assert 909 in sim and 7505 in sim and streams.BY_NAME["sync_state"].port not in sim and 0 not in sim
     assert cli.PORT_GROUPS["competition_status"] == (909,) and cli.PORT_GROUPS["gps"] == (9091, 9297)
     assert sources.port_names(909) == " (ego_status/competition_status)" and sources.port_names(1) == ""

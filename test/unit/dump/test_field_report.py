@@ -28,7 +28,7 @@ def free_offset(span=(20000, 31000)):
     the ephemeral range (no bind to port 0 takes one meanwhile), so that runs on one machine do not clash."""
     import random
     import socket
-    base = [p for p in fr.profile_ports(SHIPPED)] + [1232, 2368, 281, 3000]
+    base = [*fr.profile_ports(SHIPPED)] + [1232, 2368, 281, 3000]
     rnd = random.Random()
     for _ in range(200):
         off = rnd.randrange(*span)
@@ -85,7 +85,7 @@ def test_the_emulator_in_each_profile_is_identified(version):
     assert len(match["agrees"]) >= 6 and not match["contradicts"]
 
 
-@pytest.mark.skipif(not SHARED.exists(), reason="shared capture %s not present" % SHARED)
+@pytest.mark.skipif(not SHARED.exists(), reason=f"shared capture {SHARED} not present")
 def test_the_2024_capture_is_24R2():
     """Real traffic: MORAI SIM of September 2024, GPS on 9091, all-zero empty collision slots,
     GPS times in tenths, packet time the host's wall clock in whole milliseconds."""

@@ -159,7 +159,7 @@ def test_lidar_points_lie_on_the_box_and_the_ground(emulator, sinks, model):
     assert on_face.sum() > 200, "too few points on the box: %d" % on_face.sum()
     assert on_ground.sum() > 5000
     stray = ~(on_face | on_ground)
-    assert not stray.any(), "points on neither the box nor the ground: %s" % world[stray][:5]
+    assert not stray.any(), f"points on neither the box nor the ground: {world[stray][:5]}"
     # the box's faces toward the sensor are hit, not the far ones: in the box frame the
     # sensor is at -x (rear) and -y..., and no point is on the face turned away from it
     s_local = to_local(sensor_origin[None, :], (box_xy[0], box_xy[1], size[2] / 2), box_yaw)[0]

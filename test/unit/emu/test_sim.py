@@ -855,7 +855,7 @@ def test_program_help():
 
 def test_docs_list_every_option():
     text = open(os.path.join(ROOT, "docs", "emulator.md")).read()
-    missing = [f for f in SimConfig._fields if "`%s`" % f not in text]
+    missing = [f for f in SimConfig._fields if f"`{f}`" not in text]
     assert not missing, "docs/emulator.md lacks: " + ", ".join(missing)
     assert set(FIELD_DOCS) == set(SimConfig._fields)
 

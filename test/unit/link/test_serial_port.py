@@ -28,7 +28,7 @@ def fast_vehicle():
     return VehicleModel(accel_mps2=20.0, decel_mps2=20.0, brake_decel_mps2=20.0, steer_rate_rad_s=5.0)
 
 
-class Opener(object):
+class Opener:
     """The default opener, keeping every port it opened (to check they get closed)."""
 
     def __init__(self):
@@ -40,7 +40,7 @@ class Opener(object):
         return p
 
 
-class Driver(object):
+class Driver:
     """Publishes a command at ``hz`` from its own thread, like a ROS subscriber callback."""
 
     def __init__(self, link, velocity=10.0, steering=0.1, hz=50.0):
@@ -138,9 +138,9 @@ def test_frames_at_rate_on_absolute_deadlines_and_feedback(rig):
     # on the 50 Hz grid: every period either sent a frame or was counted as skipped
     assert abs((s1 - s0) - (t1 - t0) * 50.0) <= 3, (s1 - s0, t1 - t0)
     rate = (p1 - p0) / (t1 - t0)
-    assert 40.0 <= rate <= 55.0, 'PCU received %.1f frames/s' % rate
+    assert 40.0 <= rate <= 55.0, f'PCU received {rate:.1f} frames/s'
     fb_rate = (len(fbs) - f0) / (t1 - t0)
-    assert 35.0 <= fb_rate <= 60.0, 'on_feedback called %.1f times/s' % fb_rate
+    assert 35.0 <= fb_rate <= 60.0, f'on_feedback called {fb_rate:.1f} times/s'
     c = pcu.state.command
     assert (c.aorm, c.estop, c.gear, c.speed, c.steer, c.brake) == (1, 0, 0, 100, -407, 1)
     assert pcu.state.mode == Mode.AUTO
@@ -291,7 +291,7 @@ def test_slow_callback_does_not_delay_commands(rig):
     p0, t0 = pcu.state.frames_ok, time.monotonic()
     time.sleep(2.0)
     rate = (pcu.state.frames_ok - p0) / (time.monotonic() - t0)
-    assert rate >= 40.0, 'a 100 ms callback slowed commands to %.1f Hz' % rate
+    assert rate >= 40.0, f'a 100 ms callback slowed commands to {rate:.1f} Hz'
     assert_clean_pcu(pcu)
 
 

@@ -12,7 +12,7 @@ from helpers import Log, wait_for
 
 
 
-class Handler(object):
+class Handler:
     """Keeps what it got; raises for payloads starting with b'bad'."""
 
     def __init__(self):
@@ -21,7 +21,7 @@ class Handler(object):
 
     def __call__(self, name, data, addr, t):
         if data.startswith(b'bad'):
-            raise ValueError('cannot handle %r' % data)
+            raise ValueError(f'cannot handle {data!r}')
         with self.lock:
             self.got.append((name, data))
 
@@ -32,7 +32,7 @@ def receiver():
 
     def factory(handler, allowed_ip='127.0.0.1', **kw):
         socks = {'a': bind_udp('127.0.0.1', 0, '~a_port'), 'b': bind_udp('127.0.0.1', 0, '~b_port')}
-        ports = dict((n, s.getsockname()[1]) for n, s in socks.items())
+        ports = {n: s.getsockname()[1] for n, s in socks.items()}
         rx = UdpReceiver(socks, allowed_ip, handler, **kw)
         made.append(rx)
         return rx, ports
@@ -170,4 +170,4 @@ def test_an_address_not_on_this_machine_names_its_parameter(kw, named):
     parameter the user set, not a generic 'bind address'."""
     with pytest.raises(TransportError) as e:
         bind_udp('192.0.2.1', 0, '~ego_status_port', **kw)
-    assert str(e.value) == '~ego_status_port: address 192.0.2.1 is not on this machine (check %s)' % named
+    assert str(e.value) == f'~ego_status_port: address 192.0.2.1 is not on this machine (check {named})'

@@ -14,7 +14,7 @@ from helpers import Log, wait_for
 
 
 
-class Counter(object):
+class Counter:
     """A loop body that counts its calls and sleeps a little."""
 
     def __init__(self):
@@ -35,7 +35,7 @@ def workers():
 
 def make(workers, body=None, **kw):
     kw.setdefault('backoff_s', 0.01)
-    w = Worker('w%d' % len(workers), body or Counter(), **kw)
+    w = Worker(f'w{len(workers)}', body or Counter(), **kw)
     workers.append(w)
     return w
 
@@ -129,7 +129,7 @@ def test_failing_restart_hook_makes_it_dead(workers):
     dead = []
 
     def hook(worker):
-        raise IOError('cannot reopen')
+        raise OSError('cannot reopen')
 
     w = make(workers, on_restart=hook, on_dead=dead.append, log=Log()).start()
     w.inject(ValueError('first'))

@@ -31,7 +31,7 @@ def test_missing_relative_path_names_where_it_looked(tmp_path):
     with pytest.raises(ParamError) as e:
         input_path('MORAI.pcap', cwd=str(ros_home), caller=str(tmp_path))
     text = str(e.value)
-    assert text.startswith('~file=MORAI.pcap: no such file in %s nor in %s' % (tmp_path, ros_home))
+    assert text.startswith(f'~file=MORAI.pcap: no such file in {tmp_path} nor in {ros_home}')
     assert 'absolute path' in text and os.path.basename(str(ros_home)) in text
 
 

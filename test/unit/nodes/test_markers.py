@@ -12,7 +12,7 @@ ROOT = helpers.ROOT
 def test_ego_size_defaults_are_the_emulators_vehicle():
     from morai_bridge.emu.sim_vehicle import VehicleParams
     from morai_bridge.nodes import markers as node
-    d = dict((p.name, p.default) for p in node.PARAMS)
+    d = {p.name: p.default for p in node.PARAMS}
     v = VehicleParams()
     assert (d['ego_length'], d['ego_width'], d['ego_height']) == (v.length, v.width, v.height)
     assert mk.Style().ego_size == (v.length, v.width, v.height)

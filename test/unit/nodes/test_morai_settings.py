@@ -29,7 +29,7 @@ def doc(path):
 
 
 def WARN(line):
-    raise AssertionError('unexpected warning: %s' % line)
+    raise AssertionError(f'unexpected warning: {line}')
 
 
 # ----------------------------------------------------------------------------- bad files
@@ -55,7 +55,7 @@ def test_cli_warns_on_stderr_and_in_the_launch_file(tmp_path):
     code, out, err = run_cli(HEVEN, net)
     assert code == 0
     line = 'egoNetworkData[0].EgoCtrlConfig: MORAI writes EgoCtrlConfig'
-    assert 'morai_settings: warning: %s: %s' % (net, line) in err
+    assert f'morai_settings: warning: {net}: {line}' in err
     assert line in out.split('<node')[0]                 # in the comment at the top
 
 

@@ -48,7 +48,7 @@ def _module(dotted):
         return importlib.import_module(dotted)
     except ImportError as e:
         if "No module named 'rospy'" in str(e) or 'morai_msgs' in str(e):
-            pytest.skip('needs ROS: %s' % e)
+            pytest.skip(f'needs ROS: {e}')
         raise
 
 
@@ -58,28 +58,28 @@ def resolve(ref):
         path = ref if '/' in ref else None
         if path is None:                                 # a test file by its name
             hits = [r for r, _, files in os.walk(os.path.join(ROOT, 'test')) if ref in files]
-            return None if hits else 'no file %s under test/' % ref
-        return None if os.path.exists(os.path.join(ROOT, path)) else 'no file %s' % path
+            return None if hits else f'no file {ref} under test/'
+        return None if os.path.exists(os.path.join(ROOT, path)) else f'no file {path}'
     if '/' in ref and os.path.exists(os.path.join(ROOT, ref)):      # a path from the repository's root
         return None
     if '/' in ref:
         head, _, tail = ref.rpartition('/')
         if tail.endswith('.py') or tail == '':
             p = os.path.join(SRC, ref)
-            return None if os.path.exists(p) else 'no file src/morai_bridge/%s' % ref
+            return None if os.path.exists(p) else f'no file src/morai_bridge/{ref}'
         mod, _, rest = tail.partition('.')
         dotted = 'morai_bridge.' + (head + '/' + mod).replace('/', '.')
         if not os.path.exists(os.path.join(SRC, head, mod + '.py')) and not os.path.isdir(os.path.join(SRC, head, mod)):
-            return 'no module src/morai_bridge/%s/%s.py' % (head, mod)
+            return f'no module src/morai_bridge/{head}/{mod}.py'
         return _attrs(_module(dotted), rest, ref)
     first, _, rest = ref.partition('.')
     if first in MODULES:
         if len(MODULES[first]) > 1:
-            return 'module name %s is ambiguous: %s' % (first, ', '.join(MODULES[first]))
+            return f"module name {first} is ambiguous: {', '.join(MODULES[first])}"
         return _attrs(_module(MODULES[first][0]), rest, ref)
     owners = [m for names in MODULES.values() for m in names if hasattr(_module(m), first)]
     if not owners:
-        return '%s: no module or attribute of that name in morai_bridge' % first
+        return f'{first}: no module or attribute of that name in morai_bridge'
     return _attrs(getattr(_module(owners[0]), first), rest, ref)
 
 
@@ -87,9 +87,9 @@ def _attrs(obj, rest, ref):
     for a in filter(None, rest.split('.')):
         if not hasattr(obj, a):
             # an instance attribute of a class: set as self.<a> in its code
-            if inspect.isclass(obj) and re.search(r'\bself\.%s\s*=' % re.escape(a), inspect.getsource(obj)):
+            if inspect.isclass(obj) and re.search(rf'\bself\.{re.escape(a)}\s*=', inspect.getsource(obj)):
                 return None
-            return '%s has no %s' % (getattr(obj, '__name__', obj), a)
+            return f"{getattr(obj, '__name__', obj)} has no {a}"
         obj = getattr(obj, a)
     return None
 
@@ -109,7 +109,7 @@ def test_the_layer_block_names_the_packages():
     names = layer_block()
     assert len(names) >= 6, names
     missing = [n for n in names if not os.path.exists(os.path.join(SRC, n))]
-    assert not missing, 'docs/architecture.md\'s layer block names %s, not in src/morai_bridge/' % missing
+    assert not missing, f'docs/architecture.md\'s layer block names {missing}, not in src/morai_bridge/'
     packages = sorted(d + '/' for d in os.listdir(SRC) if os.path.isfile(os.path.join(SRC, d, '__init__.py')))
     assert sorted(set(names)) == packages, 'the layer block should name every package once'
 
@@ -124,7 +124,7 @@ def test_the_map_names_code():
 @pytest.mark.parametrize('ref', REFS)
 def test_each_name_exists(ref):
     why = resolve(ref)
-    assert why is None, 'docs/architecture.md names `%s`: %s' % (ref, why)
+    assert why is None, f'docs/architecture.md names `{ref}`: {why}'
 
 
 # --- README's Layout block: the packages and the modules it names ---------------------------------
@@ -155,7 +155,7 @@ def modules_of(package):
 def test_the_readme_layout_names_every_package():
     sections = layout_sections()
     packages = sorted(d for d in os.listdir(SRC) if os.path.isfile(os.path.join(SRC, d, '__init__.py')))
-    assert sorted(sections) == packages, 'README Layout names %s; src/morai_bridge has %s' % (sorted(sections), packages)
+    assert sorted(sections) == packages, f'README Layout names {sorted(sections)}; src/morai_bridge has {packages}'
 
 
 @pytest.mark.parametrize('package', ['ros', 'link', 'wire'])
@@ -166,14 +166,14 @@ def test_the_readme_layout_names_the_modules_of(package):
     words = set(re.findall(r'[a-z_0-9]+', text))
     named = [m for m in modules_of(package) if m in words or m.replace('_', ' ') in text]
     missing = sorted(set(modules_of(package)) - set(named))
-    assert not missing, 'README Layout does not name %s/%s' % (package, ', '.join(missing))
+    assert not missing, f"README Layout does not name {package}/{', '.join(missing)}"
     if package == 'ros':
         for line in text.splitlines()[1:]:
             if not re.match(r'^    [a-z]', line):     # a description's continuation, not a module line
                 continue
             column = line.strip().split('  ')[0]
             for name in column.split():
-                assert name in modules_of('ros'), 'README Layout names ros/%s, which does not exist' % name
+                assert name in modules_of('ros'), f'README Layout names ros/{name}, which does not exist'
 
 
 def test_docstrings_cite_only_files_in_the_repository():
@@ -187,4 +187,4 @@ def test_docstrings_cite_only_files_in_the_repository():
                     for k, line in enumerate(fh, 1):
                         if re.search(r'shared/spec|\bspec/(udp|erp42|sensors)\.md', line):
                             cited.append('%s:%d' % (os.path.relpath(os.path.join(dirpath, f), ROOT), k))
-    assert not cited, 'cites a file outside the repository: %s' % ', '.join(cited)
+    assert not cited, f"cites a file outside the repository: {', '.join(cited)}"

@@ -72,7 +72,7 @@ COMMANDS = commands()
 
 
 def ids(cases):
-    return ['%s: %s %s' % (d, t, ' '.join(a)) for d, t, a in cases]
+    return [f"{d}: {t} {' '.join(a)}" for d, t, a in cases]
 
 
 def launch_args(path):
@@ -97,7 +97,7 @@ def node_params(executable):
     try:
         module = importlib.import_module('morai_bridge.nodes.' + executable)
     except ImportError as e:
-        pytest.skip('node module needs ROS: %s' % e)
+        pytest.skip(f'node module needs ROS: {e}')
     return {p.name for p in getattr(module, 'PARAMS', ())}
 
 
@@ -106,7 +106,7 @@ def check_options(args, argv):
     if options:
         text = help_text(argv)
         for o in options:
-            assert re.search(r'(^|[\s,\[])%s\b' % re.escape(o), text), '%s takes no option %s' % (' '.join(argv), o)
+            assert re.search(rf'(^|[\s,\[]){re.escape(o)}\b', text), f"{' '.join(argv)} takes no option {o}"
 
 
 def test_the_docs_show_commands():
@@ -121,16 +121,16 @@ def test_rosrun(doc, tool, args):
     assert len(args) >= 2, 'rosrun needs a package and an executable'
     package, executable = args[:2]
     if package != PACKAGE:
-        assert package in OTHER_PACKAGES, 'rosrun %s: no such package (ours is %s)' % (package, PACKAGE)
+        assert package in OTHER_PACKAGES, f'rosrun {package}: no such package (ours is {PACKAGE})'
         return
     script = os.path.join(ROOT, 'scripts', executable)
-    assert os.access(script, os.X_OK), 'rosrun %s %s: no executable scripts/%s' % (package, executable, executable)
+    assert os.access(script, os.X_OK), f'rosrun {package} {executable}: no executable scripts/{executable}'
     private = [a.split(':=')[0][1:] for a in args[2:] if a.startswith('_') and ':=' in a]
     if private:
         declared = node_params(executable)
-        assert declared is not None, '%s is not a node: it takes no _param:=' % executable
+        assert declared is not None, f'{executable} is not a node: it takes no _param:='
         for name in private:
-            assert name in declared, '%s declares no parameter ~%s' % (executable, name)
+            assert name in declared, f'{executable} declares no parameter ~{name}'
     check_options(args[2:], [script])
 
 
@@ -144,21 +144,21 @@ def test_roslaunch(doc, tool, args):
             args[0].startswith('-'), 'roslaunch %s: a launch file of this package is run as roslaunch %s %s' % (
                 args[0], PACKAGE, args[0])
         return
-    assert len(args) >= 2, 'roslaunch %s needs a launch file' % PACKAGE
+    assert len(args) >= 2, f'roslaunch {PACKAGE} needs a launch file'
     path = os.path.join(ROOT, 'launch', args[1])
-    assert os.path.exists(path), 'roslaunch %s %s: no launch/%s' % (PACKAGE, args[1], args[1])
+    assert os.path.exists(path), f'roslaunch {PACKAGE} {args[1]}: no launch/{args[1]}'
     declared = launch_args(path)
     for a in args[2:]:
         if ':=' in a:
-            assert a.split(':=')[0] in declared, '%s has no arg %s' % (args[1], a.split(':=')[0])
+            assert a.split(':=')[0] in declared, f"{args[1]} has no arg {a.split(':=')[0]}"
 
 
 @pytest.mark.parametrize('doc, tool, args', [c for c in COMMANDS if c[1] == 'rostest'],
                          ids=ids([c for c in COMMANDS if c[1] == 'rostest']))
 def test_rostest(doc, tool, args):
     names = [a for a in args if not a.startswith('-')]
-    assert names[:1] == [PACKAGE] and len(names) >= 2, 'rostest %s: expected rostest %s FILE.test' % (args, PACKAGE)
-    assert glob.glob(os.path.join(ROOT, 'test', '**', names[1]), recursive=True), 'no test file %s' % names[1]
+    assert names[:1] == [PACKAGE] and len(names) >= 2, f'rostest {args}: expected rostest {PACKAGE} FILE.test'
+    assert glob.glob(os.path.join(ROOT, 'test', '**', names[1]), recursive=True), f'no test file {names[1]}'
 
 
 PYTHON_TOOLS = [c for c in COMMANDS if c[1] == 'python3']
@@ -168,7 +168,7 @@ PYTHON_TOOLS = [c for c in COMMANDS if c[1] == 'python3']
 def test_python_tool(doc, tool, args):
     """`python3 tools/X.py ...`: the script exists and takes the options shown."""
     script = os.path.join(ROOT, args[0])
-    assert os.path.isfile(script), 'python3 %s: no such file' % args[0]
+    assert os.path.isfile(script), f'python3 {args[0]}: no such file'
     check_options(args[1:], [script])
 
 
@@ -180,13 +180,13 @@ def test_python_module(doc, tool, args):
     module = args[0]
     if module in OTHER_MODULES:
         return
-    assert module.startswith('morai_bridge.'), 'python3 -m %s: not a module of this package' % module
+    assert module.startswith('morai_bridge.'), f'python3 -m {module}: not a module of this package'
     # in a fresh terminal only PYTHONPATH=src (from the checkout) finds it: rosrun is the way with ROS
     assert tool.startswith('PYTHONPATH='), 'python3 -m %s needs PYTHONPATH=src in front (a fresh terminal has no ' \
         'morai_bridge on its path)' % module
     sys.path.insert(0, os.path.join(ROOT, 'src'))
     try:
-        assert importlib.util.find_spec(module) is not None, 'no module %s' % module
+        assert importlib.util.find_spec(module) is not None, f'no module {module}'
     finally:
         sys.path.pop(0)
     check_options(args[1:], ['-m', module])

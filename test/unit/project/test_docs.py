@@ -17,20 +17,20 @@ _spec.loader.exec_module(gen)
 def test_param_table_matches_node(node):
     text = open(os.path.join(ROOT, 'docs', 'ros_api.md')).read()
     assert gen.docs_with_table(text, node) == text, (
-        'docs/ros_api.md is out of date for %s: run /usr/bin/python3 tools/gen_launch.py %s' % (node, node))
+        f'docs/ros_api.md is out of date for {node}: run /usr/bin/python3 tools/gen_launch.py {node}')
 
 
 @pytest.mark.parametrize('node', ['udp_bridge', 'erp42_serial', 'capture_replay', 'sim_emulator', 'demo_driver', 'pcu_emulator', 'markers',
                                   'camera_bridge', 'lidar_bridge', 'lidar2d_bridge'])
 def test_launch_file_is_generated_from_params(node):
     text = open(os.path.join(ROOT, 'launch', node + '.launch')).read()
-    assert gen.launch_text(node) == text, 'run /usr/bin/python3 tools/gen_launch.py %s' % node
+    assert gen.launch_text(node) == text, f'run /usr/bin/python3 tools/gen_launch.py {node}'
 
 
 @pytest.mark.parametrize('doc', gen.PORT_DOCS)
 def test_port_table_matches_the_profiles(doc):
     """The port tables of README, docs/versions.md and docs/day_one.md are the data's (config/sim_versions/, wire/streams.py)."""
     text = open(os.path.join(ROOT, doc)).read()
-    assert gen.PORT_MARKER.search(text), '%s holds no <!-- ports --> table' % doc
+    assert gen.PORT_MARKER.search(text), f'{doc} holds no <!-- ports --> table'
     assert gen.docs_with_ports(text) == text, '%s: the port table is out of date: run /usr/bin/python3 ' \
         'tools/gen_launch.py ports' % doc

@@ -15,8 +15,8 @@ ROOT = helpers.ROOT
 sys.path.insert(0, os.path.join(ROOT, 'tools'))
 import msg_sets  # noqa: E402
 
-TABLES = dict((s, json.load(open(os.path.join(ROOT, 'test', 'data', 'msg_sets', s + '.json'))))
-              for s in msg_sets.SETS)
+TABLES = {s: json.load(open(os.path.join(ROOT, 'test', 'data', 'msg_sets', s + '.json')))
+              for s in msg_sets.SETS}
 CASES = sorted((s, full) for s in msg_sets.SETS for full in TABLES[s]['types'])
 
 pytest.importorskip('genmsg', reason='genmsg (ROS build tools) not installed')

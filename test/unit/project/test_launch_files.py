@@ -50,7 +50,7 @@ def test_every_param_is_a_launch_arg(name):
     args = {a.get('name'): a.get('default') for a in root.iter('arg')}
     params = {p.get('name'): p.get('value') for p in root.iter('param')}
     for p in mod.PARAMS:
-        assert params.get(p.name) == '$(arg %s)' % p.name, 'param %s not passed from an arg' % p.name
-        assert p.name in args, 'no <arg> for ~%s' % p.name
+        assert params.get(p.name) == f'$(arg {p.name})', f'param {p.name} not passed from an arg'
+        assert p.name in args, f'no <arg> for ~{p.name}'
         assert args[p.name] == _fmt(p.default), '~%s: launch default %r, node default %r' % (
             p.name, args[p.name], p.default)

@@ -63,7 +63,7 @@ def layer(dotted):
     for prefix, name in LAYER_OF:
         if parts[1] == prefix:
             return name
-    raise AssertionError('module %s belongs to no layer: add it to LAYER_OF in %s' % (dotted, __file__))
+    raise AssertionError(f'module {dotted} belongs to no layer: add it to LAYER_OF in {__file__}')
 
 
 def source_modules():

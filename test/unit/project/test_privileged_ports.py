@@ -90,7 +90,7 @@ def test_a_refused_serial_device_names_its_group(tmp_path):
     if os.geteuid() == 0:                   # a USB adapter's node: group dialout
         os.chown(dev, -1, grp.getgrnam('dialout').gr_gid)
     group = grp.getgrgid(os.stat(dev).st_gid).gr_name
-    assert 'sudo usermod -aG %s $USER' % group in permission_advice(dev, refused)
+    assert f'sudo usermod -aG {group} $USER' in permission_advice(dev, refused)
     if os.geteuid() == 0:
         os.chown(dev, -1, 0)
         assert 'only root may open it' in permission_advice(dev, refused)

@@ -42,7 +42,7 @@ def condition_holds(text, env):
     joined by `and` / `or` (no parentheses; anything else fails the test)."""
     def term(t):
         m = re.fullmatch(r'\s*\$(\w+)\s*(==|!=)\s*(\S+)\s*', t)
-        assert m, 'condition %r: form not understood by this test' % text
+        assert m, f'condition {text!r}: form not understood by this test'
         equal = env.get(m.group(1), '') == m.group(3)
         return equal if m.group(2) == '==' else not equal
     return any(all(term(t) for t in alt.split(' and ')) for alt in text.split(' or '))
@@ -73,8 +73,7 @@ def test_every_dependency_resolves_on_focal_noetic():
     deps = dependencies()
     assert len(deps) > 20
     unknown = sorted({k for _, k in deps if k not in known})
-    assert not unknown, ('not a rosdep key for ubuntu:focal + noetic (ros/rosdistro): %s; '
-                         'see docs/noetic.md' % unknown)
+    assert not unknown, (f'not a rosdep key for ubuntu:focal + noetic (ros/rosdistro): {unknown}; see docs/noetic.md')
 
 
 def test_python2_branch_is_not_taken_on_noetic():

@@ -51,7 +51,7 @@ def test_rostest_failures_and_errors_are_named_with_their_text(rt):
 
 def test_long_failure_texts_keep_their_last_lines(rt):
     body = '\n'.join('line %d' % i for i in range(100))
-    out = '[p.rosunit-t/test_x][FAILURE]-----\n%s\n%s\n' % (body, '-' * 80)
+    out = f"[p.rosunit-t/test_x][FAILURE]-----\n{body}\n{'-' * 80}\n"
     assert rt.note_failures('rostest t.test', out)
     text = rt.FAILED[0][1]
     assert 'line 99' in text and 'line 69' not in text

@@ -16,13 +16,13 @@ ROOT = helpers.ROOT
 
 def test_demo_launch_args():
     root = ET.parse(os.path.join(ROOT, 'launch', 'demo.launch')).getroot()
-    args = dict((a.get('name'), a.get('default')) for a in root.iter('arg') if a.get('default') is not None)
+    args = {a.get('name'): a.get('default') for a in root.iter('arg') if a.get('default') is not None}
     assert (args['rviz'], args['markers'], args['aggregator']) == ('false', 'true', 'false')
 
 
 def _package_deps():
     root = ET.parse(os.path.join(ROOT, 'package.xml')).getroot()
-    return set(e.text.strip() for e in root if e.tag in ('depend', 'exec_depend', 'test_depend'))
+    return {e.text.strip() for e in root if e.tag in ('depend', 'exec_depend', 'test_depend')}
 
 
 def test_launch_files_use_declared_packages_only():
@@ -35,18 +35,18 @@ def test_launch_files_use_declared_packages_only():
             if pkg == 'rviz':
                 assert os.path.basename(path) == 'demo.launch' and node.get('if') == '$(arg rviz)'
                 continue
-            assert pkg in deps, '%s: node of package %s, not in package.xml' % (os.path.basename(path), pkg)
+            assert pkg in deps, f'{os.path.basename(path)}: node of package {pkg}, not in package.xml'
 
 
 def test_rviz_is_not_forced_on_headless_users():
     root = ET.parse(os.path.join(ROOT, 'package.xml')).getroot()
-    run = set(e.text.strip() for e in root if e.tag in ('depend', 'exec_depend'))
+    run = {e.text.strip() for e in root if e.tag in ('depend', 'exec_depend')}
     assert 'rviz' not in run and 'visualization_msgs' in run and 'diagnostic_aggregator' in run
 
 
 def test_rviz_config_shows_the_topics():
     cfg = yaml.safe_load(open(os.path.join(ROOT, 'rviz', 'morai.rviz')))
-    displays = dict((d['Class'], d) for d in cfg['Visualization Manager']['Displays'])
+    displays = {d['Class']: d for d in cfg['Visualization Manager']['Displays']}
     assert displays['rviz/MarkerArray']['Marker Topic'] == '/morai/markers'
     assert displays['rviz/Odometry']['Topic'] == '/odom'
     assert displays['rviz/PointCloud2']['Topic'] == '/velodyne_points'
@@ -105,7 +105,7 @@ def test_status_names_follow_diagnostic_updater():
 
 
 def test_analyzer_paths():
-    paths = dict((k, a['path']) for k, a in _analyzers().items())
+    paths = {k: a['path'] for k, a in _analyzers().items()}
     assert paths == {'udp_bridge': 'UDP bridge', 'erp42_serial': 'ERP-42 serial', 'sim_emulator': 'Simulator emulator',
                      'pcu_emulator': 'PCU emulator', 'markers': 'Markers', 'sensor_bridge': 'Sensor bridge'}
     for a in _analyzers().values():

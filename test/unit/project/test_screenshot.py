@@ -140,4 +140,4 @@ def test_every_harmless_message_is_in_the_day_one_table():
         rows = [line for line in f.read().splitlines() if line.startswith('| `')]
     for pattern, _ in tool.HARMLESS:
         assert any(re.search(pattern, row.replace('`', '')) for row in rows), \
-            'docs/day_one.md lists no message matching %r' % pattern
+            f'docs/day_one.md lists no message matching {pattern!r}'

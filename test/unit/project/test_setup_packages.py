@@ -26,7 +26,7 @@ def source_packages():
 
 def test_every_package_is_listed():
     missing = source_packages() - listed_packages()
-    assert not missing, 'add to setup.py packages: %s' % sorted(missing)
+    assert not missing, f'add to setup.py packages: {sorted(missing)}'
 
 
 def test_no_listed_package_is_missing():

@@ -60,7 +60,7 @@ def test_the_rule_finds_a_module_or_none():
 
 def test_no_test_file_outside_a_package_folder():
     top = dict(folders())['']
-    assert top == [], 'test files directly in test/unit/ (put each in test/unit/<package>/): %s' % top
+    assert top == [], f'test files directly in test/unit/ (put each in test/unit/<package>/): {top}'
 
 
 def test_every_folder_mirrors_a_source_package():
@@ -68,12 +68,12 @@ def test_every_folder_mirrors_a_source_package():
         if rel in ('', PROJECT):
             continue
         assert os.path.isfile(os.path.join(SRC, rel, '__init__.py')), \
-            'test/unit/%s/ mirrors no package: there is no src/morai_bridge/%s/' % (rel, rel)
+            f'test/unit/{rel}/ mirrors no package: there is no src/morai_bridge/{rel}/'
 
 
 def test_every_folder_is_a_package():
     for rel, _ in folders():
-        assert os.path.isfile(os.path.join(UNIT, rel, '__init__.py')), 'test/unit/%s has no __init__.py' % rel
+        assert os.path.isfile(os.path.join(UNIT, rel, '__init__.py')), f'test/unit/{rel} has no __init__.py'
 
 
 def test_every_test_file_is_named_after_a_module_of_its_package():
@@ -82,7 +82,7 @@ def test_every_test_file_is_named_after_a_module_of_its_package():
         if rel in ('', PROJECT):
             continue
         modules = modules_of(os.path.join(SRC, rel))
-        wrong += ['test/unit/%s/%s' % (rel, f) for f in files if module_named(f, modules) is None]
+        wrong += [f'test/unit/{rel}/{f}' for f in files if module_named(f, modules) is None]
     assert not wrong, 'named after no module of their package (test_<module>.py or test_<module>_<topic>.py): %s' \
         % ', '.join(wrong)
 
@@ -125,5 +125,5 @@ def test_the_test_files_the_repository_names_exist():
             pattern = '^%s$' % re.escape(cited).replace(r'\*', r'\w*')
             found = any(re.match(pattern, n) for n in names)
         if not found:
-            missing.append('%s names %s' % (where, cited))
+            missing.append(f'{where} names {cited}')
     assert not missing, 'no such test file:\n  ' + '\n  '.join(missing)

@@ -75,7 +75,7 @@ def status(task, **kw):
     """(level, message, {key: value}) of a diagnostics task run on a DiagnosticStatusWrapper."""
     s = DiagnosticStatusWrapper()
     task(s, **kw)
-    return s.level, s.message, dict((kv.key, kv.value) for kv in s.values)
+    return s.level, s.message, {kv.key: kv.value for kv in s.values}
 
 
 def roundtrip(msg):
@@ -274,7 +274,7 @@ def fast_vehicle():
     return VehicleModel(accel_mps2=20.0, decel_mps2=20.0, brake_decel_mps2=20.0, steer_rate_rad_s=5.0)
 
 
-class Rig(object):
+class Rig:
     """The PCU emulator on a pty, an Erp42Link (pyserial) opening it, an Erp42Core on the link;
     every feedback frame the link delivers becomes messages (``msgs``, stamped STAMP)."""
 
@@ -308,7 +308,7 @@ class Rig(object):
     def wait_command(self, **fields):
         want = Command(**dict(dict(aorm=1, estop=0, gear=0, speed=0, steer=0, brake=1), alive=0, **fields))
         ok = wait_for(lambda: self.command() == want, 5.0)
-        assert ok, 'the PCU reads %r, expected %r' % (self.command(), want)
+        assert ok, f'the PCU reads {self.command()!r}, expected {want!r}'
 
     def inject(self, hexes):
         """Write the feedback frames (hex strings) into the link; wait until the link read them."""
@@ -324,7 +324,7 @@ def rig(tmp_path):
     made = []
 
     def factory(paused=False, **params):
-        r = Rig(str(tmp_path / ('erp42_%d' % len(made))), paused, params)
+        r = Rig(str(tmp_path / (f'erp42_{len(made)}')), paused, params)
         made.append(r)
         return r.start()
 
@@ -404,7 +404,7 @@ def test_non_finite_ctrlcmd_is_refused_with_its_field_named(field, bad):
     setattr(m, field, bad)
     e = c.submit_ctrl(m)
     assert isinstance(e, CommandRejected) and e.reason == 'non_finite'
-    assert str(e) == 'CtrlCmd.%s is %r; command dropped' % (field, bad)
+    assert str(e) == f'CtrlCmd.{field} is {bad!r}; command dropped'
     assert c.last_reject == str(e)
     assert (c.link.stats.commands_rejected, c.link.stats.commands_accepted) == (1, 0)
 
@@ -525,10 +525,10 @@ def test_diag_link_port_missing(tmp_path):
     finally:
         c.link.stop()
     assert level == ERROR
-    assert message == 'port %s closed: device %s does not exist' % (path, path)
+    assert message == f'port {path} closed: device {path} does not exist'
     assert (values['port'], values['connected'], values['frames sent']) == (path, 'False', '0')
     assert (values['outages'], values['outage durations [s]']) == ('1', 'ongoing')
-    assert values['last error'] == 'device %s does not exist' % path
+    assert values['last error'] == f'device {path} does not exist'
 
 
 def test_diag_link_no_feedback_then_garbage(rig):
@@ -615,9 +615,9 @@ def test_diag_link_unplug_and_replug(rig):
     path = r.link.p.port
     r.pcu.unplug()
     # the first error is the read or the vanished path; once the path is gone, every retry says so
-    assert wait_for(lambda: not r.link.connected and r.link.stats.last_error == 'device %s does not exist' % path, 5.0)
+    assert wait_for(lambda: not r.link.connected and r.link.stats.last_error == f'device {path} does not exist', 5.0)
     level, message, values = status(r.core.diag_link)
-    assert (level, message) == (ERROR, 'port %s closed: device %s does not exist' % (path, path))
+    assert (level, message) == (ERROR, f'port {path} closed: device {path} does not exist')
     assert values['connected'] == 'False' and values['outage durations [s]'] == 'ongoing'
     r.pcu.replug()
     assert wait_for(lambda: r.link.connected, 5.0)

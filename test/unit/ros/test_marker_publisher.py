@@ -17,10 +17,10 @@ def test_demo_light_file_places_exactly_the_demo_scenarios_lights():
     lights = demo.traffic_lights if demo.traffic_lights is not None else DEFAULT_LIGHTS
     path, pos = read_light_positions('demo', ROOT)
     assert path == os.path.join(ROOT, 'config', 'traffic_lights', 'demo.yaml')
-    assert set(pos) == set(lt.id for lt in lights)
+    assert set(pos) == {lt.id for lt in lights}
     # the light the demo driver obeys stands by its stop point
     from morai_bridge.nodes import demo_driver
-    d = dict((p.name, p.default) for p in demo_driver.PARAMS)
+    d = {p.name: p.default for p in demo_driver.PARAMS}
     x, y, _, _ = pos[d['light_id']]
     assert math.hypot(x - d['stop_x'], y - d['stop_y']) < d['stop_zone_m']
 

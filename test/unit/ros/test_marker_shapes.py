@@ -132,9 +132,9 @@ def test_objects_boxes_ids_namespaces_colours_labels():
 
 def test_palette_gives_each_kind_its_own_colour():
     kinds = ['ego', 'npc', 'pedestrian', 'obstacle']
-    assert len(set(mk.COLORS[k] for k in kinds)) == len(kinds)
-    lamps = set(mk.COLORS[k] for k in ('red', 'yellow', 'green'))
-    assert not lamps & set(mk.COLORS[k] for k in kinds)
+    assert len({mk.COLORS[k] for k in kinds}) == len(kinds)
+    lamps = {mk.COLORS[k] for k in ('red', 'yellow', 'green')}
+    assert not lamps & {mk.COLORS[k] for k in kinds}
 
 
 def test_labels_can_be_switched_off():

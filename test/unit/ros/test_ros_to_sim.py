@@ -106,7 +106,7 @@ def launch_params(name, args=()):
     loader = roslaunch.xmlloader.XmlLoader()
     argv = list(args)
     loader.load(path, cfg, argv=argv, verbose=False)
-    return dict((k, v.value) for k, v in cfg.params.items())
+    return {k: v.value for k, v in cfg.params.items()}
 
 
 def test_serial_mode_launch_files_select_the_erp42_profile():
@@ -176,14 +176,14 @@ def test_ghost_steering_angle_uses_the_wheel_angle_convention():
     assert ros_to_sim.ego_ghost(g, -1).steer_angle == -4.0
 
 
-class Emulator(object):
+class Emulator:
     """The simulator emulator on ephemeral ports, stepped by hand; its ego status comes to ``rx``."""
 
     def __init__(self, version='25.S4'):
         from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
         self.rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.rx.bind(('127.0.0.1', 0))
-        kw = dict((field, -1) for field, _, _ in LISTEN_PORTS.values())
+        kw = {field: -1 for field, _, _ in LISTEN_PORTS.values()}
         for name, (field, _, _) in SEND_PORTS.items():
             kw[field] = self.rx.getsockname()[1] if name == 'ego_status' else 0
         self.sim = SimEmulator(SimConfig(deterministic=True, sim_version=version, **kw))

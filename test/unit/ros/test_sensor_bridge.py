@@ -89,31 +89,31 @@ def test_port_zero_is_refused():
 
 def test_sensor_bridge_launch_wiring():
     root = ET.parse(os.path.join(ROOT, 'launch', 'sensor_bridge.launch')).getroot()
-    args = dict((a.get('name'), a.get('default')) for a in root.findall('arg'))
+    args = {a.get('name'): a.get('default') for a in root.findall('arg')}
     for name, default in (('camera_port', '1232'), ('lidar_port', '2368'), ('lidar_model', 'VLP16'),
                           ('lidar2d_port', '0'), ('sim_ip', '127.0.0.1'), ('bind_ip', '127.0.0.1'),
                           ('stamp_source', 'sim'), ('output', 'screen')):
         assert args.get(name) == default, name
-    includes = dict((os.path.basename(i.get('file')), i) for i in root.findall('include'))
+    includes = {os.path.basename(i.get('file')): i for i in root.findall('include')}
     assert set(includes) == {'camera_bridge.launch', 'lidar_bridge.launch', 'lidar2d_bridge.launch'}
     for launch, prefix, port in (('camera_bridge.launch', 'camera', 'camera_port'),
                                  ('lidar_bridge.launch', 'lidar', 'lidar_port'),
                                  ('lidar2d_bridge.launch', 'lidar2d', 'lidar2d_port')):
         inc = includes[launch]
         # settings:= (MORAI's saved sensor settings, docs/settings.md) includes every node
-        assert inc.get('if') == "$(eval %s != 0 or settings != '')" % port
-        passed = dict((a.get('name'), a.get('value')) for a in inc.findall('arg'))
-        assert (passed['settings'], passed['settings_sensor']) == ('$(arg settings)', '$(arg %s_sensor)' % prefix)
-        assert passed['port'] == '$(arg %s)' % port
+        assert inc.get('if') == f"$(eval {port} != 0 or settings != '')"
+        passed = {a.get('name'): a.get('value') for a in inc.findall('arg')}
+        assert (passed['settings'], passed['settings_sensor']) == ('$(arg settings)', f'$(arg {prefix}_sensor)')
+        assert passed['port'] == f'$(arg {port})'
         assert passed['sim_ip'] == '$(arg sim_ip)' and passed['bind_ip'] == '$(arg bind_ip)'
         for axis in ('x', 'y', 'z', 'roll', 'pitch', 'yaw'):
-            assert passed['mount_' + axis] == '$(arg %s_%s)' % (prefix, axis)
-            assert args['%s_%s' % (prefix, axis)] == '0.0'
+            assert passed['mount_' + axis] == f'$(arg {prefix}_{axis})'
+            assert args[f'{prefix}_{axis}'] == '0.0'
         # every arg passed exists in the included (generated) launch file
         inner = ET.parse(os.path.join(ROOT, 'launch', launch)).getroot()
         names = {a.get('name') for a in inner.findall('arg')}
         assert set(passed) <= names, set(passed) - names
-    assert dict((a.get('name'), a.get('value')) for a in includes['lidar_bridge.launch'].findall('arg'))[
+    assert {a.get('name'): a.get('value') for a in includes['lidar_bridge.launch'].findall('arg')}[
         'model'] == '$(arg lidar_model)'
-    assert dict((a.get('name'), a.get('value')) for a in includes['lidar2d_bridge.launch'].findall('arg'))[
+    assert {a.get('name'): a.get('value') for a in includes['lidar2d_bridge.launch'].findall('arg')}[
         'range_max'] == '$(arg lidar2d_range_max)' and args['lidar2d_range_max'] == '0.0'

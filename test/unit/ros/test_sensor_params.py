@@ -11,7 +11,7 @@ from morai_bridge.ros.params import load
 # ----------------------------------------------------------------------------- parameter tables
 
 def defaults(node):
-    return dict((p.name, p.default) for p in node.PARAMS)
+    return {p.name: p.default for p in node.PARAMS}
 
 
 def test_node_defaults():

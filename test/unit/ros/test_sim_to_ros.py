@@ -15,17 +15,17 @@ CAPTURES = Path(helpers.ROOT).parent / 'shared' / 'captures'
 
 def test_samples_and_randomised_packets():
     n = cases.check_converters(cases.inputs() + cases.wire_inputs(seed=3, count=800))
-    assert set(n) == set(c[0] for c in cases.CASES)
+    assert set(n) == {c[0] for c in cases.CASES}
     assert min(n.values()) >= 20, n
 
 
 def test_randomised_lists_cover_every_size_and_type():
     from morai_bridge.wire import udp
     ins = cases.wire_inputs(seed=3, count=800)
-    sizes = set(len(m.objects) for m in ins if isinstance(m, udp.ObjectInfo))
-    types = set(r.obj_type for m in ins if isinstance(m, udp.ObjectInfo) for r in m.objects)
+    sizes = {len(m.objects) for m in ins if isinstance(m, udp.ObjectInfo)}
+    types = {r.obj_type for m in ins if isinstance(m, udp.ObjectInfo) for r in m.objects}
     assert {0, 1, 20} <= sizes and {-1, 0, 1, 2, 3} <= types
-    assert {0, 1, 20} <= set(len(m.records) for m in ins if isinstance(m, udp.CollisionData))
+    assert {0, 1, 20} <= {len(m.records) for m in ins if isinstance(m, udp.CollisionData)}
     gps = [m for m in ins if isinstance(m, udp.NmeaSentence)]
     assert any(m.altitude is None and m.latitude is not None and m.longitude is not None for m in gps)
     assert any(m.fix_quality == 0 for m in gps) and any(m.latitude is None for m in gps)

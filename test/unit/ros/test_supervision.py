@@ -15,7 +15,7 @@ from morai_bridge.ros.supervision import RosTimer
 from helpers import wait_for
 
 
-class Supervisor(object):
+class Supervisor:
     """What RosTimer uses of a NodeSupervisor, without rospy.signal_shutdown (that would end this process's
     rospy for the other tests)."""
 
@@ -103,7 +103,7 @@ from morai_bridge.link.workers import STOPPED
 from morai_bridge.ros.supervision import RosTimer
 rospy.rostime.set_rostime_initialized(True)
 lines, dead = [], []
-class Sup(object):
+class Sup:
     log = staticmethod(lines.append)
     on_dead = staticmethod(dead.append)
     def watch(self, workers_of):
@@ -130,6 +130,6 @@ def test_a_tick_failing_because_the_node_shut_down_is_not_an_error(case):
     assert out.returncode == 0, out.stderr
     last = out.stdout.strip().splitlines()[-1]
     if case == 'shutdown':
-        assert last == 'state=%s errors=0 lines=0 dead=0' % STOPPED, out.stdout + out.stderr
+        assert last == f'state={STOPPED} errors=0 lines=0 dead=0', out.stdout + out.stderr
     else:
         assert ' errors=1 lines=1 dead=0' in last, out.stdout + out.stderr      # logged once, then restarted

@@ -143,7 +143,7 @@ def test_each_shipped_profile_is_measured_as_declared(version):
     s = sim_versions.bridge_signs(profile)
     assert ("steering_sign %d, status_steering_sign %d, ghost_steering_sign %d"
             % (s.steering_sign, s.status_steering_sign, s.ghost_steering_sign)) in text
-    assert "sim_version:=%s" % version in text
+    assert f"sim_version:={version}" in text
     # both channels measured the turn; the run ended stopped
     assert all(r.imu_rate is not None and r.heading_change_deg is not None for r in v.phases[1:])
     assert result.stopped is True
@@ -172,7 +172,7 @@ def test_a_flipped_profile_is_detected_and_written(tmp_path):
     assert (got.ctrl_steer_positive, got.status_steer_positive) == (flipped.ctrl_steer_positive,
                                                                     flipped.status_steer_positive)
     assert sim_versions.bridge_signs(got)[:2] == sim_versions.bridge_signs(flipped)[:2]
-    assert "sim_version:=%s" % out_file in text
+    assert f"sim_version:={out_file}" in text
     assert_braked(snap, result)
 
 

@@ -27,7 +27,7 @@ CAPTURES = Path(helpers.ROOT).parent / "shared" / "captures"
 def test_morai_pcap_gives_every_datagram_with_this_dpkt():
     reader = read_capture(CAPTURES / "MORAI.pcap")
     kinds = Counter(type(udp.decode(p)).__name__ for *_, p in reader if p[:1] in (b"#", b"$"))
-    where = "dpkt %s on Python %s" % (dpkt.__version__, sys.version.split()[0])
+    where = f"dpkt {dpkt.__version__} on Python {sys.version.split()[0]}"
     assert kinds == {"EgoVehicleStatus": 115, "ObjectInfo": 115, "GetTrafficLightStatus": 115,
                      "CollisionData": 115, "GetIntersectionStatus": 115, "NmeaSentence": 22}, where
     assert (reader.counts["fragments"], reader.counts["reassembled"]) == (230, 115), where
@@ -49,7 +49,7 @@ def test_without_dpkt_opening_a_capture_says_how_to_install_it(tmp_path):
         "    print(type(e).__name__, isinstance(e, ValueError)); print(e)\n"
     ) % (str(SRC), str(path))
     out = subprocess.run([sys.executable, "-S", "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         universal_newlines=True, env=dict(os.environ, PYTHONPATH=""))
+                         text=True, env=dict(os.environ, PYTHONPATH=""))
     if out.returncode == 3:
         pytest.skip("dpkt importable without site-packages here")
     assert out.returncode == 0, out.stdout

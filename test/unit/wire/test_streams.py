@@ -66,7 +66,7 @@ def test_stamp_rule_follows_the_wire():
 
 
 def test_topic_and_queue_parameters_come_from_the_rows():
-    topics = dict((p.name, p.default) for p in sim_receive.TOPIC_PARAMS + command_sender.TOPIC_PARAMS)
+    topics = {p.name: p.default for p in sim_receive.TOPIC_PARAMS + command_sender.TOPIC_PARAMS}
     for s in RECEIVED + SENT:
         assert topics[s.name + '_topic'] == s.topic
     # event topics keep every message; control commands keep only the newest

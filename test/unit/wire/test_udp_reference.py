@@ -28,7 +28,7 @@ def outcome(decoder, data):
 
 def same(data):
     a, b = outcome(udp.decode, data), outcome(udp_reference.decode, data)
-    assert a == b, 'codec %s\noracle %s\nfor %r' % (a, b, data)
+    assert a == b, f'codec {a}\noracle {b}\nfor {data!r}'
     return a
 
 
@@ -65,7 +65,7 @@ def framed(info, payload, tail=None):
     return head + payload + tail
 
 
-@pytest.mark.parametrize('info', FRAMED + BINARY, ids=lambda i: '%s-%s' % (i.cls.__name__, i.data_length or i.msg_type))
+@pytest.mark.parametrize('info', FRAMED + BINARY, ids=lambda i: f'{i.cls.__name__}-{i.data_length or i.msg_type}')
 def test_random_payloads_decode_the_same(info):
     rng = random.Random(hash((info.cls.__name__, info.data_length, info.msg_type)) & 0xFFFF)
     decoded = 0

@@ -93,7 +93,7 @@ def main(argv=None) -> int:
         ms = camera_ms(w, h, scene, args.repeat)
         print("camera %4dx%-4d: %6.1f ms per frame (%.0f %% of one core at 10 Hz)"
               % (w, h, ms, ms / 100.0 * 100.0))
-    print("lidar2d: %.2f ms per scan" % scan_ms(scene))
+    print(f"lidar2d: {scan_ms(scene):.2f} ms per scan")
     return 0
 
 

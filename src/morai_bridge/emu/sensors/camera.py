@@ -139,7 +139,7 @@ class CameraSensor:
     def __init__(self, width: int = 640, height: int = 480, fov_deg: float = 90.0,
                  quality: int = 80, header: str = "v24", mount: Mount = Mount()):
         if header not in wire_camera.HEADER_FORMS:
-            raise ValueError("camera_header must be one of %s" % sorted(wire_camera.HEADER_FORMS))
+            raise ValueError(f"camera_header must be one of {sorted(wire_camera.HEADER_FORMS)}")
         if not (0.0 < fov_deg < 180.0):
             raise ValueError("camera_fov_deg must be in (0, 180)")
         from PIL import Image, ImageDraw   # only when a camera is configured

@@ -76,8 +76,7 @@ class VelodyneSensor:
             raise ValueError("lidar_rpm must be > 0")
         limit = 0xFFFF * m.distance_resolution_m
         if not (0.0 < max_range <= limit):
-            raise ValueError("lidar_max_range=%r: must be in (0, %.2f] m for %s"
-                             % (max_range, limit, m.name))
+            raise ValueError(f"lidar_max_range={max_range!r}: must be in (0, {limit:.2f}] m for {m.name}")
         self.model = m
         self.max_range = float(max_range)
         self.mount = mount

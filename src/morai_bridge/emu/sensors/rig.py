@@ -45,7 +45,7 @@ SENSOR_PREFIXES = ("camera", "lidar", "lidar2d")
 
 def mount_of(cfg, prefix: str) -> Mount:
     """The mount pose ``<prefix>_x, _y, _z, _roll, _pitch, _yaw`` of a config."""
-    return Mount(*(float(getattr(cfg, "%s_%s" % (prefix, f))) for f in Mount._fields))
+    return Mount(*(float(getattr(cfg, f"{prefix}_{f}")) for f in Mount._fields))
 
 
 class _Periodic:

@@ -37,7 +37,7 @@ class Lidar2DSensor:
 
     def __init__(self, range_max: float = 10.0, mount: Mount = Mount()):
         if not (0.0 < range_max <= lidar2d.MAX_RANGE_M):
-            raise ValueError("lidar2d_range_max must be in (0, %.3f] m" % lidar2d.MAX_RANGE_M)
+            raise ValueError(f"lidar2d_range_max must be in (0, {lidar2d.MAX_RANGE_M:.3f}] m")
         self.range_max = float(range_max)
         self.mount = mount
         a = np.radians(np.arange(lidar2d.SAMPLES) * (360.0 / lidar2d.SAMPLES))

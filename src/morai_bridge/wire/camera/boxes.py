@@ -84,7 +84,7 @@ BOX_SIZE_UNITS = ("auto", "bytes", "count")
 def _check_int32(name: str, value) -> int:
     if (not isinstance(value, int) or isinstance(value, bool)
             or not _INT32_MIN <= value <= _INT32_MAX):
-        raise EncodeError("%s must be an int32, got %r" % (name, value), field=name)
+        raise EncodeError(f"{name} must be an int32, got {value!r}", field=name)
     return value
 
 
@@ -208,11 +208,11 @@ def decode_boxes(datagram, form: str = "v24", skip: str = "all_zero",
     try:
         bf = BOX_FORMS[form]
     except KeyError:
-        raise ValueError("form must be one of %s, got %r" % (sorted(BOX_FORMS), form)) from None
+        raise ValueError(f"form must be one of {sorted(BOX_FORMS)}, got {form!r}") from None
     if skip not in _SKIP_MODES:
-        raise ValueError("skip must be one of %s, got %r" % (_SKIP_MODES, skip))
+        raise ValueError(f"skip must be one of {_SKIP_MODES}, got {skip!r}")
     if size_unit not in BOX_SIZE_UNITS:
-        raise ValueError("size_unit must be one of %s, got %r" % (BOX_SIZE_UNITS, size_unit))
+        raise ValueError(f"size_unit must be one of {BOX_SIZE_UNITS}, got {size_unit!r}")
     if expected_tail is _DEFAULT_TAIL:
         expected_tail = None if bf.has_stamp else b"EO"
     data = check_bytes(datagram)
@@ -223,12 +223,12 @@ def decode_boxes(datagram, form: str = "v24", skip: str = "all_zero",
                                 "2-byte tail" % (n, hs, form), "length", length=n, header=data[:3])
     if bf.has_stamp:
         if data[:3] != b"BOX":
-            raise SensorDecodeError("box datagram starts %r, expected b'BOX'" % data[:3], "header",
+            raise SensorDecodeError(f"box datagram starts {data[:3]!r}, expected b'BOX'", "header",
                                     length=n, header=data[:3])
         sec, nsec, index, size = V24_HEAD.unpack_from(data, 3)
     else:
         if data[:1] != b"B":
-            raise SensorDecodeError("legacy box datagram starts %r, expected b'B'" % data[:3],
+            raise SensorDecodeError(f"legacy box datagram starts {data[:3]!r}, expected b'B'",
                                     "header", length=n, header=data[:3])
         index, size = LEGACY_HEAD.unpack_from(data, 3)
         sec = nsec = None
@@ -264,7 +264,7 @@ def _pack_object(bf: BoxForm, obj: BoxObject) -> bytes:
     try:
         corners = [float(v) for corner in obj.corners for v in corner]
         if len(corners) != 24:
-            raise EncodeError("a box needs 8 corners of (x, y, z), got %d values" % len(corners),
+            raise EncodeError(f"a box needs 8 corners of (x, y, z), got {len(corners)} values",
                               field="corners")
         values = corners
         if not bf.has_stamp:
@@ -281,7 +281,7 @@ def _pack_object(bf: BoxForm, obj: BoxObject) -> bytes:
     except (struct.error, TypeError, ValueError) as exc:
         if isinstance(exc, EncodeError):
             raise
-        raise EncodeError("cannot pack box %r: %s" % (obj, exc)) from None
+        raise EncodeError(f"cannot pack box {obj!r}: {exc}") from None
 
 
 def encode_boxes(objects: Iterable[BoxObject], sec: int = 0, nsec: int = 0, form: str = "v24",
@@ -300,13 +300,13 @@ def encode_boxes(objects: Iterable[BoxObject], sec: int = 0, nsec: int = 0, form
     try:
         bf = BOX_FORMS[form]
     except KeyError:
-        raise EncodeError("form must be one of %s, got %r" % (sorted(BOX_FORMS), form),
+        raise EncodeError(f"form must be one of {sorted(BOX_FORMS)}, got {form!r}",
                           field="form") from None
     if size_unit not in ("bytes", "count"):
-        raise EncodeError("size_unit must be 'bytes' or 'count', got %r" % (size_unit,),
+        raise EncodeError(f"size_unit must be 'bytes' or 'count', got {size_unit!r}",
                           field="size_unit")
     if not isinstance(tail, bytes) or len(tail) != 2:
-        raise EncodeError("tail must be 2 bytes, got %r" % (tail,), field="tail")
+        raise EncodeError(f"tail must be 2 bytes, got {tail!r}", field="tail")
     if bf.has_stamp:
         check_uint32("sec", sec)
         check_uint32("nsec", nsec)

@@ -119,8 +119,7 @@ def _form(header: str) -> ChunkForm:
     try:
         return HEADER_FORMS[header]
     except KeyError:
-        raise ValueError("header must be one of %s, got %r"
-                         % (sorted(HEADER_FORMS), header)) from None
+        raise ValueError(f"header must be one of {sorted(HEADER_FORMS)}, got {header!r}") from None
 
 
 # ----------------------------------------------------------------------------- demux
@@ -191,7 +190,7 @@ def decode_chunk(datagram, header: str = "v24") -> ImageChunk:
                                 "2-byte tail" % (n, hs, form.name), "length", length=n,
                                 header=data[:3])
     if data[:3] != _MOR:
-        raise SensorDecodeError("image datagram starts %r, expected b'MOR'" % data[:3], "header",
+        raise SensorDecodeError(f"image datagram starts {data[:3]!r}, expected b'MOR'", "header",
                                 length=n, header=data[:3])
     if form.has_stamp:
         sec, nsec, index, size = V24_HEAD.unpack_from(data, 3)
@@ -284,7 +283,7 @@ class FrameAssembler:
 
     def _drop(self, reason: str, detail: str) -> None:
         self.dropped[reason] += 1
-        self.last_error = "image frame dropped (%s): %s" % (reason, detail)
+        self.last_error = f"image frame dropped ({reason}): {detail}"
         self._parts = None
         self._skipping = True
 
@@ -331,7 +330,7 @@ class FrameAssembler:
             jpeg = parts[0] if len(parts) == 1 else b"".join(parts)
             return ImageFrame(self._stamp[0], self._stamp[1], jpeg, len(parts))
         if len(self._parts) >= self.max_chunks:
-            self._drop("too_many_chunks", "%d chunks without EI" % len(self._parts))
+            self._drop("too_many_chunks", f"{len(self._parts)} chunks without EI")
         return None
 
 
@@ -355,7 +354,7 @@ def encode_frame(jpeg, sec: int = 0, nsec: int = 0, header: str = "v24", padded:
     """
     form = _form(header)
     if not isinstance(jpeg, (bytes, bytearray, memoryview)):
-        raise EncodeError("jpeg must be bytes, got %s" % type(jpeg).__name__, field="jpeg")
+        raise EncodeError(f"jpeg must be bytes, got {type(jpeg).__name__}", field="jpeg")
     jpeg = bytes(jpeg)
     if max_chunk is None:
         max_chunk = form.max_chunk

@@ -118,7 +118,7 @@ class Points:
         return len(self.x)
 
     def __repr__(self) -> str:
-        return "Points(%d points)" % len(self.x)
+        return f"Points({len(self.x)} points)"
 
     @classmethod
     def empty(cls) -> "Points":
@@ -146,7 +146,7 @@ class VelodyneDecoder:
         if interpolation not in ("velodyne", "fixed"):
             raise ValueError("interpolation must be 'velodyne' or 'fixed'")
         if packet_time not in PACKET_TIMES:
-            raise ValueError("packet_time must be one of %s" % ", ".join(map(repr, PACKET_TIMES)))
+            raise ValueError(f"packet_time must be one of {', '.join(map(repr, PACKET_TIMES))}")
         self.return_mode = return_mode
         self.interpolation = interpolation
         self.second_firing_offset_deg = float(second_firing_offset_deg)
@@ -296,7 +296,7 @@ class VelodyneDecoder:
         if packet_time is None:
             packet_time = self.packet_time
         elif packet_time not in PACKET_TIMES:
-            raise ValueError("packet_time must be one of %s" % ", ".join(map(repr, PACKET_TIMES)))
+            raise ValueError(f"packet_time must be one of {', '.join(map(repr, PACKET_TIMES))}")
         rec = self._records(packets)
         n = len(rec)
         if n == 0:
@@ -309,8 +309,7 @@ class VelodyneDecoder:
         else:
             ok = flags == UPPER_BANK
         if not ok.all():
-            raise SensorDecodeError("packet %d has bad block flags"
-                                    % int(np.flatnonzero(~ok.all(axis=1))[0]), "flag",
+            raise SensorDecodeError(f"packet {int(np.flatnonzero(~ok.all(axis=1))[0])} has bad block flags", "flag",
                                     length=PACKET_SIZE)
         az = blocks["azimuth"]
         if int(az.max()) >= AZ_MAX:

@@ -16,8 +16,7 @@ def _as_array(name: str, value, shape: Tuple[int, ...], dtype) -> np.ndarray:
         arr = np.asarray(value, dtype=dtype)
         return np.broadcast_to(arr, shape)
     except (TypeError, ValueError) as exc:
-        raise EncodeError("%s: cannot be read as %s of shape %s (%s)"
-                          % (name, np.dtype(dtype), shape, exc), field=name) from None
+        raise EncodeError(f"{name}: cannot be read as {np.dtype(dtype)} of shape {shape} ({exc})", field=name) from None
 
 
 def encode_packets(model, azimuths_deg, distances_m, intensities=None, timestamps_us=None,
@@ -36,7 +35,7 @@ def encode_packets(model, azimuths_deg, distances_m, intensities=None, timestamp
     m = get_model(model)
     dist = np.asarray(distances_m, np.float64)
     if dist.ndim != 3 or dist.shape[1:] != (BLOCKS, SLOTS):
-        raise EncodeError("distances_m must have shape (P, 12, 32), got %s" % (dist.shape,),
+        raise EncodeError(f"distances_m must have shape (P, 12, 32), got {dist.shape}",
                           field="distances_m")
     p = dist.shape[0]
     az = _as_array("azimuths_deg", azimuths_deg, (p, BLOCKS), np.float64)
@@ -50,7 +49,7 @@ def encode_packets(model, azimuths_deg, distances_m, intensities=None, timestamp
                        np.int64)
     for name, value in (("return_mode", return_mode), ("product_id", product_id)):
         if value is not None and not (isinstance(value, (int, np.integer)) and 0 <= value <= 255):
-            raise EncodeError("%s must be a byte, got %r" % (name, value), field=name)
+            raise EncodeError(f"{name} must be a byte, got {value!r}", field=name)
     if flags is None:
         flags = np.full((p, BLOCKS), UPPER_BANK, np.uint16)
         if m.blocks_per_firing == 2:
@@ -124,7 +123,7 @@ def packets_from_ranges(model, ranges_m, intensities=None, rpm: float = 600.0,
     m = get_model(model)
     dual = last_ranges_m is not None
     if dual and not m.dual_supported:
-        raise EncodeError("dual return is not supported for %s" % m.name, field="last_ranges_m")
+        raise EncodeError(f"dual return is not supported for {m.name}", field="last_ranges_m")
     ranges = np.asarray(ranges_m, np.float64)
     if ranges.ndim != 2 or ranges.shape[1] != m.lasers:
         raise EncodeError("ranges_m must have shape (C, %d), got %s" % (m.lasers, ranges.shape),

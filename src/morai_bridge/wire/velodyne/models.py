@@ -133,7 +133,7 @@ def get_model(name) -> VelodyneModel:
         return name
     key = _ALIASES.get(str(name).strip().upper().replace(" ", ""))
     if key is None:
-        raise ValueError("unknown Velodyne model %r; known: %s" % (name, ", ".join(MODELS)))
+        raise ValueError(f"unknown Velodyne model {name!r}; known: {', '.join(MODELS)}")
     return MODELS[key]
 
 
