@@ -19,7 +19,7 @@ no ground-vehicle msg_type) is counted as "not MORAI" and shown only with
 
 Modules, by job:
 
-* :mod:`.cli` - argparse, checks and ``main(argv=None) -> int``;
+* :mod:`.udp_dump_cli` - argparse, checks and ``main(argv=None) -> int``;
 * :mod:`.sources` - a capture file, or live UDP sockets;
 * :mod:`.dumper` - :class:`Dumper`: decode, print, count, summary;
 * :mod:`.formatters` - one-line summary per message type, ``-v`` fields, hex dump;
@@ -29,7 +29,7 @@ Exit status: 0 = no decode errors, 1 = at least one decode error, 2 = usage or
 I/O error.  Reference: docs/udp_dump.md.
 """
 
-from .cli import main
+from .udp_dump_cli import main
 from .dumper import EXIT_DECODE_ERRORS, EXIT_OK, EXIT_USAGE, Dumper
 
 __all__ = ["main", "Dumper", "EXIT_OK", "EXIT_DECODE_ERRORS", "EXIT_USAGE"]
