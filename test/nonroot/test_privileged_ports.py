@@ -9,9 +9,9 @@ import socket
 
 import pytest
 
-from morai_bridge.dump import cli as dump_cli
+from morai_bridge.dump import udp_dump_cli as dump_cli
 from morai_bridge.link import transport
-from morai_bridge.selftest import cli as signs_cli
+from morai_bridge.selftest import check_signs_cli as signs_cli
 
 PORT = 909      # MORAI's ego status port
 pytestmark = pytest.mark.skipif(

@@ -535,7 +535,7 @@ def test_module_entry_point():
 
 
 def test_stream_names_as_ports(tmp_path, capsys):
-    from morai_bridge.dump import cli, sources
+    from morai_bridge.dump import sources, udp_dump_cli as cli
     from morai_bridge.wire import streams
     path = write_capture(tmp_path / "mixed.pcap", fmt="pcap")
     status, lines, _ = run(capsys, path, "--port", "ego_status")  # = --port 909

@@ -25,7 +25,7 @@ from helpers import free_port  # below the ephemeral range: no bind to port 0 ca
 
 from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
 from morai_bridge.selftest import check_signs as cs
-from morai_bridge.selftest import cli
+from morai_bridge.selftest import check_signs_cli as cli
 from morai_bridge.selftest.signs import LEFT, RIGHT
 from morai_bridge.configuration import sim_versions, vehicle_profiles
 from morai_bridge.wire import udp
