@@ -3,7 +3,6 @@ shipped version profile it names that profile; against the shared 2024 capture (
 names 24.R2; the forms it reports (IMU repeats, GPS time fraction, camera chunks, LiDAR packets) are
 what was sent; and every fixture under test/data/field/ re-analyses to its stored report."""
 import json
-import os
 import threading
 import time
 from pathlib import Path

@@ -14,18 +14,9 @@ import pytest
 
 import helpers
 from morai_bridge.configuration import morai_settings as ms
+from settings_files import BAQU4, BAQU4_NET, HEVEN, HEVEN_NET, doc
 
 ROOT = helpers.ROOT
-DATA = os.path.join(ROOT, 'test', 'data', 'morai_settings')
-HEVEN = os.path.join(DATA, 'heven_SensorInfo_2023_Hyundai_Ioniq5.json')
-HEVEN_NET = os.path.join(DATA, 'heven_NetworkInfo_2023_Hyundai_Ioniq5.template.json')
-BAQU4 = os.path.join(DATA, 'baqu4_morai_sensor.json')
-BAQU4_NET = os.path.join(DATA, 'baqu4_morai_network.json')
-
-
-def doc(path):
-    with open(path) as f:
-        return json.load(f)
 
 
 def WARN(line):
