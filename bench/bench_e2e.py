@@ -91,6 +91,9 @@ class Sut:
             # (full paths: a base revision's launch/ extracted under bench/out/ is inside the package too)
             launch = [str(Path(src).parent / "launch" / "udp_bridge.launch")] if src else \
                 [str(HERE.parent / "launch" / "udp_bridge.launch")]
+            if src:
+                # and its own profiles: today's config/ may have keys that revision does not know
+                args += base_profiles(Path(src).parent)
             cmd = ["roslaunch"] + launch + [f"ns:={self.ns}", "output:=log",
                    "stamp_source:=sim", "sim_ip:=127.0.0.1", "bind_ip:=127.0.0.1"] + args
             node = self.ns + "/udp_bridge"
@@ -270,6 +273,20 @@ def one_run(kind, rate, seconds, warmup, log_dir, sink_port, diag=None, extra=()
         if col is not None:
             col.close()
         sut.stop()
+
+
+def base_profiles(root):
+    """The arguments that make a base revision's bridge read the simulator-version and vehicle profiles
+    of its own tree (``root``: the extracted revision): the launch file's defaults, as paths."""
+    import xml.etree.ElementTree as ET
+    launch = ET.parse(str(root / "launch" / "udp_bridge.launch"))
+    defaults = {a.get("name"): a.get("default") for a in launch.iter("arg")}
+    out = []
+    for arg, folder in (("sim_version", "sim_versions"), ("vehicle_profile", "vehicles")):
+        path = root / "config" / folder / (defaults.get(arg, "") + ".yaml")
+        if defaults.get(arg) and path.exists():
+            out.append(f"{arg}:={path}")
+    return out
 
 
 def run(rates=(30, 60, 120), seconds=20.0, warmup=2.0, log_dir=None, progress=print, base_src=None, reps=1):

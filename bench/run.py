@@ -106,12 +106,12 @@ class Master:
 
 
 def extract_src(rev, log_dir):
-    """src/ (and launch/, whose parameters belong to that src) of git revision ``rev`` under log_dir
-    (git archive: the repository is not touched)."""
+    """src/ (and launch/ and config/, whose parameters and profiles belong to that src) of git revision
+    ``rev`` under log_dir (git archive: the repository is not touched)."""
     # outside the package: launch files under it would make `roslaunch morai_msgs X.launch` ambiguous
     dest = Path(tempfile.mkdtemp(prefix="morai-bench-base-")) / ("src-" + rev.replace("/", "_"))
     dest.mkdir()
-    archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", rev, "src", "launch"], check=True,
+    archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", rev, "src", "launch", "config"], check=True,
                              capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     return dest / "src"
