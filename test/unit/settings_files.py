@@ -1,5 +1,6 @@
 """The public MORAI SIM settings files the settings tests read (test/data/morai_settings/, whose README
 names their repositories and commits), shared by configuration/ and nodes/test_morai_settings.py."""
+import copy
 import json
 import os
 
@@ -16,3 +17,17 @@ def doc(path):
     """A settings file as JSON."""
     with open(path) as f:
         return json.load(f)
+
+
+def write(tmp_path, d, name='s.json'):
+    """``d`` (a JSON document, or text as it is) written to ``tmp_path/name``; its path."""
+    p = tmp_path / name
+    p.write_text(d if isinstance(d, str) else json.dumps(d))
+    return str(p)
+
+
+def edited(path, edit):
+    """A copy of the settings file at ``path`` with ``edit(document)`` applied."""
+    d = copy.deepcopy(doc(path))
+    edit(d)
+    return d

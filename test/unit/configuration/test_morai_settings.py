@@ -12,7 +12,7 @@ import pytest
 
 import helpers
 from morai_bridge.configuration import morai_settings as ms
-from settings_files import BAQU4, BAQU4_NET, HEVEN, HEVEN_NET, doc
+from settings_files import BAQU4, BAQU4_NET, HEVEN, HEVEN_NET, doc, edited, write
 
 ROOT = helpers.ROOT
 
@@ -176,18 +176,6 @@ def test_competition_status_has_its_own_port_when_770_is_not_udp(tmp_path):
 
 
 # ----------------------------------------------------------------------------- bad files
-
-def write(tmp_path, d, name='s.json'):
-    p = tmp_path / name
-    p.write_text(d if isinstance(d, str) else json.dumps(d))
-    return str(p)
-
-
-def edited(path, edit):
-    d = copy.deepcopy(doc(path))
-    edit(d)
-    return d
-
 
 @pytest.mark.parametrize('edit, key', [
     (lambda d: d['cameraList'][1]['cc']['udpConfig'].pop('destinationPort'),

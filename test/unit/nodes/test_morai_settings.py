@@ -3,9 +3,7 @@ checks against the nodes' parameter tables, roslaunch's check), and the nodes th
 themselves (udp_bridge, the sensor nodes).  Reading the settings (configuration.morai_settings):
 configuration/test_morai_settings.py; the public files in test/data/morai_settings/ (README there names their
 repositories and commits)."""
-import copy
 import io
-import json
 import os
 import xml.etree.ElementTree as ET
 from contextlib import redirect_stderr, redirect_stdout
@@ -14,7 +12,7 @@ import pytest
 
 import helpers
 from morai_bridge.configuration import morai_settings as ms
-from settings_files import BAQU4, BAQU4_NET, HEVEN, HEVEN_NET, doc
+from settings_files import BAQU4, BAQU4_NET, HEVEN, HEVEN_NET, edited, write
 
 ROOT = helpers.ROOT
 
@@ -24,18 +22,6 @@ def WARN(line):
 
 
 # ----------------------------------------------------------------------------- bad files
-
-def write(tmp_path, d, name='s.json'):
-    p = tmp_path / name
-    p.write_text(d if isinstance(d, str) else json.dumps(d))
-    return str(p)
-
-
-def edited(path, edit):
-    d = copy.deepcopy(doc(path))
-    edit(d)
-    return d
-
 
 def net_entries(d):
     return d['egoNetworkData'][0]['listEgoNetworkInfo']
