@@ -31,3 +31,17 @@ def edited(path, edit):
     d = copy.deepcopy(doc(path))
     edit(d)
     return d
+
+
+def net_entries(d):
+    """The stream entries of a network settings document (its first ego)."""
+    return d['egoNetworkData'][0]['listEgoNetworkInfo']
+
+
+def with_destination(path, ip, streams=None):
+    """The network file with destinationIP ``ip`` on every entry (or the PUBSUB_TYPEs ``streams``)."""
+    def edit(d):
+        for e in net_entries(d):
+            if streams is None or e['PUBSUB_TYPE'] in streams:
+                e['config']['udpConfig']['destinationIP'] = ip
+    return edited(path, edit)

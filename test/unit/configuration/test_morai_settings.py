@@ -12,7 +12,7 @@ import pytest
 
 import helpers
 from morai_bridge.configuration import morai_settings as ms
-from settings_files import BAQU4, BAQU4_NET, HEVEN, HEVEN_NET, doc, edited, write
+from settings_files import BAQU4, BAQU4_NET, HEVEN, HEVEN_NET, doc, edited, net_entries, with_destination, write
 
 ROOT = helpers.ROOT
 
@@ -240,10 +240,6 @@ def test_the_public_files_have_no_key_the_schema_lacks():
         assert ms.load_network(path).warnings == ()
 
 
-def net_entries(d):
-    return d['egoNetworkData'][0]['listEgoNetworkInfo']
-
-
 @pytest.mark.parametrize('edit, expect', [
     # a typo next to a key that is read
     (lambda d: net_entries(d)[2]['config']['udpConfig'].__setitem__('destinationIp', '127.0.0.1'),
@@ -304,15 +300,6 @@ def test_the_skeletons_of_docs_settings_md(tmp_path):
     assert [bridge[k + '_port'] for k in ('ego_status', 'object_info', 'collision', 'ctrl_cmd', 'gps', 'imu')] == \
         [1911, 7505, 9092, 9093, 9297, 9299]
     assert bridge['traffic_light_port'] == 0
-
-
-def with_destination(path, ip, streams=None):
-    """The network file with destinationIP ``ip`` on every entry (or the PUBSUB_TYPEs ``streams``)."""
-    def edit(d):
-        for e in net_entries(d):
-            if streams is None or e['PUBSUB_TYPE'] in streams:
-                e['config']['udpConfig']['destinationIP'] = ip
-    return edited(path, edit)
 
 
 def test_bind_ip_is_the_network_files_destination_address(tmp_path):

@@ -12,7 +12,7 @@ import pytest
 
 import helpers
 from morai_bridge.configuration import morai_settings as ms
-from settings_files import BAQU4, BAQU4_NET, HEVEN, HEVEN_NET, edited, write
+from settings_files import BAQU4, BAQU4_NET, HEVEN, HEVEN_NET, edited, with_destination, write
 
 ROOT = helpers.ROOT
 
@@ -23,10 +23,6 @@ def WARN(line):
 
 # ----------------------------------------------------------------------------- bad files
 
-def net_entries(d):
-    return d['egoNetworkData'][0]['listEgoNetworkInfo']
-
-
 def test_cli_warns_on_stderr_and_in_the_launch_file(tmp_path):
     net = write(tmp_path, edited(HEVEN_NET, lambda d: d['egoNetworkData'][0].__setitem__('EgoCtrlConfig', {})), 'n.json')
     code, out, err = run_cli(HEVEN, net)
@@ -34,15 +30,6 @@ def test_cli_warns_on_stderr_and_in_the_launch_file(tmp_path):
     line = 'egoNetworkData[0].EgoCtrlConfig: MORAI writes EgoCtrlConfig'
     assert f'morai_settings: warning: {net}: {line}' in err
     assert line in out.split('<node')[0]                 # in the comment at the top
-
-
-def with_destination(path, ip, streams=None):
-    """The network file with destinationIP ``ip`` on every entry (or the PUBSUB_TYPEs ``streams``)."""
-    def edit(d):
-        for e in net_entries(d):
-            if streams is None or e['PUBSUB_TYPE'] in streams:
-                e['config']['udpConfig']['destinationIP'] = ip
-    return edited(path, edit)
 
 
 def test_cli_warns_when_the_address_is_not_this_machines(tmp_path):
