@@ -29,7 +29,8 @@ A node uses it to shut down with a non-zero exit status so that roslaunch's
 An exception raised after :meth:`Worker.stop` was requested ends the worker
 quietly (``'stopped'``): shutting down often makes blocking calls fail.
 
-:class:`LatestSlot` hands the newest item of a fast producer to a slower worker.
+:class:`LatestSlot` hands the newest item of a fast producer to a slower worker;
+:class:`LatestValue` keeps a stream's latest value for services that wait for one.
 
 :func:`worker_diagnostics` turns a list of workers into a diagnostics entry
 (level, summary, key/values) so the ROS side stays a one-liner.
@@ -42,7 +43,7 @@ import threading
 import time
 import traceback
 
-__all__ = ['Worker', 'ThrottledLog', 'LatestSlot', 'worker_diagnostics',
+__all__ = ['Worker', 'ThrottledLog', 'LatestSlot', 'LatestValue', 'worker_diagnostics',
            'RUNNING', 'RESTARTING', 'DEAD', 'STOPPED', 'OK', 'WARN', 'ERROR']
 
 RUNNING = 'running'
@@ -310,6 +311,48 @@ class LatestSlot:
             if item is not None:
                 self.taken += 1
             return item
+
+
+class LatestValue:
+    """The latest value a receiving thread puts, and waits in other threads (services) for a
+    value that satisfies a predicate.
+
+    :meth:`put` is on the receive path of every datagram of its stream: an attribute store and,
+    only while someone waits, a notify.  (A Condition's ``notify_all`` is Python code which,
+    cache-cold as the receive path runs, costs as much as the rest of a small stream's handling.)
+    No wake-up is lost: a waiter counts itself in before it reads the value, and ``put`` stores
+    the value before it reads the count, so either ``put`` sees the waiter and notifies it, or
+    the waiter sees the new value.
+    """
+
+    def __init__(self):
+        self.value = None
+        self._cond = threading.Condition(threading.Lock())
+        self._waiting = 0
+
+    def put(self, value):
+        self.value = value
+        if self._waiting:
+            with self._cond:
+                self._cond.notify_all()
+
+    def wait_for(self, pred, timeout):
+        """The first value (the one at hand, or one put within ``timeout`` s) for which
+        ``pred(value)`` is true; None when there is none by then."""
+        end = time.monotonic() + timeout
+        with self._cond:
+            self._waiting += 1
+            try:
+                while True:
+                    value = self.value
+                    if value is not None and pred(value):
+                        return value
+                    left = end - time.monotonic()
+                    if left <= 0:
+                        return None
+                    self._cond.wait(left)
+            finally:
+                self._waiting -= 1
 
 
 def worker_diagnostics(workers, recent_s=10.0, now=None):

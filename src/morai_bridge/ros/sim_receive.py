@@ -11,7 +11,7 @@ traffic lights).  Everything is counted per stream
 (:class:`morai_bridge.link.transport.StreamStats`); in replay mode (``live=False``) datagrams come
 from :meth:`feed` instead of sockets.
 """
-import threading
+import functools
 import time
 import traceback
 
@@ -25,7 +25,7 @@ from sensor_msgs.msg import NavSatFix
 from morai_bridge.configuration import sim_versions
 from morai_bridge.configuration.params import FROM_PROFILE, FROM_VERSION, Param, port_param
 from morai_bridge.link import transport
-from morai_bridge.link.workers import ThrottledLog
+from morai_bridge.link.workers import LatestValue, ThrottledLog
 from morai_bridge.ros import sim_to_ros
 from morai_bridge.wire import lockstep, streams, udp
 
@@ -152,14 +152,12 @@ class SimReceiver:
         self._last_imu_stamp = None
         # traffic-light id -> (status, type, receive stamp) of the last packet with that id
         self.traffic_lights = {}
-        # latest ego status (wire form and what was published), for the sync tick service
+        # latest ego status: its wire form, and (wire form, what was published) for the sync tick service
         self.status = None
-        self.status_msg = None
-        self.status_cond = threading.Condition()
-        # latest SimStatus and when it came, for the simulator services
+        self.published_status = LatestValue()
+        # latest SimStatus, and (SimStatus, monotonic time it came) for the simulator services
         self.sim_status = None
-        self.sim_status_t = 0.0
-        self.sim_status_cond = threading.Condition()
+        self.sim_status_at = LatestValue()
         self.last_sim_command = rospy.Time()
         self.port_to_stream = {cfg[name + '_port']: name for name in self.enabled}
         self.pubs = {}
@@ -211,10 +209,7 @@ class SimReceiver:
         what :meth:`_dispatch` does with its datagrams."""
         on_packet = getattr(self, '_on_' + s.name, None)
         if on_packet is None:                 # the plain case: the stream's converter and its frame
-            convert, frame_id = getattr(sim_to_ros, s.converter), self._frame_id
-
-            def on_packet(w, stamp):
-                return convert(w, stamp, frame_id)
+            on_packet = functools.partial(getattr(sim_to_ros, s.converter), frame_id=self._frame_id)
         stamped = s.stamp == streams.PACKET and not (s.name == 'imu' and self._imu_on_arrival)
         if s.extension:
             return self.stats[s.name], s.classes[0], lockstep.decode, None, stamped, on_packet, None
@@ -285,14 +280,8 @@ class SimReceiver:
             # a moving ego at exactly (0, 0): the competition build's status has its position zeroed
             self.stats['ego_status'].zero_position += 1
         msg = sim_to_ros.ego_status(w, stamp, self._frame_id, self.status_sign)
-        cond = self.status_cond
-        cond.acquire()
-        try:
-            self.status = w
-            self.status_msg = msg
-            cond.notify_all()
-        finally:
-            cond.release()
+        self.status = w
+        self.published_status.put((w, msg))
         if self.clock_pub is not None and w.sec is not None and stamp != self.last_clock:
             self.last_clock = stamp
             self.clock_pub.publish(Clock(stamp))
@@ -316,9 +305,10 @@ class SimReceiver:
         return m
 
     def _on_collision(self, w, stamp):
-        records = w.records
-        self.stats['collision'].empty_slots += COLLISION_SLOTS - len(records) + sum(1 for r in records if r[0] < 0)
-        return sim_to_ros.collision(w, stamp, self._frame_id)
+        m = sim_to_ros.collision(w, stamp, self._frame_id)
+        # slots not published: all-zero ones (dropped by the codec) and obj_type -1 ones
+        self.stats['collision'].empty_slots += COLLISION_SLOTS - len(m.collision_object)
+        return m
 
     def _on_traffic_light(self, w, stamp):
         lights = self.traffic_lights
@@ -328,14 +318,8 @@ class SimReceiver:
         return sim_to_ros.traffic_light(w, stamp, self._frame_id)
 
     def _on_sim_status(self, w, stamp, monotonic=time.monotonic):
-        cond = self.sim_status_cond
-        cond.acquire()
-        try:
-            self.sim_status = w
-            self.sim_status_t = monotonic()
-            cond.notify_all()
-        finally:
-            cond.release()
+        self.sim_status = w
+        self.sim_status_at.put((w, monotonic()))
         return sim_to_ros.sim_status(w, stamp, self.last_sim_command)
 
     def _on_gps(self, w, stamp):
@@ -371,24 +355,9 @@ class SimReceiver:
         st = self.stats.get('sim_status')
         if st is None or st.age() is None or st.age() > 2.0 + timeout:
             return None
-        end = time.monotonic() + timeout
-        with self.sim_status_cond:
-            while True:
-                s = self.sim_status
-                if s is not None and self.sim_status_t >= since and pred(s):
-                    return True
-                left = end - time.monotonic()
-                if left <= 0:
-                    return False
-                self.sim_status_cond.wait(left)
+        return self.sim_status_at.wait_for(lambda at: at[1] >= since and pred(at[0]), timeout) is not None
 
     def wait_status_at(self, sec, nsec, timeout):
         """The ego status message stamped (sec, nsec) if it arrives within timeout, else None."""
-        end = time.monotonic() + timeout
-        with self.status_cond:
-            while (self.status is None or (self.status.sec, self.status.nsec) != (sec, nsec)) \
-                    and time.monotonic() < end:
-                self.status_cond.wait(max(0.0, end - time.monotonic()))
-            if self.status is None or (self.status.sec, self.status.nsec) != (sec, nsec):
-                return None
-            return self.status_msg
+        got = self.published_status.wait_for(lambda p: p[0].sec == sec and p[0].nsec == nsec, timeout)
+        return None if got is None else got[1]

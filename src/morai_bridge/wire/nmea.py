@@ -19,6 +19,7 @@ No ROS imports.
 
 import datetime
 import functools
+import operator
 from typing import NamedTuple, Optional, Sequence, Union
 
 import pynmea2
@@ -201,10 +202,7 @@ def _parse_fast(text: str) -> Optional[NmeaSentence]:
     body = text[1:n - 3]
     if not body.isascii():
         return None
-    x = 0
-    for c in body.encode("ascii"):
-        x ^= c
-    if x != int(text[n - 2:], 16):
+    if functools.reduce(operator.xor, body.encode("ascii"), 0) != int(text[n - 2:], 16):
         return None     # mismatch: the pynmea2 path raises the error
     f = body[6:].split(",")
     try:

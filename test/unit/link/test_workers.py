@@ -8,7 +8,7 @@ import time
 import pytest
 
 from morai_bridge.link.workers import (
-    DEAD, ERROR, OK, RESTARTING, RUNNING, STOPPED, WARN, LatestSlot, ThrottledLog, Worker, worker_diagnostics)
+    DEAD, ERROR, OK, RESTARTING, RUNNING, STOPPED, WARN, LatestSlot, LatestValue, ThrottledLog, Worker, worker_diagnostics)
 
 from helpers import Log, wait_for
 
@@ -252,3 +252,42 @@ def test_latest_slot_keeps_the_newest():
     s.put(3)
     assert s.take(0.0) == 3 and s.skipped == 2 and s.taken == 1
     assert s.take(0.01) is None
+
+
+def test_latest_value_returns_the_value_at_hand_or_waits_for_one():
+    v = LatestValue()
+    t0 = time.monotonic()
+    assert v.wait_for(lambda x: True, 0.05) is None          # nothing yet: the timeout
+    assert time.monotonic() - t0 >= 0.05
+    v.put(3)
+    assert v.wait_for(lambda x: x == 3, 0.0) == 3             # the value at hand, without waiting
+    assert v.wait_for(lambda x: x > 3, 0.02) is None
+    putter = threading.Timer(0.05, v.put, (7,))
+    putter.start()
+    assert v.wait_for(lambda x: x > 3, 5.0) == 7              # one put later by another thread
+    putter.join()
+
+
+def test_latest_value_put_does_not_take_the_lock_when_nobody_waits():
+    """The receive path must not block behind a service thread: with nobody waiting, put is a store."""
+    v = LatestValue()
+    with v._cond:                     # another thread could hold it; put must not need it
+        v.put(1)
+    assert v.value == 1
+
+
+def test_latest_value_loses_no_wake_up():
+    """A waiter that starts just before or after the put it waits for sees it, every time: the put
+    and the waiter race in each round (a lost wake-up would leave the waiter asleep until its 60 s
+    timeout; 2 s is a generous bound for a thread to wake)."""
+    v = LatestValue()
+    got = []
+    for k in range(1, 301):
+        waiter = threading.Thread(target=lambda k=k: got.append(v.wait_for(lambda x: x >= k, 60.0)), daemon=True)
+        waiter.start()
+        if k % 2:
+            time.sleep(0)              # let the waiter in first every other round
+        v.put(k)
+        waiter.join(2.0)
+        assert not waiter.is_alive(), f'round {k}: the put did not wake the waiter'
+    assert got == list(range(1, 301))
