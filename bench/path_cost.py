@@ -4,6 +4,7 @@
     source <(bash tools/dev.sh env)
     flock /tmp/morai_heavy.lock /usr/bin/python3 bench/path_cost.py [--rounds 1200] [--rate 120]
                                   [--profile bridge|floor] [--no-subscriber] [--set NAME=VALUE ...]
+                                  [--stage recv|decode|convert|full] [--cached-decode STREAM,...]
 
 A private master; the bridge's receive side (``SimReceiver`` with the udp_bridge node's
 default parameters, stamp_source sim, ports picked free) and the floor
@@ -96,6 +97,9 @@ def main():
     ap.add_argument("--stage", default="full", choices=("recv", "decode", "convert", "full"),
                     help="how much of the bridge's path runs: the receive loop only (datagrams dropped), "
                          "+ decode, + convert (not published), everything (default)")
+    ap.add_argument("--cached-decode", default="", metavar="STREAM[,STREAM]",
+                    help="analysis: these streams decode each distinct datagram once and reuse the result "
+                         "(the rest of their path runs); the ratio's drop is what their decoding costs")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="a bridge parameter (udp_bridge's), e.g. stamp_source=ros")
     ap.add_argument("--subscriber", default=None, help=argparse.SUPPRESS)
@@ -147,6 +151,25 @@ def main():
             rx.navsat_pub = NoPublish()
             for name in rx.handlers:          # the handlers took the publishers' publish when made
                 rx.handlers[name] = rx._handler(streams.BY_NAME[name])
+        offsets = {n: off for n, _, off, _, _ in plan}
+        for name in filter(None, a.cached_decode.split(",")):
+            handler, off = rx.handlers[name], offsets[name]
+            decoded = {}
+
+            def cached(data, decode=handler[2], decoded=decoded, off=off, unpack=e2e_streams.TIME.unpack_from):
+                """The datagram's message decoded once per content, its time (sec, nsec) put back in."""
+                if off is None:
+                    key = data
+                else:
+                    key = data[:off] + data[off + 8:]
+                w = decoded.get(key)
+                if w is None:
+                    w = decoded[key] = decode(data)
+                if off is not None:
+                    sec, nsec = unpack(data, off)
+                    w = w._replace(sec=sec, nsec=nsec)
+                return w
+            rx.handlers[name] = handler[:2] + (cached,) + handler[3:]
         if a.stage != "full":      # the floor receives and stamps, but does not publish either
             for key in list(floor.sel.get_map().values()):
                 recv, off, header, _ = key.data
@@ -196,7 +219,7 @@ def main():
         n = len(cost["bridge"])
         print("rounds %d (9 datagrams each; %d published by the bridge), bridge stage %s, subscriber: %s%s%s" % (
             n, published, a.stage, "no" if a.no_subscriber else "yes", ", cProfile on the " + a.profile if prof else "",
-            "; set: " + " ".join(a.set) if a.set else ""))
+            "; set: " + " ".join(a.set) if a.set else "") + ("; decode cached: " + a.cached_decode if a.cached_decode else ""))
         print("receiving thread CPU per round [us]: floor %.1f (median %.1f), bridge %.1f (median %.1f); "
               "bridge own %.1f us/round; ratio %.3f" % (
                   1e6 * f / n, 1e6 * statistics.median(cost["floor"]), 1e6 * b / n,
