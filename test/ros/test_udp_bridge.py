@@ -514,6 +514,8 @@ class UdpBridgeTest(unittest.TestCase):
         self.assertIsNotNone(e.until(lambda: self.sim.send('ego_status', comp), lambda m: m.header.stamp.secs == 8901))
         d = self.diag_value('ego_status', 'moving at exactly (0, 0)', lambda v: int(v) >= 1)
         self.assertIn('25.S4.MolitComp03', d['_message'])
+        self.assertIn(f"{d['moving at exactly (0, 0)']} moving status packets at exactly (0, 0)", d['_message'])
+        self.assertEqual(d['_level'], 1)          # WARN
 
     def test_fidelity_tl_info_service_from_the_wire(self):
         tl = Waiter('/GetTrafficLightStatus', GetTrafficLightStatus)

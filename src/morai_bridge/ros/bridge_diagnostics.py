@@ -13,8 +13,9 @@ from morai_bridge.wire.enums import CtrlMode, Gear, name_of
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
 # StreamStats counters that make a stream's entry WARN while they are set, and what the summary says
+# ({count}: the counter's value)
 WARNINGS = {
-    'zero_position': ('%d moving status packets at exactly (0, 0): the 25.S4 competition build sends its '
+    'zero_position': ('{count} moving status packets at exactly (0, 0): the 25.S4 competition build sends its '
                       'competition status (position withheld) on 909 and the full status on 911: '
                       'sim_version:=25.S4.MolitComp03'),
     'no_fix_last': ('no fix: the last position was void or 0/0 (a GPS blackout zone), published with '
@@ -83,7 +84,7 @@ class BridgeDiagnostics:
                 value = getattr(st, attr)
                 if value:
                     level = max(level, WARN)
-                    text += '; ' + (warning % value if '%d' in warning else warning)
+                    text += '; ' + warning.format(count=value)
             if st.handler_errors:
                 level = ERROR
                 text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
