@@ -8,11 +8,9 @@ with and without a second vehicle, GGA / RMC with and without altitude, fix and 
 :func:`check_converters` checks, for each, the message of the converter of ros/sim_to_ros.
 """
 import io
-import json
 import math
 import random
 import struct
-from pathlib import Path
 
 import genpy
 import rospy
@@ -20,7 +18,8 @@ import rospy
 from morai_bridge.ros import sim_to_ros
 from morai_bridge.wire import udp, udp_samples
 
-DATA = Path(__file__).resolve().parents[1] / 'data'
+import helpers
+
 INT_EXTREMES = [0, -1, 1, 127, -128, 255, 32767, -32768, 65535, 2 ** 31 - 1, -2 ** 31, 2 ** 32 - 1]
 FLOAT_ODD = [0.0, -0.0, 1.5, -2.25, float('nan'), -float('nan'), float('inf'), -float('inf'), 1e-310, 3.4e38,
              -3.5e38, 1e308, 5e-324]
@@ -44,7 +43,7 @@ CASES = [  # (converter name, codec class, variants of the arguments after the p
 
 def inputs():
     out = [m for _, m in udp_samples.per_variant()] + list(udp_samples.per_stream().values())
-    for v in json.loads((DATA / 'udp_vectors.json').read_text())['vectors']:
+    for v in helpers.load_vectors('udp')['vectors']:
         try:
             out.append(udp.decode(bytes.fromhex(v['hex'])))
         except ValueError:

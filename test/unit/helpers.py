@@ -1,5 +1,6 @@
 """Small helpers shared by the unit tests (conftest.py puts test/unit on sys.path; test/ros/harness.py
 puts it there for the rostests)."""
+import json
 import os
 import random
 import socket
@@ -8,6 +9,13 @@ import time
 
 #: the repository (the package's source tree), wherever the test file that asks sits below test/unit
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def load_vectors(name):
+    """The shared test vectors ``test/data/<name>_vectors.json`` (name 'udp' or 'erp42'), parsed
+    afresh (callers may change what they get)."""
+    with open(os.path.join(ROOT, 'test', 'data', name + '_vectors.json'), encoding='utf-8') as f:
+        return json.load(f)
 
 
 def wait_for(pred, timeout=3.0, step=0.005):

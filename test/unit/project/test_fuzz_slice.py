@@ -3,7 +3,6 @@ per decoder with atheris): seeded mutations of every test vector through the
 same checks (fuzz/targets.py).  Only DecodeError may leave a UDP decoder; the
 ERP-42 framers never raise and account for every byte."""
 import importlib.util
-import json
 import os
 import random
 import struct
@@ -17,9 +16,8 @@ _spec = importlib.util.spec_from_file_location('fuzz_targets', os.path.join(ROOT
 targets = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(targets)
 
-UDP_SEEDS = [bytes.fromhex(v['hex']) for v in
-             json.load(open(os.path.join(ROOT, 'test', 'data', 'udp_vectors.json')))['vectors']]
-_E = json.load(open(os.path.join(ROOT, 'test', 'data', 'erp42_vectors.json')))
+UDP_SEEDS = [bytes.fromhex(v['hex']) for v in helpers.load_vectors('udp')['vectors']]
+_E = helpers.load_vectors('erp42')
 ERP_SEEDS = [bytes.fromhex(f['hex']) for f in _E['frames']] + [bytes.fromhex(s['hex']) for s in _E['streams']]
 
 

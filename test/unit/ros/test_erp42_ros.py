@@ -15,9 +15,7 @@ docs/ros_api.md gives the diagnostics' texts and levels.
 Timing assertions are loose: the machine is shared.
 """
 import dataclasses
-import json
 import math
-import os
 from io import BytesIO
 
 import pytest
@@ -37,9 +35,7 @@ from morai_bridge.wire.erp42_convert import DEFAULT_PARAMS, Erp42Params
 import helpers
 from helpers import Log, wait_for
 
-DATA = os.path.join(helpers.ROOT, 'test', 'data', 'erp42_vectors.json')
-with open(DATA, encoding='utf-8') as _f:
-    V = json.load(_f)
+V = helpers.load_vectors('erp42')
 TOL = V['conventions']['float_tolerance']          # 1e-6
 FRAMES = {f['name']: f for f in V['frames']}
 

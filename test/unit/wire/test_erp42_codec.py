@@ -1,7 +1,5 @@
 """ERP-42 frame codec: every vector frame, error handling, round trips."""
 
-import json
-import os
 import struct
 
 import pytest
@@ -13,10 +11,7 @@ from morai_bridge.wire.erp42 import (
     COMMAND_LEN, FEEDBACK_LEN, Command, Erp42Error, Feedback,
     decode_command, decode_feedback, encode_command, encode_feedback)
 
-DATA = os.path.join(helpers.ROOT, "test", "data",
-                    "erp42_vectors.json")
-with open(DATA, encoding="utf-8") as f:
-    V = json.load(f)
+V = helpers.load_vectors("erp42")
 
 CMD_FRAMES = [v for v in V["frames"] if v["direction"] == "upper_to_pcu"]
 FB_FRAMES = [v for v in V["frames"] if v["direction"] == "pcu_to_upper"]

@@ -1,9 +1,7 @@
 """CtrlCmd -> command frame and feedback -> message values (spec section 10)."""
 
 import dataclasses
-import json
 import math
-import os
 
 import pytest
 from hypothesis import given, strategies as st
@@ -15,10 +13,7 @@ from morai_bridge.wire.erp42_convert import (
     DEFAULT_PARAMS, Erp42Params, encoder_delta, encoder_travel_m, feedback_to_values,
     ctrl_to_command, next_alive, round_half_away, stop_command)
 
-DATA = os.path.join(helpers.ROOT, "test", "data",
-                    "erp42_vectors.json")
-with open(DATA, encoding="utf-8") as f:
-    V = json.load(f)
+V = helpers.load_vectors("erp42")
 TOL = V["conventions"]["float_tolerance"]
 
 

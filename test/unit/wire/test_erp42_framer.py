@@ -1,7 +1,5 @@
 """ERP-42 stream framer (spec section 8): vector streams, chunking invariance, robustness."""
 
-import json
-import os
 import time
 
 import pytest
@@ -12,10 +10,7 @@ from morai_bridge.wire.erp42 import (
     Command, CommandFramer, Erp42Error, Feedback, FeedbackFramer, Framer,
     encode_command, encode_feedback)
 
-DATA = os.path.join(helpers.ROOT, "test", "data",
-                    "erp42_vectors.json")
-with open(DATA, encoding="utf-8") as f:
-    V = json.load(f)
+V = helpers.load_vectors("erp42")
 
 STREAMS = V["streams"]
 FB_FRAMES = [v for v in V["frames"] if v["direction"] == "pcu_to_upper"]

@@ -1,8 +1,6 @@
 """Malformed input: decode raises DecodeError and nothing else."""
 
-import json
 import struct
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -12,8 +10,7 @@ import helpers
 import udp_reference
 from morai_bridge.wire import udp
 
-VECTORS = json.loads((Path(helpers.ROOT, 'test') / "data" / "udp_vectors.json")
-                     .read_text())["vectors"]
+VECTORS = helpers.load_vectors("udp")["vectors"]
 FRAMED = [v for v in VECTORS if v["framing"] != "binary33"]
 IDS = [v["name"] for v in VECTORS]
 FRAMED_IDS = [v["name"] for v in FRAMED]

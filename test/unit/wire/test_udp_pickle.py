@@ -5,17 +5,15 @@ typing.NamedTuple ignored the namespace's __module__ there, so every class claim
 'types' and pickle.dumps raised PicklingError.  The py38 test layer runs this file on a real 3.8.
 """
 
-import json
 import pickle
 import sys
-from pathlib import Path
 
 import pytest
 
 import helpers
 from morai_bridge.wire import lockstep, udp
 
-VECTORS = json.loads((Path(helpers.ROOT, 'test') / "data" / "udp_vectors.json").read_text())["vectors"]
+VECTORS = helpers.load_vectors("udp")["vectors"]
 
 
 def _classes():

@@ -3,10 +3,8 @@ over every '#NAME$' and binary variant: random payload bytes (odd floats, text w
 stray bytes, empty slots anywhere in a record block, half-empty pairs), the codec's samples and
 test vectors, and broken datagrams (cut, extended, wrong tail, wrong data_length).  The two must
 give the same message or both refuse."""
-import json
 import random
 import struct
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +12,6 @@ import helpers
 import udp_reference
 from morai_bridge.wire import udp, udp_samples
 
-VECTORS = Path(helpers.ROOT, 'test') / 'data' / 'udp_vectors.json'
 FRAMED = [i for i in udp.VARIANTS if i.header is not None]
 BINARY = [i for i in udp.VARIANTS if i.header is None]
 
@@ -97,7 +94,7 @@ def test_samples_and_vectors():
         if not isinstance(m, udp.NmeaSentence):
             assert same(udp.encode(m)) != 'DecodeError'
             n += 1
-    for v in json.loads(VECTORS.read_text())['vectors']:
+    for v in helpers.load_vectors('udp')['vectors']:
         data = bytes.fromhex(v['hex'])
         if data[:1] != b'$':
             same(data)

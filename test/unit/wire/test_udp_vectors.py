@@ -4,18 +4,15 @@ Decode must give the vector's fields; encoding a message built *from the vector'
 fields* (not from the decoded object) must give the vector's bytes.
 """
 
-import json
 import math
 import struct
-from pathlib import Path
 
 import pytest
 
 import helpers
 from morai_bridge.wire import udp
 
-VECTORS_PATH = Path(helpers.ROOT, 'test') / "data" / "udp_vectors.json"
-VECTORS = json.loads(VECTORS_PATH.read_text())["vectors"]
+VECTORS = helpers.load_vectors("udp")["vectors"]
 
 # Vector field name -> our field name, where they differ.
 RENAMES = {
