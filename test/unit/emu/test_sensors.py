@@ -178,13 +178,16 @@ def test_lidar_straight_ahead_ray_hits_the_face_at_the_expected_distance(emulato
     yaw = 30.0
     d = 12.5
     centre = rz(yaw) @ np.array([d, 0.0, 0.0])
-    rx = sinks()
-    sim = emulator({"ego": {"position": [0.0, 0.0], "yaw_deg": yaw},
-                    "obstacles": [{"id": 1, "position": [centre[0], centre[1]], "yaw_deg": yaw,
-                                   "size": [1.0, 4.0, 3.0]}]},
-                   lidar_port=rx.port, lidar_model="HDL32E", lidar_x=1.0, lidar_z=1.9)
-    run(sim, 1, rx)
-    first = rx.drain()[0]
+
+    def first_packet(model):
+        rx = sinks()
+        sim = emulator({"ego": {"position": [0.0, 0.0], "yaw_deg": yaw},
+                        "obstacles": [{"id": 1, "position": [centre[0], centre[1]], "yaw_deg": yaw,
+                                       "size": [1.0, 4.0, 3.0]}]},
+                       lidar_port=rx.port, lidar_model=model, lidar_x=1.0, lidar_z=1.9)
+        run(sim, 1, rx)
+        return rx.drain()[0]
+    first = first_packet("HDL32E")
     # raw bytes: block 0 azimuth 0, slot 15 = the HDL-32E laser at elevation 0.00 deg
     flag, az = struct.unpack_from("<HH", first, 0)
     assert (flag, az) == (0xEEFF, 0)
@@ -193,13 +196,7 @@ def test_lidar_straight_ahead_ray_hits_the_face_at_the_expected_distance(emulato
     assert abs(dist * 0.002 - expected) <= 0.002
     assert refl == 200                         # obstacle intensity
     # the VLP-16 has no level laser: +1 deg (slot 1) sees the same face at d' / cos(1 deg)
-    rx2 = sinks()
-    sim2 = emulator({"ego": {"position": [0.0, 0.0], "yaw_deg": yaw},
-                     "obstacles": [{"id": 1, "position": [centre[0], centre[1]], "yaw_deg": yaw,
-                                    "size": [1.0, 4.0, 3.0]}]},
-                    lidar_port=rx2.port, lidar_model="VLP16", lidar_x=1.0, lidar_z=1.9)
-    run(sim2, 1, rx2)
-    first = rx2.drain()[0]
+    first = first_packet("VLP16")
     dist1, _ = struct.unpack_from("<HB", first, 4 + 3 * 1)
     assert abs(dist1 * 0.002 - expected / math.cos(math.radians(1.0))) <= 0.002
     # slot 0 (-15 deg) hits the ground first: 1.9 / sin(15 deg)
