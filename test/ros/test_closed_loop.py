@@ -237,6 +237,30 @@ class ClosedLoopTest(unittest.TestCase):
         self.assertFalse(wrong.tick_status)
         self.assertTrue(cmd(SyncModeCmd(user_id='test', start_sync_mode=False, time_step=40)).response.result)
 
+    def test_9_silent_ctrl_cmd_brakes_to_a_stop(self):
+        """A planner that stops publishing: the simulator holds the last command, so after
+        ~ctrl_cmd_timeout the bridge sends one braking command, which stops the ego, and says so."""
+        self.load('sample')
+        self.drive(4.0, velocity=20.0)
+        self.assertGreater(speed(self.ego.msg), 3.0, 'the ego never got going')
+        silent_at = time.monotonic()
+        stopped = self.ego.wait(lambda m: speed(m) < 0.05, timeout=T)
+        self.assertIsNotNone(stopped, 'the ego kept moving after /ctrl_cmd fell silent')
+        self.assertLess(time.monotonic() - silent_at, T)
+        end = time.monotonic() + T
+        d = None
+        while time.monotonic() < end:
+            d = self.diag.get('udp_bridge: Simulator control state')
+            if d and d[0] == 1 and 'watchdog' in d[1]:
+                break
+            time.sleep(0.1)
+        self.assertTrue(d and d[0] == 1 and 'watchdog sent a braking command' in d[1], f'not diagnosed: {d!r}')
+        self.assertGreaterEqual(int(d[2]['watchdog brakes']), 1)
+        # the next command takes over again
+        self.drive(2.0, velocity=10.0)
+        self.assertGreater(speed(self.ego.msg), 0.5)
+        self.drive(3.0, velocity=0.0)
+
 
 if __name__ == '__main__':
     rospy.init_node('test_closed_loop')

@@ -94,7 +94,7 @@ class UdpBridge:
         self.updater, self.timer = make_updater(f'morai_sim@{cfg.sim_ip}', self.supervisor)
         self.supervisor.add_to(self.updater)
         self.profile = load_vehicle_profile(cfg.vehicle_profile)
-        self.tx = CommandSender(cfg, bind_ip, sim_ip, self.profile)
+        self.tx = CommandSender(cfg, bind_ip, sim_ip, self.profile, self.supervisor)
         SimServices(cfg, self.rx, self.tx)
         InfoServices(cfg, self.rx, self.profile, self.tx.max_steering_deg)
         if cfg.emulator_sync and cfg.sync_port and cfg.sync_state_port:
@@ -103,6 +103,7 @@ class UdpBridge:
 
     def start(self):
         self.rx.start()
+        self.tx.start()
 
     def shutdown(self):
         self.tx.shutdown()

@@ -6,11 +6,14 @@ from diagnostic_msgs.msg import DiagnosticStatus
 
 import diagnostic_updater
 
+from morai_bridge.ros.command_sender import ZERO_AS_NAMES
 from morai_bridge.ros.supervision import RosTimer
 from morai_bridge.wire import streams
 from morai_bridge.wire.enums import CtrlMode, Gear, name_of
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+#: a ctrl command within this many seconds counts as 'commanding' [s]
+ACTIVE_S = 2.0
 
 # StreamStats counters that make a stream's entry WARN while they are set, and what the summary says
 # ({count}: the counter's value)
@@ -122,6 +125,8 @@ class BridgeDiagnostics:
             stat.add(f'{n} sent', tx.tx_counts[n])
             stat.add(f'{n} refused', tx.tx_refused[n])
         stat.add('last refusal', tx.last_refusal)
+        for what, count in sorted(tx.adjusted.items()):
+            stat.add(what, count)
         stat.add('send errors', tx.sender.errors)
         stat.add('gear sent', name_of(Gear, tx.gear))
         stat.add('ctrl_mode sent', name_of(CtrlMode, tx.ctrl_mode).lower())
@@ -134,26 +139,43 @@ class BridgeDiagnostics:
         return stat
 
     def control(self, stat):
-        """Why a command 'does nothing': the simulator's reported mode and gear."""
+        """Why a command 'does nothing': refused commands, the watchdog's brake, the simulator's reported
+        mode and gear."""
         s = self.rx.status
         tx = self.tx
-        active = tx.ctrl_sent_t is not None and time.monotonic() - tx.ctrl_sent_t < 2.0
-        if s is None:
-            stat.summary(OK, 'no ego status yet')
-            return stat
+        now = time.monotonic()
+        active = tx.ctrl_sent_t is not None and now - tx.ctrl_sent_t < ACTIVE_S
         problems = []
-        if active and s.ctrl_mode != CtrlMode.AUTO:
+        refused = tx.refused_recently('ctrl_cmd', ACTIVE_S, now)
+        if refused:
+            problems.append(f'ctrl commands refused (in the last {ACTIVE_S:.0f} s; {tx.tx_refused["ctrl_cmd"]} in '
+                            f'all): {refused}')
+        if tx.watchdog_braked:
+            problems.append('no /ctrl_cmd for %.1f s: the watchdog sent a braking command (~ctrl_cmd_timeout %.2f s)'
+                            % (now - tx.ctrl_sent_t, self.cfg.ctrl_cmd_timeout))
+        if s is not None and active and s.ctrl_mode != CtrlMode.AUTO:
             problems.append('simulator is in %s control mode (ctrl_mode=%d): ctrl commands are ignored; '
                             'switch the ego to automatic mode in the simulator'
                             % (name_of(CtrlMode, s.ctrl_mode).lower(), s.ctrl_mode))
-        if active and s.gear != tx.gear and s.ctrl_mode == CtrlMode.AUTO:
+        if s is not None and active and s.gear != tx.gear and s.ctrl_mode == CtrlMode.AUTO:
             problems.append(f'simulator reports gear {name_of(Gear, s.gear)} but {name_of(Gear, tx.gear)} is commanded')
         if problems:
             stat.summary(WARN, '; '.join(problems))
+        elif s is None:
+            stat.summary(OK, 'no ego status yet')
         else:
-            stat.summary(OK, 'commands active' if active else 'no ctrl command in the last 2 s')
-        stat.add('reported ctrl_mode', '%d (%s)' % (s.ctrl_mode, name_of(CtrlMode, s.ctrl_mode).lower()))
-        stat.add('reported gear', '%d (%s)' % (s.gear, name_of(Gear, s.gear)))
+            text = 'commands active' if active else f'no ctrl command in the last {ACTIVE_S:.0f} s'
+            zero = tx.adjusted.get(f'longlCmdType 0 sent as {tx.zero_as}', 0)
+            if active and zero:
+                text += f'; longlCmdType 0 taken as {tx.zero_as} ({ZERO_AS_NAMES[tx.zero_as]})'
+            stat.summary(OK, text)
+        if s is not None:
+            stat.add('reported ctrl_mode', '%d (%s)' % (s.ctrl_mode, name_of(CtrlMode, s.ctrl_mode).lower()))
+            stat.add('reported gear', '%d (%s)' % (s.gear, name_of(Gear, s.gear)))
         stat.add('commanded gear', '%d (%s)' % (tx.gear, name_of(Gear, tx.gear)))
         stat.add('commanding', str(active))
+        stat.add('longlCmdType 0 taken as', '%d (%s)' % (tx.zero_as, ZERO_AS_NAMES[tx.zero_as]))
+        stat.add('ctrl_cmd refused', tx.tx_refused['ctrl_cmd'])
+        stat.add('ctrl_cmd timeout [s]', f'{self.cfg.ctrl_cmd_timeout:.2f}' if tx.watchdog else 'off')
+        stat.add('watchdog brakes', tx.watchdog_brakes)
         return stat

@@ -6,10 +6,14 @@ type and queue), converts each message with the stream's function of :mod:`.ros_
 (``converter(m)``: a packet or a list of them), or, for a command that needs the bridge's
 parameters or state, with the sender's ``_build_<stream>(m)`` method (a list of packets);
 ``ros_to_sim`` refuses NaN, out-of-range and too-long values with a CommandError (nothing is
-sent).  It sends the packets to the simulator's port of that stream, holds the command state
-that travels with control commands (gear, control mode, lamps) and sends a braking command on
-shutdown when control commands were sent.
+sent; what is mapped or clamped instead is counted).  It sends the packets to the simulator's port of
+that stream, holds the command state that travels with control commands (gear, control mode,
+lamps), sends one braking command when ``/ctrl_cmd`` falls silent for ``~ctrl_cmd_timeout`` (the
+watchdog: the simulator is taken to hold the last command) and one on shutdown when control
+commands were sent.
 """
+import collections
+import threading
 import time
 
 import roslib.message
@@ -20,6 +24,7 @@ from morai_msgs.msg import Lamps
 from morai_bridge.configuration import vehicle_profiles
 from morai_bridge.configuration.params import Param, port_param
 from morai_bridge.link import transport
+from morai_bridge.link.workers import Worker
 from morai_bridge.ros import ros_to_sim
 from morai_bridge.wire import enums, streams, udp
 
@@ -40,9 +45,20 @@ COMMAND_PARAMS = [
     Param('gear', 4, 'gear sent with ctrl commands: 1 P, 2 R, 3 N, 4 D', minimum=0, maximum=5),
     Param('ctrl_cmd_bytes', 0, 'Ego Ctrl Cmd packet size: 55 (front steer) or 59 (front + rear; 26.R1); 0: the '
           'sim_version\'s', choices=(0, 55, 59)),
+    Param('zero_longl_cmd_type', 1, 'Ego Ctrl Cmd cmd_type sent for a CtrlCmd whose longlCmdType is 0 (the '
+          'field\'s default, which MORAI\'s own ROS examples leave and native ROS mode drives as pedal control): '
+          '1 pedal (accel / brake / steering), 2 velocity, 3 acceleration; 0 refuses it', choices=(0, 1, 2, 3)),
+    Param('ctrl_cmd_timeout', 0.5, 'when /ctrl_cmd has been silent this long [s], send one braking command '
+          '(pedal mode, full brake) and say so on /diagnostics: the simulator is taken to hold the last command, so '
+          'a planner that dies would leave the car driving; 0: off (hold the last command)', minimum=0.0),
     Param('set_traffic_light_bytes', 46, 'Set TrafficLight packet size: 46, or 47 for old builds',
           choices=(46, 47)),
 ]
+
+
+#: what a longlCmdType of 0 is taken as, by ~zero_longl_cmd_type
+ZERO_AS_NAMES = {0: 'refused', 1: 'pedal control: accel, brake, steering', 2: 'velocity control',
+                 3: 'acceleration control'}
 
 
 def data_length_of(cls, size):
@@ -56,7 +72,8 @@ def data_length_of(cls, size):
 class CommandSender:
     """Command topics -> packets (see the module docstring)."""
 
-    def __init__(self, cfg, bind_ip, sim_ip, profile):
+    def __init__(self, cfg, bind_ip, sim_ip, profile, supervisor=None):
+        """``supervisor`` (a NodeSupervisor, or None): watches the /ctrl_cmd watchdog's worker."""
         self.cfg = cfg
         self.profile = profile
         # ~max_steering_deg, when set, overrides the vehicle profile's maximum
@@ -75,8 +92,25 @@ class CommandSender:
         self.tx_counts = {n: 0 for n in self.names}
         self.tx_refused = {n: 0 for n in self.names}
         self.last_refusal = ''
-        self.ctrl_sent_t = None        # monotonic time of the last ctrl command sent
+        self.adjusted = collections.Counter()   # 'what was mapped or clamped' -> commands sent so
+        self.refused_t = {}            # stream -> monotonic time of its last refusal
+        self.last_refusals = {}        # stream -> the text of its last refusal
+        self.ctrl_sent_t = None        # monotonic time of the last ctrl command sent from /ctrl_cmd
         self.any_ctrl_sent = False
+        self.watchdog_brakes = 0       # braking commands the watchdog sent
+        self.watchdog_braked = False   # the last thing sent on ctrl_cmd was the watchdog's brake
+        self.zero_as = cfg.zero_longl_cmd_type
+        self._zero_logged = False
+        # a /ctrl_cmd command and the watchdog's brake are sent under one lock: the brake never goes
+        # out after a command that arrived while the watchdog was deciding
+        self._ctrl_lock = threading.Lock()
+        self.watchdog = None
+        if cfg.ctrl_cmd_timeout > 0 and cfg.ctrl_cmd_port:
+            self._watchdog_period = min(0.1, cfg.ctrl_cmd_timeout / 5.0)
+            log, on_dead = (supervisor.log, supervisor.on_dead) if supervisor is not None else (None, None)
+            self.watchdog = Worker('ctrl_cmd_watchdog', self._watch, log=log, on_dead=on_dead)
+            if supervisor is not None:
+                supervisor.watch(lambda: [self.watchdog])
         for s in streams.TO_SIM:
             if s.topic and cfg[s.param]:
                 rospy.Subscriber(cfg[s.name + '_topic'], roslib.message.get_message_class(s.ros_type),
@@ -99,13 +133,30 @@ class CommandSender:
         """Count and log a command that was not sent, with the reason."""
         self.tx_refused[name] += 1
         self.last_refusal = str(err)
+        self.last_refusals[name] = str(err)
+        self.refused_t[name] = time.monotonic()
         rospy.logwarn_throttle(2.0, f'udp_bridge: {err}')
 
+    def refused_recently(self, name, window_s, now=None):
+        """The text of stream ``name``'s last refusal when it came within ``window_s`` seconds, else ''."""
+        t = self.refused_t.get(name)
+        now = time.monotonic() if now is None else now
+        return self.last_refusals[name] if t is not None and now - t < window_s else ''
+
     def ctrl_packet(self, m, ctrl_mode=None, gear=None):
-        return ros_to_sim.ctrl_cmd(m, self.gear if gear is None else gear,
-                                   self.ctrl_mode if ctrl_mode is None else ctrl_mode,
-                                   self.max_steering_deg, self.steering_sign, self.ctrl_data_length,
-                                   self.max_rear_steering_deg)
+        notes = []
+        packet = ros_to_sim.ctrl_cmd(m, self.gear if gear is None else gear,
+                                     self.ctrl_mode if ctrl_mode is None else ctrl_mode,
+                                     self.max_steering_deg, self.steering_sign, self.ctrl_data_length,
+                                     self.max_rear_steering_deg, self.zero_as, notes)
+        if notes:
+            self.adjusted.update(notes)
+            if m.longlCmdType == 0 and not self._zero_logged:
+                self._zero_logged = True
+                rospy.loginfo('udp_bridge: CtrlCmd.longlCmdType 0 (unset) is sent as %d (%s), as native ROS mode '
+                              'drives MORAI\'s own examples; ~zero_longl_cmd_type chooses (0 refuses)',
+                              self.zero_as, ZERO_AS_NAMES[self.zero_as])
+        return packet
 
     def brake(self):
         """Apply gear and mode now with a braking command (only once control commands flow)."""
@@ -128,6 +179,12 @@ class CommandSender:
         self.lamps_state = m           # kept for the services' scenario plans
         return [packet]
 
+    def _build_gv_direct(self, m):
+        notes = []
+        packet = ros_to_sim.gv_direct(m, notes)
+        self.adjusted.update(notes)
+        return [packet]
+
     def _builder(self, s):
         """message -> [packets] of command stream ``s``: its _build_ method, or its converter."""
         build = getattr(self, '_build_' + s.name, None)
@@ -144,19 +201,54 @@ class CommandSender:
         name, build = s.name, self._builder(s)
 
         def cb(m):
+            """True when the message became packets (sent, or counted as send errors)."""
             try:
                 packets = build(m)
             except (ros_to_sim.CommandError, udp.EncodeError) as e:
                 self.refuse(name, e)
-                return
+                return False
             for p in packets:
                 self.send(name, p)
-            if name == 'ctrl_cmd':
+            return True
+
+        def ctrl_cb(m):
+            with self._ctrl_lock:
+                if not cb(m):
+                    return          # refused: the watchdog goes on counting from the last command sent
                 self.ctrl_sent_t = time.monotonic()
                 self.any_ctrl_sent = True
-        return cb
+                self.watchdog_braked = False
+        return ctrl_cb if name == 'ctrl_cmd' else cb
+
+    # ------------------------------------------------------------ the /ctrl_cmd watchdog
+
+    def start(self):
+        """Start the /ctrl_cmd watchdog (with ``~ctrl_cmd_timeout`` > 0)."""
+        if self.watchdog is not None:
+            self.watchdog.start()
+
+    def _watch(self):
+        if not self.watchdog.wait(self._watchdog_period):
+            self.check_watchdog()
+
+    def check_watchdog(self, now=None):
+        """Send the braking command once when /ctrl_cmd has been silent for ``~ctrl_cmd_timeout``;
+        True when it did."""
+        with self._ctrl_lock:
+            t = self.ctrl_sent_t
+            now = time.monotonic() if now is None else now
+            if t is None or self.watchdog_braked or now - t < self.cfg.ctrl_cmd_timeout:
+                return False
+            self.watchdog_braked = True
+            self.watchdog_brakes += 1
+            rospy.logwarn('udp_bridge: no /ctrl_cmd for %.2f s (~ctrl_cmd_timeout): braking command sent; the '
+                          'next command takes over', now - t)
+            self.send('ctrl_cmd', ros_to_sim.brake_cmd(self.gear, self.ctrl_mode, self.ctrl_data_length))
+            return True
 
     def shutdown(self):
+        if self.watchdog is not None:
+            self.watchdog.stop()
         try:
             self.brake()
         except Exception as e:  # shutting down: report, never raise

@@ -41,33 +41,67 @@ def _text(what, name, v, limit):
     return v
 
 
-def _normalised_steer(rad, sign, max_deg):
+def _normalised_steer(rad, sign, max_deg, notes=None, what='steering'):
     """A wheel angle [rad, + left] as the wire's steer: deg / max, clamped to [-1, 1], x sign."""
     steer = sign * math.degrees(rad) / max_deg
-    return -1.0 if steer < -1.0 else 1.0 if steer > 1.0 else steer
+    if -1.0 <= steer <= 1.0:
+        return steer
+    if notes is not None:
+        notes.append(f'{what} beyond the maximum wheel angle: clamped')
+    return -1.0 if steer < -1.0 else 1.0
 
 
-def ctrl_cmd(m, gear, ctrl_mode, max_steering_deg, steering_sign, data_length=23, max_rear_steering_deg=None):
+def _pedal(what, v, notes):
+    """A pedal position clamped to [0, 1] (the simulator's range)."""
+    if 0.0 <= v <= 1.0:
+        return v
+    if notes is not None:
+        notes.append(f'{what} outside 0..1: clamped')
+    return 0.0 if v < 0.0 else 1.0
+
+
+#: CtrlCmd.longlCmdType values the Ego Ctrl Cmd packet carries (1 pedal, 2 velocity, 3 acceleration)
+CMD_TYPES = (1, 2, 3)
+
+
+def ctrl_cmd(m, gear, ctrl_mode, max_steering_deg, steering_sign, data_length=23, max_rear_steering_deg=None,
+             zero_as=1, notes=None):
     """EgoCtrlCmd from a CtrlCmd of either message set: the front wheel angle (``steering``, or
     ``front_steer`` in the 2026 set) and the rear one (2026 only; 0 elsewhere) rad -> deg / max ->
     clamp [-1, 1] x sign.  The 55-byte command (data_length 23) has no rear steer: a non-zero
     ``rear_steer`` is refused, not dropped.  ``max_rear_steering_deg``: the rear maximum (None:
-    the front's)."""
+    the front's).
+
+    ``longlCmdType`` 0 (the field's default: MORAI's own ROS examples never set it, and native ROS
+    mode drives them with their pedals) is sent as ``zero_as`` (1 pedal, 2 velocity, 3 acceleration;
+    0 refuses it).  Pedals outside [0, 1] and a wheel angle beyond the maximum are clamped, as the
+    simulator's own controls are.  What was mapped or clamped is appended to ``notes`` (a list, or
+    None), one text per adjustment, for the counters on /diagnostics (docs/ros_api.md, "Commands:
+    what is refused, mapped or clamped")."""
     if msg_set.CTRL_FRONT_REAR:
-        front, rear = m.front_steer, m.rear_steer
+        front_name, front, rear = 'front_steer', m.front_steer, m.rear_steer
     else:
-        front, rear = m.steering, 0.0
+        front_name, front, rear = 'steering', m.steering, 0.0
     _finite('CtrlCmd', accel=m.accel, brake=m.brake, velocity=m.velocity, acceleration=m.acceleration,
-            rear_steer=rear, **{'front_steer' if msg_set.CTRL_FRONT_REAR else 'steering': front})
-    _int_range('CtrlCmd', 'longlCmdType', m.longlCmdType, 1, 3)
+            rear_steer=rear, **{front_name: front})
+    cmd_type = m.longlCmdType
+    if cmd_type == 0 and zero_as in CMD_TYPES:
+        cmd_type = zero_as
+        if notes is not None:
+            notes.append(f'longlCmdType 0 sent as {zero_as}')
+    elif cmd_type not in CMD_TYPES:
+        raise CommandError('CtrlCmd.longlCmdType = %r: the packet knows 1 (pedal), 2 (velocity) and 3 '
+                           '(acceleration)%s: refused' % (cmd_type, '' if cmd_type else
+                                                          '; 0 is refused because ~zero_longl_cmd_type is 0'))
     if rear and data_length != 27:
         raise CommandError('CtrlCmd.rear_steer = %r: this simulator\'s Ego Ctrl Cmd (data_length %d) has no rear '
                            'steer: refused (a sim_version with the 59-byte command sends it)' % (rear, data_length))
     return udp.make(udp.EgoCtrlCmd, data_length=data_length, ctrl_mode=ctrl_mode, gear=gear,
-                    cmd_type=m.longlCmdType, velocity=m.velocity, acceleration=m.acceleration,
-                    accel=min(1.0, max(0.0, m.accel)), brake=min(1.0, max(0.0, m.brake)),
-                    steer=_normalised_steer(front, steering_sign, max_steering_deg),
-                    rear_steer=_normalised_steer(rear, steering_sign, max_rear_steering_deg or max_steering_deg)
+                    cmd_type=cmd_type, velocity=m.velocity, acceleration=m.acceleration,
+                    accel=_pedal('accel', m.accel, notes), brake=_pedal('brake', m.brake, notes),
+                    steer=_normalised_steer(front, steering_sign, max_steering_deg, notes, front_name),
+                    rear_steer=_normalised_steer(rear, steering_sign, max_rear_steering_deg or max_steering_deg,
+                                                 notes, 'rear_steer')
                     if data_length == 27 else None)
 
 
@@ -211,14 +245,21 @@ def npc_ghost(m):
     return udp.make(udp.NpcGhostCmd, npcs=tuple(recs))
 
 
-def gv_direct(m):
+def gv_direct(m, notes=None):
+    """GVDirectCmd: throttle, skid steering and each steer angle clamped to [-1, 1] (noted in ``notes``)."""
     _finite('GVDirectCmd', throttle=m.throttle, skidSteering=m.skidSteering)
     for k, a in enumerate(m.steerAngle):
         _finite('GVDirectCmd', **{'steerAngle[%d]' % k: a})
-    clip = lambda v: -1.0 if v < -1.0 else 1.0 if v > 1.0 else v  # noqa: E731
+
+    def clip(what, v):
+        if -1.0 <= v <= 1.0:
+            return v
+        if notes is not None:
+            notes.append(f'GVDirectCmd.{what} outside -1..1: clamped')
+        return -1.0 if v < -1.0 else 1.0
     return udp.make(udp.GVDirectCmd, steer_type=_int_range('GVDirectCmd', 'steerType', m.steerType, 0, 2 ** 32 - 1),
-                    throttle=clip(m.throttle), skid_steering=clip(m.skidSteering),
-                    steer_angle=tuple(clip(a) for a in m.steerAngle))
+                    throttle=clip('throttle', m.throttle), skid_steering=clip('skidSteering', m.skidSteering),
+                    steer_angle=tuple(clip('steerAngle', a) for a in m.steerAngle))
 
 
 def gv_state(m):

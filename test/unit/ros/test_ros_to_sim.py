@@ -259,3 +259,68 @@ def test_ghost_round_trip_through_the_emulator(emulator):
     emulator.send('ego_ghost', ros_to_sim.ego_ghost(g, signs.ghost_steering_sign))
     emulator.sim.step(50)
     assert emulator.sim.snapshot().ego.yaw_deg > 31.0
+
+
+# ----------------------------------------------------------------------------- 4. CtrlCmd: refused, mapped, clamped
+
+def ctrl(**kw):
+    from morai_msgs.msg import CtrlCmd
+    from morai_bridge.ros import msg_set
+    if msg_set.CTRL_FRONT_REAR and 'steering' in kw:
+        kw['front_steer'] = kw.pop('steering')
+    return CtrlCmd(**kw)
+
+
+def ctrl_packet(m, **kw):
+    from morai_bridge.ros import ros_to_sim
+    notes = []
+    return ros_to_sim.ctrl_cmd(m, 4, 2, 36.25, 1, notes=notes, **kw), notes
+
+
+def test_longl_cmd_type_zero_is_sent_as_pedal_control_and_noted():
+    """MORAI's own ROS driving example fills accel / brake / steering and leaves longlCmdType at 0."""
+    p, notes = ctrl_packet(ctrl(accel=0.4, brake=0.0, steering=0.1))
+    assert (p.cmd_type, p.accel, p.brake) == (1, 0.4, 0.0)
+    assert p.steer == pytest.approx(math.degrees(0.1) / 36.25)
+    assert notes == ['longlCmdType 0 sent as 1']
+
+
+@pytest.mark.parametrize('zero_as', [2, 3])
+def test_longl_cmd_type_zero_follows_the_parameter(zero_as):
+    p, notes = ctrl_packet(ctrl(velocity=12.0, acceleration=0.5), zero_as=zero_as)
+    assert p.cmd_type == zero_as
+    assert notes == [f'longlCmdType 0 sent as {zero_as}']
+
+
+@pytest.mark.parametrize('cmd_type', [-1, 4, 7, 127])
+def test_longl_cmd_types_the_packet_does_not_know_are_refused(cmd_type):
+    from morai_bridge.ros import ros_to_sim
+    with pytest.raises(ros_to_sim.CommandError, match=f'longlCmdType = {cmd_type}'):
+        ctrl_packet(ctrl(longlCmdType=cmd_type))
+
+
+def test_longl_cmd_type_zero_refused_when_asked():
+    from morai_bridge.ros import ros_to_sim
+    with pytest.raises(ros_to_sim.CommandError, match='zero_longl_cmd_type is 0'):
+        ctrl_packet(ctrl(accel=0.4), zero_as=0)
+
+
+def test_pedals_and_steering_beyond_range_are_clamped_and_noted():
+    p, notes = ctrl_packet(ctrl(longlCmdType=1, accel=1.5, brake=-0.2, steering=-2.0))
+    assert (p.accel, p.brake, p.steer) == (1.0, 0.0, -1.0)
+    assert sorted(notes) == sorted(['accel outside 0..1: clamped', 'brake outside 0..1: clamped',
+                                    notes[-1]]) and 'beyond the maximum wheel angle' in notes[-1]
+    p, notes = ctrl_packet(ctrl(longlCmdType=2, velocity=20.0, steering=0.1))
+    assert notes == []
+
+
+@pytest.mark.parametrize('field', ['accel', 'brake', 'velocity', 'acceleration', 'steering'])
+def test_non_finite_ctrl_values_are_refused(field):
+    from morai_bridge.ros import ros_to_sim
+    with pytest.raises(ros_to_sim.CommandError, match='refused, nothing sent'):
+        ctrl_packet(ctrl(longlCmdType=1, **{field: float('nan')}))
+
+
+def test_zero_longl_cmd_type_default_is_pedal_control():
+    assert param_default('udp_bridge', 'zero_longl_cmd_type') == 1
+    assert param_default('udp_bridge', 'ctrl_cmd_timeout') > 0
