@@ -8,6 +8,7 @@ checks it).  Usage, from a sourced workspace:
 
     /usr/bin/python3 tools/gen_launch.py erp42_serial udp_bridge ...
     /usr/bin/python3 tools/gen_launch.py ports      # the port tables of README.md and docs/versions.md
+    /usr/bin/python3 tools/gen_launch.py demo-args  # README.md's table of launch/demo.launch's arguments
 """
 import importlib
 import os
@@ -105,8 +106,32 @@ def docs_with_ports(text):
     return text
 
 
+def launch_args_table(launch='demo'):
+    """Markdown: the arguments a user may give ``launch/<launch>.launch`` (those with a default; an arg
+    with a fixed ``value`` is internal), with the default and the doc text, in the file's order."""
+    import xml.etree.ElementTree as ET
+    root = ET.parse(os.path.join(ROOT, 'launch', launch + '.launch')).getroot()
+    rows = ['| argument | default | what it does |', '|---|---|---|']
+    for a in root.findall('arg'):
+        if 'default' not in a.attrib:
+            continue
+        doc = a.get('doc', '').replace('|', '\\|')
+        rows.append(f"| `{a.get('name')}` | `{a.get('default')}` | {doc} |")
+    return '\n'.join(rows)
+
+
+def docs_with_demo_args(text):
+    return between(text, 'demo-args', launch_args_table('demo'))
+
+
 if __name__ == '__main__':
     docs = os.path.join(ROOT, 'docs', 'ros_api.md')
+    if sys.argv[1:] == ['demo-args']:
+        with open(os.path.join(ROOT, 'README.md')) as f:
+            text = docs_with_demo_args(f.read())
+        with open(os.path.join(ROOT, 'README.md'), 'w') as f:
+            f.write(text)
+        sys.exit(0)
     if sys.argv[1:] == ['ports']:
         for name in PORT_DOCS:
             with open(os.path.join(ROOT, name)) as f:

@@ -14,7 +14,10 @@ skipped with a message when not root), and the install space (install: a fresh
 workspace, `catkin_make install`, then demo.launch and a rostest with only
 install/setup.bash sourced).  Called by `bash tools/dev.sh test` after the
 workspace is built and sourced.  `bash tools/dev.sh test unit` (or `lint`,
-`py38`, `ros`, `sets`, `nonroot`, `system`, `install`, or a list of .test names) runs a subset.
+`py38`, `ros`, `sets`, `nonroot`, `system`, `install`, or a list of .test names) runs a subset;
+`bash tools/dev.sh test --quick` runs what a contributor needs before pushing most changes in a few
+minutes: catkin_lint, the unit tests and the rostests of QUICK_ROSTESTS (the bridge against a fake
+simulator, the receive and send paths, the emulator and bridge in a closed loop).  CI runs the full command.
 """
 import ast
 import fcntl
@@ -401,6 +404,9 @@ def check_layer(layer, script):
 
 
 LAYERS = ('lint', 'unit', 'py38', 'ros', 'sets', 'nonroot', 'system', 'install')
+#: --quick: the rostests of the paths most changes touch (every stream through the bridge, the
+#: receive/send code, the emulator in a closed loop); the other layers stay for the full command
+QUICK_ROSTESTS = ('udp_bridge.test', 'receiver_sender.test', 'closed_loop.test')
 
 
 def main(argv):
@@ -408,11 +414,17 @@ def main(argv):
     # every child would ignore SIGINT: rostest and roslaunch stop nodes with it, and tests interrupt runs
     # with it.  A handler here gives the children the ordinary disposition (exec resets handled signals).
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    started = time.monotonic()
+    quick = '--quick' in argv
+    argv = [a for a in argv if a != '--quick']
     layers = [a for a in argv if a in LAYERS]
     rest = [a for a in argv if a not in layers]
     pytest_args = [a for a in rest if a.startswith('-') or '::' in a]
     ros_names = [a for a in rest if a not in pytest_args]
-    if not layers:
+    if quick:
+        layers = ['lint', 'unit', 'ros']
+        ros_names = ros_names or list(QUICK_ROSTESTS)
+    elif not layers:
         # `test NAME.test ...` runs those rostests only
         layers = ['ros'] if ros_names and all(n.endswith('.test') for n in ros_names) else list(LAYERS)
     # the rviz screenshot test (test/ros/rviz_screenshot.test) keeps its picture with the logs
@@ -449,7 +461,9 @@ def main(argv):
         print('\nwhat did not run:')
         for layer, text in NOTES:
             print(f'  [{layer}] {text}')
-    print('summary: %d passed, %d failed, %d skipped' % (p, f, s))
+    print('time: %.0f s' % (time.monotonic() - started))
+    print('summary: %d passed, %d failed, %d skipped%s' % (p, f, s, ' (--quick: lint, unit, %s; not the full '
+                                                            'suite)' % ', '.join(ros_names) if quick else ''))
     return 0 if f == 0 and p > 0 else 1
 
 

@@ -34,3 +34,14 @@ def test_port_table_matches_the_profiles(doc):
     assert gen.PORT_MARKER.search(text), f'{doc} holds no <!-- ports --> table'
     assert gen.docs_with_ports(text) == text, '%s: the port table is out of date: run /usr/bin/python3 ' \
         'tools/gen_launch.py ports' % doc
+
+
+def test_readme_demo_argument_table_is_the_launch_files():
+    """README's table of demo.launch's arguments is generated from launch/demo.launch (issue 43)."""
+    text = open(os.path.join(ROOT, 'README.md')).read()
+    assert '<!-- demo-args -->' in text, 'README.md holds no <!-- demo-args --> table'
+    assert gen.docs_with_demo_args(text) == text, \
+        "README.md's demo argument table is out of date: run /usr/bin/python3 tools/gen_launch.py demo-args"
+    table = gen.launch_args_table('demo')
+    for name in ('driver', 'sensors', 'rviz', 'sim_version'):
+        assert f'| `{name}` |' in table, name
