@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Sensors and ground truth in one run: two LiDARs, a camera and the udp_bridge at 120 Hz, together.
+"""Sensors and ground truth in one run: two LiDARs, a camera and the udp_bridge (120 Hz by default), together.
 
     bash tools/dev.sh build && source <(bash tools/dev.sh env)
     flock /tmp/morai_heavy.lock /usr/bin/python3 bench/bench_combined.py [--seconds 20] [--warmup 3]
-        [--quick] [--camera-hz 30] [--width 1280] [--height 720] [--rate 120] [--json out.json]
+        [--quick] [--camera-hz 30] [--width 1280] [--height 720] [--rate 120] [--state-queue-size 1]
+        [--json out.json]
 
 A benchmark, not a timed test.  bench/bench_sensors.py measures each sensor node alone and
 bench/bench_e2e.py the udp_bridge alone; here they all run at the same time on the same cores:
@@ -14,7 +15,7 @@ bench/bench_e2e.py the udp_bridge alone; here they all run at the same time on t
   own sender process and port;
 * ``camera_bridge``: a ``--width`` x ``--height`` JPEG of a road scene at ``--camera-hz``, each
   frame's chunks in one burst, from a third sender process;
-* ``udp_bridge`` in namespace /bench_bridge_120, fed by bench/e2e_sender.py on all nine sim -> user
+* ``udp_bridge`` in namespace /bench_bridge_<rate>, fed by bench/e2e_sender.py on all nine sim -> user
   streams at ``--rate`` (as bench/bench_e2e.py runs it), its topics counted in a separate
   subscriber process (so that ~1,300 small messages/s do not share this process's interpreter lock
   with the cloud subscribers).
@@ -79,7 +80,11 @@ NODE_LAT_KEY = 'latency, last packet of a revolution read -> cloud published, p5
 NODE_PUB_KEY = 'publish time, closing packet read -> cloud published, p50 / p99 / max [ms]'
 CAM_PUB_KEY = 'publish time p50 / p99 / max [ms]'
 LIDARS = [('hdl32e', 'HDL32E', 'HDL-32E'), ('vlp16', 'VLP16', 'VLP-16')]   # namespace, ~model, label
-UDP_NS = '/bench_bridge_120'
+
+
+def udp_ns(rate):
+    """The udp_bridge's namespace for a run at ``rate`` Hz (bench_e2e.Sut names it so)."""
+    return '/bench_bridge_%d' % rate
 
 
 # ---------------------------------------------------------------------------- udp subscriber process
@@ -211,8 +216,11 @@ def main():
     ap.add_argument('--width', type=int, default=1280)
     ap.add_argument('--height', type=int, default=720)
     ap.add_argument('--rate', type=int, default=120, help='rate of every udp_bridge stream [Hz]')
+    ap.add_argument('--state-queue-size', type=int, default=1,
+                    help="udp_bridge's ~state_queue_size (1: its default; 100: as docs/day_one.md records with)")
     ap.add_argument('--json', default='')
     a = ap.parse_args()
+    UDP_NS = udp_ns(a.rate)
     if a.quick:
         a.seconds, a.warmup = 5.0, 2.0
 
@@ -229,6 +237,7 @@ def main():
     stop_drain = threading.Event()
     devnull = open(os.devnull, 'w')
     results = {'seconds': a.seconds, 'warmup': a.warmup, 'rpm': a.rpm, 'udp_rate': a.rate,
+               'state_queue_size': a.state_queue_size,
                'cores': psutil.cpu_count(), 'loadavg_before': os.getloadavg()}
     try:
         master = Master(str(log_dir))          # sets ROS_MASTER_URI for this process and its children
@@ -267,7 +276,8 @@ def main():
         started.append(subprocess.Popen(['roslaunch', 'morai_msgs', 'camera_bridge.launch',
                                          'port:=%d' % ports['camera'], 'output:=log'], env=env, stdout=devnull,
                                         stderr=subprocess.STDOUT, start_new_session=True))
-        sut = bench_e2e.Sut('bridge', a.rate, udp_ports, sink.getsockname()[1], str(log_dir))
+        sut = bench_e2e.Sut('bridge', a.rate, udp_ports, sink.getsockname()[1], str(log_dir),
+                            extra=['state_queue_size:=%d' % a.state_queue_size])
         assert sut.ns == UDP_NS, sut.ns
         pids = {'udp_bridge': sut.pid, 'camera_bridge': bs.node_pid('/camera_bridge')}
         for ns, _, _ in LIDARS:
@@ -515,7 +525,8 @@ def report(r, a):
                      ms(sl['p50']), ms(sl['p99']), ms(sl['max'])), f'p99 <= {TARGET_LIDAR_P99_MS:.0f}',
                   v(sl['p99'] <= TARGET_LIDAR_P99_MS))]
     nl, sl = cam['node_publish_ms'], cam['sub_latency_ms']
-    rows += [('camera_bridge 1280x720', 'frames lost', '%d of %d' % (cam['frames_lost'], cam['frames_sent_in_window']),
+    rows += [('camera_bridge %dx%d %g Hz' % (cam['width'], cam['height'], a.camera_hz), 'frames lost',
+              '%d of %d' % (cam['frames_lost'], cam['frames_sent_in_window']),
               '0', v(cam['frames_lost'] == 0)),
              ('', 'CPU, % of one core', f"{cam['cpu_percent']:.1f}", f'<= {TARGET_CAMERA_CPU:.0f}',
               v(cam['cpu_percent'] <= TARGET_CAMERA_CPU)),
@@ -523,8 +534,8 @@ def report(r, a):
                                                                                ms(nl['max'])), '-', ''),
              ('', 'latency at the subscriber p50 / p99 / max [ms]', '%s / %s / %s' % (ms(sl['p50']), ms(sl['p99']),
                                                                                      ms(sl['max'])), '-', ''),
-             ('udp_bridge %d Hz' % udp['rate'], 'messages lost', '%d of %d' % (
-                 udp['messages_lost'], sum(t['sent'] for t in udp['topics'].values())), '0',
+             ('udp_bridge %d Hz, state_queue_size %d' % (udp['rate'], a.state_queue_size), 'messages lost',
+              '%d of %d' % (udp['messages_lost'], sum(t['sent'] for t in udp['topics'].values())), '0',
               v(udp['messages_lost'] == 0)),
              ('', 'CPU, % of one core', f"{udp['cpu_percent']:.1f}", f'<= {TARGET_UDP_CPU:.0f} (alone)',
               v(udp['cpu_percent'] <= TARGET_UDP_CPU))]

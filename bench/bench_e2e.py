@@ -95,7 +95,7 @@ class Sut:
                 # and its own profiles: today's config/ may have keys that revision does not know
                 args += base_profiles(Path(src).parent)
             cmd = ["roslaunch"] + launch + [f"ns:={self.ns}", "output:=log",
-                   "stamp_source:=sim", "sim_ip:=127.0.0.1", "bind_ip:=127.0.0.1"] + args
+                   "stamp_source:=sim", "sim_ip:=127.0.0.1", "bind_ip:=127.0.0.1"] + args + list(extra)
             node = self.ns + "/udp_bridge"
         else:
             cmd = [PY, str(HERE / "rospy_floor.py"), "--ports", json.dumps(ports), f"__ns:={self.ns}",
