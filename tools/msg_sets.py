@@ -16,11 +16,18 @@
     tools/msg_sets.py fields SET TREE=REPO@COMMIT ...
                                            upstream's field lists of the set's types, for the tests'
                                            client package (test/data/msg_sets/SET.fields.json)
+    tools/msg_sets.py add SET UPSTREAM --commit C --ref BRANCH [--repo R]
+                                           an upstream tree that is SET plus new types (a branch):
+                                           its new types carried by SET and the sets after it, when
+                                           they change no md5 of those sets; the types it changed
+                                           recorded in SET's table as not carried (`which` names them)
 
 A set is a layer over the sets before it, in the order of SETS: msg_sets/<set>/msg and /srv hold the
 definitions that set adds or changes, msg_sets/<set>/dropped.txt the types it no longer has.  The
 files the import writes hold upstream's field lists (facts) without its comments; comments in our
-files are ours.  md5 sums come from genmsg, as catkin computes them.  No ROS master is needed.
+files are ours.  A set may carry types beyond its upstream commit: those an upstream branch adds
+(`add`; listed under "additive" in the tables), only when they change no md5 of the set.  md5 sums
+come from genmsg, as catkin computes them.  No ROS master is needed.
 """
 import argparse
 import functools
@@ -175,26 +182,60 @@ def _fields(path):
             for line in field_text(path, '').splitlines() if line]
 
 
-def import_set(set_name, upstream, commit, repo):
-    types = upstream_types(upstream)
-    found = md5_of_files(types, parts=True)
-    md5 = {k: v[0] if isinstance(v, tuple) else v for k, v in found.items()}
+def _entries(found):
+    """Table entries of {type: md5} (a service's md5 as (md5, request md5, response md5))."""
     entries = {}
     for k, v in sorted(found.items()):
         if isinstance(v, tuple):
             entries[k] = {'kind': 'srv', 'md5': v[0], 'request_md5': v[1], 'response_md5': v[2]}
         else:
             entries[k] = {'kind': 'msg', 'md5': v}
+    return entries
+
+
+def _write_json(name, doc):
+    """test/data/msg_sets/<name>.json, as every writer here lays it out."""
     os.makedirs(TABLES, exist_ok=True)
-    path = os.path.join(TABLES, set_name + '.json')
-    doc = table(set_name) if os.path.exists(path) else {}     # keeps the notes written by hand
-    doc.update({'set': set_name, 'repository': repo, 'commit': commit, 'types': entries,
-                'about': 'md5 of every type upstream generates at that commit (genmsg over the '
-                         'files its CMakeLists.txt lists); tools/msg_sets.py import wrote it'})
-    with open(path, 'w') as f:
+    with open(os.path.join(TABLES, name + '.json'), 'w') as f:
         json.dump(doc, f, indent=1, sort_keys=True)
         f.write('\n')
+
+
+def _write_table(set_name, doc):
+    doc['about'] = ('md5 of every type upstream generates at that commit (genmsg over the files its '
+                    'CMakeLists.txt lists); tools/msg_sets.py import wrote it') + (
+        '; plus the types "additive" names, from the ref named there, and tools/msg_sets.py add added them'
+        if doc.get('additive') else '')
+    _write_json(set_name, doc)
+
+
+def additive(set_name):
+    """The types the set carries beyond its upstream commit (`add`: another upstream ref's new
+    types), 'morai_msgs/Name' each."""
+    return {t for a in table(set_name).get('additive', ()) for t in a['types']}
+
+
+def import_set(set_name, upstream, commit, repo):
+    types = upstream_types(upstream)
+    found = md5_of_files(types, parts=True)
+    md5 = {k: v[0] if isinstance(v, tuple) else v for k, v in found.items()}
+    entries = _entries(found)
+    path = os.path.join(TABLES, set_name + '.json')
+    doc = table(set_name) if os.path.exists(path) else {}     # keeps the notes written by hand
     before = SETS[SETS.index(set_name) - 1]
+    # the types `add` made the sets before carry stay carried, unless upstream now has them itself
+    records = {}
+    for a in table(before).get('additive', []) + doc.get('additive', []):
+        kept = [t for t in a['types'] if t.split('/')[1] not in types]
+        records.setdefault(a['ref'], dict(a, types=[]))['types'].extend(kept)
+    carried = {t for a in records.values() for t in a['types']}
+    known = dict(table(before)['types'], **doc.get('types', {}))
+    entries.update({t: known[t] for t in carried})
+    doc['additive'] = [dict(a, types=sorted(set(a['types']))) for _, a in sorted(records.items()) if a['types']]
+    if not doc['additive']:
+        del doc['additive']
+    doc.update({'set': set_name, 'repository': repo, 'commit': commit, 'types': entries})
+    _write_table(set_name, doc)
     old = md5_of_set(before)
     layer = os.path.join(SETS_DIR, set_name)
     written = 0
@@ -210,13 +251,91 @@ def import_set(set_name, upstream, commit, repo):
         with open(ours, 'w') as f:
             f.write(field_text(path, header))
         written += 1
-    gone = sorted(k.split('/')[1] for k in old if k.split('/')[1] not in types)
+    gone = sorted(k.split('/')[1] for k in old if k.split('/')[1] not in types and k not in carried)
     with open(os.path.join(layer, 'dropped.txt'), 'w') as f:
         f.write(f'# types of set {before} that set {set_name} no longer has\n')
         f.writelines(name + '\n' for name in gone)
     print('%s: %d types, %d written to msg_sets/%s, %d dropped' % (set_name, len(types), written,
                                                                      set_name, len(gone)))
     return check([set_name])
+
+
+def add_types(set_name, upstream, commit, ref, repo):
+    """`add`: an upstream tree that is the set's upstream commit plus types of its own (``ref``, a
+    branch, at ``commit``).  Its types that the set's upstream commit does not have are carried by
+    the set and every set after it: our file in msg_sets/<set>/, upstream's md5 in each table and
+    field list in each fields.json.  Refused (nothing written) unless every one of them keeps
+    upstream's md5 in each of those sets and no other md5 there changes, i.e. when they are purely
+    additive.  The types both have whose md5 differs are the ref's own layouts no set builds: the
+    set's table lists them under ``not_carried`` (field lists and md5), where `which` finds them."""
+    where = f'{repo}@{commit}'
+    ups = upstream_types(upstream)
+    there = md5_of_files(ups, parts=True)
+    carried_sets = SETS[SETS.index(set_name):]
+    base = {t for t in table(set_name)['types'] if t not in additive(set_name)}   # the upstream commit's
+    new = sorted(t for t in there if t not in base)
+    ours = resolve(set_name)
+    clash = [f'set {s} has its own {t}' for s in carried_sets[1:] for t in new
+             if (t in table(s)['types'] and t not in additive(s)) or t.split('/')[1] in layer_files(s)]
+    if clash:
+        raise SystemExit('%s %s: %s' % (ref, commit, '; '.join(clash)))
+    written = []
+    for t in new:
+        name = t.split('/')[1]
+        if name in ours:
+            continue                    # carried already (`add` run before): our file stays
+        kind = ups[name][-3:]
+        path = os.path.join(SETS_DIR, set_name, kind, name + '.' + kind)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, 'w') as f:
+            f.write(field_text(ups[name], f'# morai_msgs/{name}, carried from set {set_name} on: the field list '
+                                          f'of {repo} {ref} at {commit}'))
+        written.append(path)
+    md5_of_set.cache_clear()
+    mine = md5_of_set(set_name, parts=True)
+    changed = sorted(t for t in there if t in base and there[t] != mine[t])
+    bad = []
+    for s in carried_sets:
+        got = md5_of_set(s, parts=True)
+        was = {k: (v['md5'], v['request_md5'], v['response_md5']) if v['kind'] == 'srv' else v['md5']
+               for k, v in table(s)['types'].items()}
+        bad += [f'set {s} {k}: {got.get(k)} instead of {v}' for k, v in sorted(was.items()) if got.get(k) != v]
+        bad += [f'set {s} {k}: {got.get(k)}, at {ref} {there[k]}' for k in new if got.get(k) != there[k]]
+    if bad:
+        for path in written:
+            os.remove(path)
+        raise SystemExit('%s %s is not additive to set %s: %s' % (ref, commit, set_name, '; '.join(bad)))
+    for s in carried_sets:
+        doc = table(s)
+        doc['types'].update(_entries({k: there[k] for k in new}))
+        records = [a for a in doc.get('additive', []) if a['ref'] != ref]
+        doc['additive'] = sorted(records + [{'ref': ref, 'repository': repo, 'commit': commit, 'types': new}],
+                                 key=lambda a: a['ref']) if new else records
+        if not doc['additive']:
+            del doc['additive']
+        if s == set_name:
+            variants = [v for v in doc.get('not_carried', []) if v['ref'] != ref]
+            if changed:
+                kinds = {t: ups[t.split('/')[1]] for t in changed}
+                variants.append({'ref': ref, 'repository': repo, 'commit': commit, 'types': {
+                    t: dict(_entries({t: there[t]})[t], text=field_text(kinds[t], '').lstrip('\n'))
+                    for t in changed}})
+            doc['not_carried'] = sorted(variants, key=lambda v: v['ref'])
+            if not doc['not_carried']:
+                del doc['not_carried']
+        _write_table(s, doc)
+        fields_path = os.path.join(TABLES, s + '.fields.json')
+        if os.path.exists(fields_path):
+            with open(fields_path) as f:
+                fields = json.load(f)
+            for t in new:
+                name = t.split('/')[1]
+                fields['types'][name] = {'kind': ups[name][-3:], 'from': where,
+                                         'text': field_text(ups[name], '').lstrip('\n')}
+            _write_json(s + '.fields', fields)
+    print('%s %s: %d types carried by the sets %s (%d files written); %d changed, not carried: %s' % (
+        ref, commit, len(new), ', '.join(carried_sets), len(written), len(changed), ', '.join(changed) or '-'))
+    return check(carried_sets)
 
 
 def write_field_lists(set_name, sources):
@@ -241,11 +360,9 @@ def write_field_lists(set_name, sources):
     bad = sorted(k for k in want if got.get(k) != want[k]['md5'])
     if bad:
         raise SystemExit(f"{set_name}: field lists whose md5 is not the table's: {', '.join(bad)}")
-    with open(os.path.join(TABLES, set_name + '.fields.json'), 'w') as f:
-        json.dump({'set': set_name, 'about': 'upstream\'s field lists of every type of the set (facts, '
-                   'no comments), the source of the tests\' client package; tools/msg_sets.py fields wrote it',
-                   'types': out}, f, indent=1, sort_keys=True)
-        f.write('\n')
+    _write_json(set_name + '.fields', {
+        'set': set_name, 'types': out, 'about': 'upstream\'s field lists of every type of the set (facts, no '
+        'comments), the source of the tests\' client package; tools/msg_sets.py fields wrote it'})
     print(f'{set_name}: {len(out)} field lists, md5 as the table')
 
 
@@ -402,8 +519,31 @@ def print_which(what, md5s):
         print('%s: message set %s; build it with catkin_make -DMORAI_MSGS_SET=%s (or MORAI_MSGS_SET=%s bash '
               'tools/dev.sh ...)' % (what, ' or '.join(fits), fits[-1], fits[-1]))
         return 0
-    print(f'{what}: no message set has all of these md5 sums (another morai_msgs release?)')
+    nearest = rows[0][0]
+    known, variants = md5_of_set(nearest), not_carried()
+    refs = set()
+    for t in sorted(md5s):
+        if t not in known:
+            print(f'  {t}: no type of set {nearest}')
+            refs.add(None)
+        elif md5s[t] != known[t]:
+            v = variants.get((t, md5s[t]))
+            refs.add(v and f"{v['ref']} ({v['commit']})")
+            print(f'  {t}: md5 {md5s[t]}, set {nearest} has {known[t]}' + (
+                '' if v is None else f"; {v['repository']} {v['ref']} ({v['commit']}) has it, a layout no set "
+                                     'carries'))
+    if None not in refs and len(refs) == 1:
+        print(f'{what}: message set {nearest} except the types above, which have the layout of branch {refs.pop()}; '
+              'no set builds that layout (docs/versions.md, "the message sets")')
+    else:
+        print(f'{what}: no message set has all of these md5 sums (another morai_msgs release?)')
     return 1
+
+
+def not_carried():
+    """{(type, md5): record} of the upstream layouts no set builds (`add`'s not_carried records)."""
+    return {(t, v['md5']): a for s in SETS for a in table(s).get('not_carried', ())
+            for t, v in a['types'].items()}
 
 
 def main(argv=None):
@@ -422,6 +562,12 @@ def main(argv=None):
     wh = sub.add_parser('which')
     wh.add_argument('bags', nargs='*')
     wh.add_argument('--master', action='store_true')
+    add = sub.add_parser('add')
+    add.add_argument('set')
+    add.add_argument('upstream')
+    add.add_argument('--commit', required=True)
+    add.add_argument('--ref', required=True, help='the branch (or tag) the commit is on')
+    add.add_argument('--repo', default='MORAI-Autonomous/MORAI-ROS_morai_msgs')
     fields = sub.add_parser('fields')
     fields.add_argument('set')
     fields.add_argument('sources', nargs='+', metavar='TREE=REPOSITORY@COMMIT')
@@ -449,6 +595,8 @@ def main(argv=None):
         print('wrote', os.path.relpath(RULES, ROOT))
     elif a.cmd == 'fields':
         write_field_lists(a.set, [tuple(x.split('=', 1)) for x in a.sources])
+    elif a.cmd == 'add':
+        return 1 if add_types(a.set, a.upstream, a.commit, a.ref, a.repo) else 0
     else:
         return 1 if import_set(a.set, a.upstream, a.commit, a.repo) else 0
     return 0

@@ -60,6 +60,23 @@ def test_no_type_beyond_the_set_is_generated():
         sorted(n for n, k in want.items() if k == 'msg')
 
 
+def test_the_types_carried_from_a_branch_are_there_for_python_and_cpp():
+    """Sets 2024 and 2026 carry the new types of MORAI's beta_drive branch (tools/msg_sets.py add;
+    docs/versions.md): a package written against that branch imports them (Python) and includes them
+    (C++) from this workspace, with the branch's md5."""
+    with open(os.path.join(ROOT, 'test', 'data', 'msg_sets', SET + '.json')) as f:
+        carried = [t for a in json.load(f).get('additive', ()) for t in a['types']]
+    assert len(carried) == (0 if SET == '2022' else 10)
+    include = [os.path.join(p, 'include', 'morai_msgs') for p in os.environ['CMAKE_PREFIX_PATH'].split(':')
+               if os.path.isdir(os.path.join(p, 'include', 'morai_msgs'))][0]
+    import morai_msgs.msg
+    for full in carried:
+        name = full.split('/')[1]
+        assert getattr(morai_msgs.msg, name)._md5sum == TABLE[full]['md5']
+        with open(os.path.join(include, name + '.h')) as f:
+            assert '"%s"' % TABLE[full]['md5'] in f.read()
+
+
 def test_rosmsg_and_rossrv_read_the_set():
     def out(*args):
         return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60,

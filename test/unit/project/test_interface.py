@@ -28,7 +28,7 @@ def md5_of(set_name, full):
     return msg_sets.md5_of_set(set_name, parts=True)[full]
 
 
-@pytest.mark.parametrize('set_name,types,services', [('2022', 66, 12), ('2024', 108, 19), ('2026', 108, 19)])
+@pytest.mark.parametrize('set_name,types,services', [('2022', 66, 12), ('2024', 118, 19), ('2026', 118, 19)])
 def test_table_sizes(set_name, types, services):
     table = TABLES[set_name]['types']
     assert len(table) == types
