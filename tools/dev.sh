@@ -6,6 +6,8 @@
 #   bash tools/dev.sh setup    install missing system packages only
 #   bash tools/dev.sh build    setup + catkin build of the workspace (see WS below)
 #   bash tools/dev.sh env      print the lines to source in a shell to use the build
+#   bash tools/dev.sh snapshot view.png [demo args]   build, run the demo on a virtual screen with RViz,
+#                              write its picture (tools/rviz_snapshot.py --demo; no display needed)
 #   bash tools/dev.sh install-check   catkin_make install in a fresh workspace, then the demo
 #                              and a rostest with only install/setup.bash (also a test layer)
 #
@@ -115,6 +117,12 @@ cmd_test() {
   exec "$PY" "$ROOT/tools/run_tests.py" "$@"
 }
 
+cmd_snapshot() {
+  cmd_build
+  [ $# -gt 0 ] || die "usage: bash tools/dev.sh snapshot OUT.png [NAME:=VALUE ...] (demo.launch arguments)"
+  exec "$PY" "$ROOT/tools/rviz_snapshot.py" --demo "$@"
+}
+
 cmd_install_check() {
   # its own fresh workspace and a clean environment: no build of $WS needed
   cmd_setup
@@ -127,6 +135,7 @@ case "${1:-}" in
   env)   cmd_env ;;
   demo)  shift; cmd_demo "$@" ;;
   test)  shift; cmd_test "$@" ;;
+  snapshot) shift; cmd_snapshot "$@" ;;
   install-check) cmd_install_check ;;
-  *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

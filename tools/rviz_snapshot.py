@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
 """A picture of RViz on a machine without a screen (over SSH, in CI): Xvfb, rviz, a PNG.
 
-    python3 tools/rviz_snapshot.py rviz.png                           # rviz/morai.rviz after 15 s
+    bash tools/dev.sh snapshot view.png sensors:=true                 # the sensor demo, started for it
+    python3 tools/rviz_snapshot.py --demo view.png sensors:=true      # the same, in a sourced shell
+    python3 tools/rviz_snapshot.py rviz.png                           # what already runs, after 15 s
     python3 tools/rviz_snapshot.py view.png --config my.rviz --after 30 --size 1920x1080
 
-It needs what rviz needs: a running ROS master with something to show (the demo, a bridge, a
-replay) and the sourced workspace (``source <(bash tools/dev.sh env)``); Xvfb and rviz come with
-tools/deb-packages.txt.  It starts Xvfb on a free display (``-fbdir``: the screen is a file, so no
-X client tool is needed), rviz on it with Mesa's software OpenGL, waits, writes the PNG, stops both,
-and prints rviz's warnings, each known harmless one with what it means (docs/day_one.md).  Exit
-status 0 when the picture is not blank, 1 when it is (or rviz died), 2 on a usage error.
+With ``--demo`` it starts ``roslaunch morai_msgs demo.launch`` with the arguments after the PNG's
+name (a master of its own when none runs), waits for /Ego_topic, takes the picture and stops the demo.
+Without it, it needs a running ROS master with something to show (the demo, a bridge, a replay).
+Either way it needs the sourced workspace (``source <(bash tools/dev.sh env)``; ``tools/dev.sh
+snapshot`` does that); Xvfb and rviz come with tools/deb-packages.txt.  It starts Xvfb on a free
+display (``-fbdir``: the screen is a file, so no X client tool is needed), rviz on it with Mesa's
+software OpenGL, waits, writes the PNG, stops both, prints rviz's warnings, each known harmless one
+with what it means (docs/day_one.md), and reads the Displays panel: the status line says whether any
+display shows an error or a warning (rviz draws their names in its error red / warning orange).
+Exit status 0 when the picture is not blank and, with ``--demo``, no display shows an error; 1 when
+it is blank, rviz died or (``--demo``) a display is in error; 2 on a usage error.
 """
 import argparse
 import os
@@ -45,6 +52,26 @@ HARMLESS = (
     (r'X connection to .* broken|The X11 connection broke', 'printed when the X server stops first (here: '
      'after the picture is taken, or when xvfb-run ends)'),
 )
+
+
+#: the text colours rviz 1.14 gives a display's name in the Displays panel (rviz/properties/status_property):
+#: error red and warning orange (measured on its screenshots; an OK display is blue, a property black)
+STATUS_COLOURS = {'error': (192, 32, 32), 'warn': (192, 128, 0)}
+#: pixels of a colour that make a status: a display name is ~100 pixels of its colour
+STATUS_MIN_PIXELS = 30
+
+
+def panel_status(img):
+    """(status, pixels) of rviz's Displays panel in screenshot ``img`` (h, w, 3): 'error' when a display name
+    is drawn in the error colour, else 'warn' for the warning colour, else 'ok'.  The panel is the left
+    column above the camera panel (morai.rviz's layout: x < 190 px, y between the tool bar and 55 %)."""
+    h = img.shape[0]
+    panel = img[60:int(h * 0.55), :190].reshape(-1, 3)
+    counts = {k: int(np.all(panel == np.array(c, dtype=panel.dtype), axis=1).sum()) for k, c in STATUS_COLOURS.items()}
+    for k in ('error', 'warn'):
+        if counts[k] >= STATUS_MIN_PIXELS:
+            return k, counts
+    return 'ok', counts
 
 
 def read_xwd(path):
@@ -133,10 +160,45 @@ def master_online():
     return rosgraph.Master('/rviz_snapshot').is_online()
 
 
+class Demo:
+    """``roslaunch morai_msgs demo.launch ARGS`` in a process group of its own (a master of its own when
+    none runs), until :meth:`stop`."""
+
+    def __init__(self, args, log):
+        self.proc = subprocess.Popen(['roslaunch', 'morai_msgs', 'demo.launch', 'output:=log'] + list(args),
+                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_for_ego(self, timeout):
+        """True once /Ego_topic is published (the demo is up)."""
+        import rosgraph
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and self.proc.poll() is None:
+            try:
+                if any(t == '/Ego_topic' for t, _ in rosgraph.Master('/rviz_snapshot').getPublishedTopics('/')):
+                    return True
+            except OSError:
+                pass            # the master is still starting
+            time.sleep(0.5)
+        return False
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGINT)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('output', help='the PNG to write')
+    ap.add_argument('demo_args', nargs='*', metavar='NAME:=VALUE',
+                    help='with --demo: arguments of demo.launch (sensors:=true, sim_version:=..., ...)')
+    ap.add_argument('--demo', action='store_true', help='start the demo (demo.launch with the arguments given), '
+                    'picture it, stop it')
     ap.add_argument('--config', default=CONFIG, help='rviz configuration (default: rviz/morai.rviz)')
     ap.add_argument('--after', type=float, default=15.0,
                     help='seconds between starting rviz and the picture (default 15: rviz with software '
@@ -147,13 +209,36 @@ def main(argv=None):
         ap.error(f'--config {args.config}: no such file')
     if not args.output.lower().endswith('.png'):
         ap.error(f'{args.output}: the picture is written as PNG; give a name ending in .png')
+    if args.demo_args and not args.demo:
+        ap.error(f'{args.demo_args[0]}: launch arguments are for --demo')
+    bad = [a for a in args.demo_args if ':=' not in a]
+    if bad:
+        ap.error(f'{bad[0]}: demo arguments are NAME:=VALUE')
     try:
         online = master_online()
     except ImportError:
         ap.error('rosgraph not found: source the workspace first (source <(bash tools/dev.sh env))')
-    if not online:
+    demo = None
+    if args.demo:
+        demo_log = tempfile.NamedTemporaryFile(mode='w+', prefix='rviz_snapshot_demo_', suffix='.log', delete=False)
+        demo = Demo(args.demo_args, demo_log)
+        if not demo.wait_for_ego(90.0):
+            demo.stop()
+            print('rviz_snapshot: the demo published no /Ego_topic within 90 s (its output: %s)' % demo_log.name,
+                  file=sys.stderr)
+            return 1
+    elif not online:
         ap.error('no ROS master at %s: start what rviz should show first (bash tools/dev.sh demo, a bridge, '
-                 'a replay)' % os.environ.get('ROS_MASTER_URI', 'http://localhost:11311'))
+                 'a replay), or give --demo' % os.environ.get('ROS_MASTER_URI', 'http://localhost:11311'))
+    try:
+        return picture(args, demo is not None)
+    finally:
+        if demo is not None:
+            demo.stop()
+
+
+def picture(args, strict):
+    """rviz on Xvfb, the PNG, the report; the exit status (``strict``: a display in error fails)."""
     x = HeadlessX(*args.size)
     log = tempfile.TemporaryFile(mode='w+')
     rviz = subprocess.Popen(['rviz', '-d', args.config], stdout=log, stderr=subprocess.STDOUT,
@@ -182,7 +267,11 @@ def main(argv=None):
         return 1
     print('rviz_snapshot: %s (%dx%d, %.0f s after rviz started)' % (args.output, args.size[0], args.size[1],
                                                                    args.after))
-    return 0
+    status, counts = panel_status(img)
+    print('rviz_snapshot: Displays panel %s (pixels in the error colour %d, warning colour %d)'
+          % ({'ok': 'shows no error or warning', 'warn': 'shows a WARNING', 'error': 'shows an ERROR'}[status],
+             counts['error'], counts['warn']))
+    return 1 if strict and status == 'error' else 0
 
 
 if __name__ == '__main__':

@@ -141,3 +141,32 @@ def test_every_harmless_message_is_in_the_day_one_table():
     for pattern, _ in tool.HARMLESS:
         assert any(re.search(pattern, row.replace('`', '')) for row in rows), \
             f'docs/day_one.md lists no message matching {pattern!r}'
+
+
+def snapshot_tool():
+    spec = importlib.util.spec_from_file_location('rviz_snapshot', os.path.join(ROOT, 'tools', 'rviz_snapshot.py'))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize('picture, status', [
+    # the sensor demo pictured before issue 43: no TF, odometry or raw image, so LiDAR displays in error
+    (os.path.join('test', 'data', 'rviz', 'sensor_demo_without_tf.png'), 'error'),
+    # docs/rviz_demo.png: the demo with everything, Global Status: Ok
+    (os.path.join('docs', 'rviz_demo.png'), 'ok')])
+def test_snapshot_tool_reads_the_displays_panel(picture, status):
+    from PIL import Image
+    img = np.asarray(Image.open(os.path.join(ROOT, picture)).convert('RGB'))
+    assert snapshot_tool().panel_status(img)[0] == status
+
+
+def test_snapshot_tool_status_colours_count_only_in_the_panel():
+    tool = snapshot_tool()
+    img = np.full((800, 1280, 3), 230, dtype=np.uint8)
+    img[100:140, 400:900] = tool.STATUS_COLOURS['error']     # the 3D view may hold any colour
+    assert tool.panel_status(img)[0] == 'ok'
+    img[200:210, 40:60] = tool.STATUS_COLOURS['warn']         # 200 pixels of a warning name
+    assert tool.panel_status(img)[0] == 'warn'
+    img[230:240, 40:60] = tool.STATUS_COLOURS['error']
+    assert tool.panel_status(img) == ('error', {'error': 200, 'warn': 200})
