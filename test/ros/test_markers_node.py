@@ -77,7 +77,7 @@ class MarkersNodeTest(unittest.TestCase):
         """Ego and objects at 20 Hz, like the bridge (the lists can be changed by the tests)."""
         while not cls.stop and not rospy.is_shutdown():
             cls.ego.publish(EgoVehicleStatus(heading=90.0, position=Vector3(1.0, 2.0, 0.0),
-                                             velocity=Vector3(0.0, 5.0, 0.0)))
+                                             velocity=Vector3(5.0, 0.0, 0.0)))     # body frame: forward
             npcs = list(cls.npcs)
             cls.objs.publish(ObjectStatusList(num_of_npcs=len(npcs), num_of_pedestrian=1, num_of_obstacle=0,
                                               npc_list=npcs, pedestrian_list=[obj(101, 0, 0.0, 5.0)]))
@@ -96,6 +96,10 @@ class MarkersNodeTest(unittest.TestCase):
         self.assertTrue(all(m.header.frame_id == 'world' for m in arr.markers))
         ego = [m for m in arr.markers if m.ns == 'ego'][0]
         self.assertEqual((ego.scale.x, ego.scale.y, ego.scale.z), (3.0, 1.5, 1.2))   # ~ego_length etc.
+        # the launch file's default ego_velocity_frame is body: 5 m/s forward at heading 90 points north
+        a, b = [m for m in arr.markers if m.ns == 'ego_velocity'][0].points
+        self.assertAlmostEqual(b.x - a.x, 0.0, places=6)
+        self.assertAlmostEqual(b.y - a.y, 5.0, places=6)
 
     def test_2_vanished_object_is_deleted(self):
         self.assertIsNotNone(self.out.wait(lambda a: ('npc', 2) in keys(a)))

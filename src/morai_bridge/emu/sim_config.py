@@ -33,7 +33,7 @@ from morai_bridge.wire.streams import BY_NAME, STREAMS, USER_TO_SIM
 from .sim_vehicle import VehicleParams
 
 __all__ = ["SimConfig", "PARAMS", "FIELD_DOCS", "LISTEN_PORTS", "SEND_PORTS", "EXTENSION_STREAMS",
-           "DEFAULT_SCENARIO_DIR", "SENSOR_PORT_FIELDS"]
+           "DEFAULT_SCENARIO_DIR", "SENSOR_PORT_FIELDS", "VELOCITY_FRAMES"]
 
 DEFAULT_SCENARIO_DIR = os.path.normpath(os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "config", "scenarios"))
@@ -42,6 +42,9 @@ DEFAULT_SCENARIO_DIR = os.path.normpath(os.path.join(
 #: wire/streams.py; 0 = off (the simulator has no default sensor ports)
 SENSOR_PORT_FIELDS = ("camera_port", "lidar_port", "lidar2d_port")
 _VP = VehicleParams._field_defaults
+#: the frames the emulator can report velocity and acceleration vectors in: ``body`` (the simulator's, by the
+#: captures and the manual: docs/units.md) or ``map`` (kept to reproduce a client that assumed it)
+VELOCITY_FRAMES = ("body", "map")
 #: the lock-step extension's ports (ours, not the simulator's): only with emulator_sync
 EXTENSION_STREAMS = frozenset(s.name for s in STREAMS if s.extension)
 
@@ -116,7 +119,9 @@ PARAMS = [
     # control
     Param("keyboard_mode", False, "start in keyboard mode: network control commands are ignored"),
     Param("initial_gear", int(Gear.P), "gear at start: 1 P, 2 R, 3 N, 4 D"),
-    Param("velocity_frame", "map", "frame of the reported ego velocity/acceleration vectors: map or body"),
+    Param("velocity_frame", "body", "frame of the reported velocity/acceleration vectors (ego status, objects, NPC "
+          "collisions): body (each vehicle's own axes, x forward, y left: what MORAI sends, docs/units.md) or map "
+          "(x East, y North)", choices=VELOCITY_FRAMES),
     # ego vehicle
     Param("ego_x", 0.0, "ego start x, m (used when the scenario has no ego)"),
     Param("ego_y", 0.0, "ego start y, m"),
@@ -244,8 +249,8 @@ class SimConfig(_FIELDS):
                 raise ValueError(f"{field}={getattr(self, field)!r}: one of {allowed}")
         if self.initial_gear not in _START_GEARS:
             raise ValueError(f"initial_gear={self.initial_gear!r}: 1 P, 2 R, 3 N or 4 D")
-        if self.velocity_frame not in ("map", "body"):
-            raise ValueError(f"velocity_frame={self.velocity_frame!r}: 'map' or 'body'")
+        if self.velocity_frame not in VELOCITY_FRAMES:
+            raise ValueError(f"velocity_frame={self.velocity_frame!r}: 'body' or 'map'")
         if not -2 ** 31 <= self.map_data_id < 2 ** 31:
             raise ValueError(f"map_data_id={self.map_data_id!r} does not fit int32")
         if not 1 <= self.gps_utm_zone <= 60:

@@ -47,14 +47,17 @@ class Templates:
 
 
 def ego_status(t: Templates, ego, cfg, ctrl_mode: int, sec: int, nsec: int, steer_sign: int = 1):
-    """Ego Vehicle Status of ``ego`` (an EgoModel), velocities in ``cfg.velocity_frame``;
-    steer = steer_sign x the model's wheel angle (+ right)."""
+    """Ego Vehicle Status of ``ego`` (an EgoModel), velocity and acceleration vectors in
+    ``cfg.velocity_frame``; signed_vel = the velocity's component along the vehicle's x axis (so in
+    the body frame, MORAI's, signed_vel = vel_x also while turning: docs/units.md); steer = steer_sign
+    x the model's wheel angle (+ right)."""
     frame = cfg.velocity_frame
+    forward, _ = ego.velocity("body")
     vx, vy = ego.velocity(frame)
     ax, ay = ego.acceleration(frame)
     p = ego.p
     values = dict(
-        sec=sec, nsec=nsec, ctrl_mode=ctrl_mode, gear=ego.gear, signed_vel=ego.v * MPS_TO_KMH,
+        sec=sec, nsec=nsec, ctrl_mode=ctrl_mode, gear=ego.gear, signed_vel=forward * MPS_TO_KMH,
         map_data_id=cfg.map_data_id, accel=ego.accel_pedal, brake=ego.brake_pedal,
         size_x=p.length, size_y=p.width, size_z=p.height, overhang=p.front_overhang,
         wheelbase=p.wheelbase, rear_overhang=p.rear_overhang, pos_x=ego.x, pos_y=ego.y,
@@ -77,13 +80,24 @@ def competition_status(status):
     return m._replace(**{k: v for k, v in values.items() if getattr(m, k, None) is not None})
 
 
-def object_info(t: Templates, actors, sec: int, nsec: int):
-    """Object Info of ``actors`` (nearest first; the first MAX_OBJECTS are sent)."""
+def _motion(a, frame):
+    """(vel_x, vel_y km/h, acc_x, acc_y m/s^2) of actor ``a`` in ``frame``: ``body`` = the actor's own
+    axes (x along its heading, y to its left), as the manual gives ObjectStatus.velocity; ``map``."""
+    if frame == "map":
+        return a.vx * MPS_TO_KMH, a.vy * MPS_TO_KMH, a.ax, a.ay
+    c, s = math.cos(a.yaw), math.sin(a.yaw)
+    return ((a.vx * c + a.vy * s) * MPS_TO_KMH, (a.vy * c - a.vx * s) * MPS_TO_KMH,
+            a.ax * c + a.ay * s, a.ay * c - a.ax * s)
+
+
+def object_info(t: Templates, actors, sec: int, nsec: int, frame: str = "body"):
+    """Object Info of ``actors`` (nearest first; the first MAX_OBJECTS are sent), velocities and
+    accelerations in ``frame`` (the config's ``velocity_frame``)."""
     recs = tuple(udp.ObjectRecord(
         a.id, a.obj_type, a.x, a.y, a.z, wrap_deg(math.degrees(a.yaw)), a.length, a.width,
-        a.height, a.overhang, a.wheelbase, a.rear_overhang, a.vx * MPS_TO_KMH,
-        a.vy * MPS_TO_KMH, 0.0, a.ax, a.ay, 0.0, a.link_id if a.obj_type == _VEHICLE else "")
-        for a in actors[:MAX_OBJECTS])
+        a.height, a.overhang, a.wheelbase, a.rear_overhang, vx, vy, 0.0, ax, ay, 0.0,
+        a.link_id if a.obj_type == _VEHICLE else "")
+        for a, (vx, vy, ax, ay) in ((a, _motion(a, frame)) for a in actors[:MAX_OBJECTS]))
     if t.object_stamp:
         return t.object_info._replace(sec=sec, nsec=nsec, objects=recs)
     return t.object_info._replace(objects=recs)
@@ -105,16 +119,17 @@ def collision(t: Templates, touching, cfg, sec: int, nsec: int, ego=None):
     return t.collision._replace(records=recs)
 
 
-def _npc_record(a):
+def _npc_record(a, frame):
+    vx, vy, ax, ay = _motion(a, frame)
     return udp.NpcCollisionRecord(a.obj_type, a.id, a.x, a.y, a.z,
                                   wrap_deg(math.degrees(a.yaw)), a.length, a.width, a.height,
-                                  a.vx * MPS_TO_KMH, a.vy * MPS_TO_KMH, 0.0, a.ax, a.ay, 0.0)
+                                  vx, vy, 0.0, ax, ay, 0.0)
 
 
-def vehicle_collision(pairs):
-    """NPC Vehicle Collision of ``pairs`` of overlapping actors."""
+def vehicle_collision(pairs, frame: str = "body"):
+    """NPC Vehicle Collision of ``pairs`` of overlapping actors, motion in ``frame`` (as Object Info)."""
     return udp.make(udp.NpcVehicleCollision,
-                    pairs=tuple((_npc_record(a), _npc_record(b)) for a, b in pairs[:MAX_NPC_PAIRS]))
+                    pairs=tuple((_npc_record(a, frame), _npc_record(b, frame)) for a, b in pairs[:MAX_NPC_PAIRS]))
 
 
 def traffic_light(light, status: int):

@@ -41,7 +41,7 @@ class SimSending:
                 self._send("competition_status", encode(packets.competition_status(status)))
         if "object_info" in streams:
             self._send("object_info", encode(packets.object_info(
-                t, [a for _, a in self._sorted_actors()], sec, nsec)))
+                t, [a for _, a in self._sorted_actors()], sec, nsec, cfg.velocity_frame)))
         # Collision Data goes out with every status, also when nothing touches the ego (as
         # the simulator sends it: 40-55 Hz in the 2024 captures and in 25.S4)
         if "collision" in streams or ("ego_status" in streams and "collision" in self.dst_ports):
@@ -50,7 +50,7 @@ class SimSending:
                 self._ego if self.version.empty_collision_slot == "minus_one" else None)))
         if "vehicle_collision" in streams and self._npc_pairs:
             self._send("vehicle_collision", encode(packets.vehicle_collision(
-                [(self._actors[i], self._actors[j]) for i, j in self._npc_pairs])))
+                [(self._actors[i], self._actors[j]) for i, j in self._npc_pairs], cfg.velocity_frame)))
         if "traffic_light" in streams:
             for lt in self._lights:
                 self._send("traffic_light", encode(packets.traffic_light(

@@ -29,8 +29,9 @@ PARAMS = [
     Param('ego_length', 4.6, 'length of the ego box [m] (EgoVehicleStatus has no size)', minimum=0.1),
     Param('ego_width', 1.9, 'width of the ego box [m]', minimum=0.1),
     Param('ego_height', 1.5, 'height of the ego box [m]', minimum=0.1),
-    Param('ego_velocity_frame', 'map', 'frame of EgoVehicleStatus.velocity: map or body (depends on the simulator)',
-          choices=('map', 'body')),
+    Param('ego_velocity_frame', 'body', 'frame of EgoVehicleStatus.velocity: body (x forward, y left, what the '
+          'simulator sends: the arrow is turned by the heading) or map (an emulator run with velocity_frame:=map)',
+          choices=('body', 'map')),
     Param('velocity_arrow_s', 1.0, 'velocity arrow length = speed [m/s] x this [s]', minimum=0.0),
     Param('labels', True, 'show each object\'s id as text'),
     Param('text_height', 1.5, 'height of the id labels [m]', minimum=0.1),

@@ -87,7 +87,7 @@ class Style:
     __slots__ = ('frame_id', 'ego_size', 'ego_velocity_frame', 'velocity_arrow_s', 'text_height', 'labels',
                  'collision_lifetime_s', 'collision_diameter')
 
-    def __init__(self, frame_id='map', ego_size=(4.6, 1.9, 1.5), ego_velocity_frame='map', velocity_arrow_s=1.0,
+    def __init__(self, frame_id='map', ego_size=(4.6, 1.9, 1.5), ego_velocity_frame='body', velocity_arrow_s=1.0,
                  text_height=1.5, labels=True, collision_lifetime_s=2.0, collision_diameter=2.0):
         self.frame_id = frame_id
         self.ego_size = tuple(ego_size)
@@ -146,7 +146,9 @@ def label(ns, mid, text, x, y, top_z, radius, style, stamp=None):
 
 
 def ego_markers(ego, style):
-    """Box of the ego's size at its pose, and an arrow of its velocity (m/s x ``velocity_arrow_s``)."""
+    """Box of the ego's size at its pose, and an arrow of its velocity (m/s x ``velocity_arrow_s``): the
+    status velocity is in the body frame (``style.ego_velocity_frame``, docs/units.md), turned into
+    the map frame by the heading."""
     p, stamp = ego.position, ego.header.stamp
     length, width, height = style.ego_size
     out = [box('ego', 0, p.x, p.y, p.z, ego.heading, style.ego_size, color('ego'), style, stamp)]

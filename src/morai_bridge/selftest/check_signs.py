@@ -257,8 +257,7 @@ class SignCheck:
         return t_rx
 
     def _sample(self, msg, t):
-        rear = msg.size_x / 2.0 - msg.rear_overhang if msg.size_x and msg.rear_overhang is not None else 0.0
-        return Sample(t, msg.yaw, msg.signed_vel, msg.steer, msg.ang_vel_z, msg.wheelbase or 0.0, max(0.0, rear))
+        return Sample(t, msg.yaw, msg.signed_vel, msg.steer, msg.ang_vel_z, msg.wheelbase or 0.0)
 
     def describe(self, msg):
         mode = {_AUTO: "automatic", _KEYBOARD: "keyboard"}.get(msg.ctrl_mode, "unknown")

@@ -23,8 +23,9 @@ profile's.
 * **The full-scale steering angle** (what ``steer = 1`` turns the front wheels by), from the same
   phases (:func:`measure_gain`): in each phase's steady window the heading's slope (a least-squares
   fit, with its standard error) is the yaw rate; the kinematic bicycle model turns it into the
-  front-wheel angle (reference point at the box centre, ``rear_to_center`` ahead of the rear axle,
-  as the status reports length and rear overhang); that angle over the commanded steer is the full
+  front-wheel angle (the status speed is the velocity's component along the vehicle's x axis,
+  docs/units.md, which is the rear axle's speed: no correction for where the status position is);
+  that angle over the commanded steer is the full
   scale.  Phases of two steer magnitudes show whether the gain is linear.
 """
 import math
@@ -54,7 +55,6 @@ class Sample(NamedTuple):
     steer_deg: Optional[float]      # status steer, deg, in the wire's own sign (None: not carried)
     yaw_rate_deg_s: Optional[float] = None   # status ang_vel_z, deg/s (reported, not decisive)
     wheelbase: float = 0.0          # m, from the status (0: unknown) for the full-scale angle
-    rear_to_center: float = 0.0     # m, the status position ahead of the rear axle (length / 2 - rear overhang)
 
 
 class Phase(NamedTuple):
@@ -268,16 +268,12 @@ def steady_yaw_rate(samples: Sequence[Sample]):
     return math.radians(slope), math.radians(se)
 
 
-def wheel_angle(yaw_rate, speed_mps, wheelbase, rear_to_center=0.0):
+def wheel_angle(yaw_rate, forward_mps, wheelbase):
     """Front-wheel angle (rad, + = left) of the kinematic bicycle model that gives ``yaw_rate``
-    (rad/s) at ``speed_mps`` measured ``rear_to_center`` m ahead of the rear axle:
-    yaw rate = v cos(beta) tan(delta) / L with tan(beta) = l_r tan(delta) / L; None when no
-    angle gives that yaw rate (a rate too high for the speed)."""
-    k = yaw_rate * wheelbase / speed_mps
-    q = 1.0 - (k * rear_to_center / wheelbase) ** 2
-    if q <= 0:
-        return None
-    return math.atan(k / math.sqrt(q))
+    (rad/s) at the forward speed ``forward_mps``: yaw rate = v_x tan(delta) / L.  v_x, the
+    velocity's component along the vehicle's x axis, is the same at every point of that axis (the
+    rear axle's speed, the status' signed speed), so the status position needs no correction."""
+    return math.atan(yaw_rate * wheelbase / forward_mps)
 
 
 def measure_gain(phases: Sequence[Phase], wheelbase_default: float = 0.0, th: Thresholds = Thresholds()) -> Gain:
@@ -291,7 +287,6 @@ def measure_gain(phases: Sequence[Phase], wheelbase_default: float = 0.0, th: Th
         fit = steady_yaw_rate(s)
         speed = _mean(x.speed_kmh for x in s)
         wheelbase = _mean(x.wheelbase for x in s if x.wheelbase and x.wheelbase > 0) or wheelbase_default
-        rear = _mean(x.rear_to_center for x in s if x.rear_to_center and x.rear_to_center > 0) or 0.0
         label = 'steer %+.2f' % ph.steer
         if fit is None:
             whys.append('%s: fewer than 3 headings in the steady window' % label)
@@ -309,10 +304,7 @@ def measure_gain(phases: Sequence[Phase], wheelbase_default: float = 0.0, th: Th
                         % (label, heading, th.min_heading_deg))
             continue
         v = speed * KMH_TO_MPS
-        angles = [wheel_angle(r, v, wheelbase, rear) for r in (rate - se, rate, rate + se)]
-        if any(a is None for a in angles):
-            whys.append('%s: yaw rate %.3f rad/s is too high for %.2f m/s' % (label, rate, v))
-            continue
+        angles = [wheel_angle(r, v, wheelbase) for r in (rate - se, rate, rate + se)]
         delta = math.degrees(angles[1])
         sigma = abs(math.degrees(angles[2] - angles[0])) / 2.0
         out.append(GainPhase(ph.steer, delta, sigma, abs(delta) / abs(ph.steer), sigma / abs(ph.steer)))

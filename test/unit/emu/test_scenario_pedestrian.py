@@ -2,10 +2,11 @@
 
 The sample pedestrian walks at 4 km/h with a sideways drift of up to 0.3 m.  Its
 Object Info velocity must be that walk: magnitude 4 km/h (to float32), in the
-map frame (the derivative of the reported position), continuous from packet
-to packet (only the turn at each end of its path reverses it), and never the
-numerical derivative of a random walk (which jumped between about -15 and
-+10 km/h sideways at 50 Hz).
+frame the emulator reports (``velocity_frame``: by default its own body frame,
+x along its heading, so (4 km/h, 0); in the map frame the derivative of the
+reported position), continuous from packet to packet (only the turn at each
+end of its path reverses it), and never the numerical derivative of a random
+walk (which jumped between about -15 and +10 km/h sideways at 50 Hz).
 """
 
 import math
@@ -84,8 +85,9 @@ def test_any_walker_reports_its_speed(seed, speed_kmh, wander):
     check_walk(samples, speed_kmh * KMH_TO_MPS, (-0.6, 0.8), wander)
 
 
-def test_object_info_of_the_emulator_carries_the_walking_velocity():
-    """Through the emulator and the wire: every Object Info record of pedestrian 101."""
+def object_records(frame, obj_id=101, seconds=30):
+    """Every Object Info record of ``obj_id`` the emulator sends in ``seconds`` of the sample scenario,
+    with ``velocity_frame`` ``frame`` (None: the default)."""
     rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     rx.bind(("127.0.0.1", 0))
@@ -93,32 +95,69 @@ def test_object_info_of_the_emulator_carries_the_walking_velocity():
     kw = {field: -1 for field, _, _ in LISTEN_PORTS.values()}
     for name, (field, _, _) in SEND_PORTS.items():
         kw[field] = rx.getsockname()[1] if name == "object_info" else 0
+    if frame is not None:
+        kw["velocity_frame"] = frame
     sim = SimEmulator(SimConfig(deterministic=True, scenario="sample", **kw))
     records = []
     try:
-        for _ in range(30):                      # 30 x 50 steps = 30 s
+        for _ in range(seconds):                 # 50 steps = 1 s
             sim.step(50)
             got = 0
             while got < 50:
                 msg = udp.decode(rx.recv(65535))
                 got += 1
-                records += [o for o in msg.objects if o.obj_id == 101]
+                records += [o for o in msg.objects if o.obj_id == obj_id]
     finally:
         sim.close()
         rx.close()
-    assert len(records) == 1500
+    assert len(records) == 50 * seconds
+    return records
+
+
+def to_map(o):
+    """(vx, vy) km/h of a body-frame record, turned by its heading into the map frame."""
+    h = math.radians(o.heading)
+    return o.vel_x * math.cos(h) - o.vel_y * math.sin(h), o.vel_x * math.sin(h) + o.vel_y * math.cos(h)
+
+
+def check_records(records, map_velocity):
+    """Magnitude 4 km/h, heading = direction of the walk, continuity, and the map-frame velocity
+    (``map_velocity(record)``) equal to the derivative of the reported position."""
     speed = 4.0
     previous = None
     for k, o in enumerate(records):
         assert o.obj_type == 0
         v = math.hypot(o.vel_x, o.vel_y)
         assert abs(v - speed) <= 4 * F32_EPS * speed, (k, o.vel_x, o.vel_y)
+        vx, vy = map_velocity(o)
         # the drift is slow: the sideways (x) velocity of this north-south walker stays small
-        assert abs(o.vel_x) < 0.5 * speed, (k, o.vel_x)
+        assert abs(vx) < 0.5 * speed, (k, vx)
         # heading = direction of the walk (deg, map frame, counter-clockwise from East)
-        assert math.radians(o.heading) == pytest.approx(math.atan2(o.vel_y, o.vel_x), abs=1e-5)
-        if previous is not None and o.vel_y * previous.vel_y > 0:
-            assert math.hypot(o.vel_x - previous.vel_x, o.vel_y - previous.vel_y) \
-                <= 1.0 * STEP * MPS_TO_KMH, k
+        assert math.radians(o.heading) == pytest.approx(math.atan2(vy, vx), abs=1e-5)
+        if previous is not None:
+            pvx, pvy = map_velocity(previous)
+            if vy * pvy > 0:
+                assert math.hypot(vx - pvx, vy - pvy) <= 1.0 * STEP * MPS_TO_KMH, k
+                # the derivative of the position (float32 positions: 1e-3 m of a 20 ms step)
+                mid = ((vx + pvx) / 2, (vy + pvy) / 2)
+                assert (o.pos_x - previous.pos_x) / STEP * MPS_TO_KMH == pytest.approx(mid[0], abs=0.3), k
+                assert (o.pos_y - previous.pos_y) / STEP * MPS_TO_KMH == pytest.approx(mid[1], abs=0.3), k
         previous = o
+
+
+def test_object_info_of_the_emulator_carries_the_walking_velocity_in_its_body_frame():
+    """Through the emulator and the wire, at the defaults: every Object Info record of pedestrian
+    101 carries (4 km/h, 0) along its own heading (the manual: ObjectStatus.velocity along the
+    object's own x axis), which the heading turns into the walk on the map."""
+    records = object_records(None)
+    for k, o in enumerate(records):
+        assert o.vel_x == pytest.approx(4.0, rel=4 * F32_EPS) and abs(o.vel_y) <= 4 * F32_EPS * 4.0, k
+    check_records(records, to_map)
+    assert f32(records[0].vel_x) == records[0].vel_x
+
+
+def test_object_info_in_the_map_frame_is_the_walk_on_the_map():
+    """``velocity_frame='map'``: the same walk as a map-frame vector."""
+    records = object_records("map")
+    check_records(records, lambda o: (o.vel_x, o.vel_y))
     assert f32(records[0].vel_y) == records[0].vel_y

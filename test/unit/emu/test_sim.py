@@ -20,6 +20,7 @@ import pytest
 import helpers
 from morai_bridge.emu.geo import boxes_overlap, utm_to_latlon
 from morai_bridge.emu.sim import FIELD_DOCS, LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
+from morai_bridge.emu.sim_vehicle import VehicleParams, wrap_deg
 from morai_bridge.link.transport import TransportError
 from morai_bridge.wire import lockstep, nmea, udp
 
@@ -295,14 +296,60 @@ def test_positive_steer_turns_left_on_25_S4(make_sim, rx, version):
     assert status.ang_vel_z > 0
 
 
-def test_status_velocity_is_km_h_in_the_map_frame(make_sim, rx):
+def test_status_velocity_is_km_h_in_the_body_frame_by_default(make_sim, rx):
+    """Heading north at 36 km/h: the velocity along the vehicle's x axis, as the simulator sends it
+    (docs/units.md: the real captures' signed speed equals vel_x, not the map-frame component)."""
     sim, client = make_sim(ego_yaw_deg=90.0)
     client.ctrl(cmd_type=2, velocity=36.0)
     sim.step(600)
     m = rx.messages(udp.EgoVehicleStatus)[-1]
     assert m.signed_vel == pytest.approx(36.0, abs=1e-4)
-    assert m.vel_x == pytest.approx(0.0, abs=1e-3) and m.vel_y == pytest.approx(36.0, abs=1e-3)
+    assert m.vel_x == pytest.approx(36.0, abs=1e-3) and m.vel_y == pytest.approx(0.0, abs=1e-3)
     assert m.yaw == pytest.approx(90.0) and m.pos_y > 50
+
+
+def test_signed_speed_equals_vel_x_while_turning(make_sim, rx):
+    """At the defaults, in a steady left turn: every status' signed_vel equals vel_x (the same float32),
+    the side-slip of the box centre shows as vel_y > 0 (left) and the centripetal acceleration as
+    acc_y = v x yaw rate > 0; the map-frame reading (the vector's component along the heading) misses
+    the signed speed, as it misses it in the real captures."""
+    sim, client = make_sim(ego_yaw_deg=154.8)
+    client.ctrl(cmd_type=2, velocity=20.0, steer=0.5)
+    sim.step(400)                                             # 20 km/h reached (+1 m/s^2)
+    rx.raw()
+    sim.step(500)                                             # 10 s: a whole circle
+    msgs = rx.messages(udp.EgoVehicleStatus)
+    assert len(msgs) == 500
+    for m in msgs:
+        assert m.signed_vel == m.vel_x and m.vel_x == pytest.approx(20.0 * math.cos(math.atan(
+            VehicleParams().rear_to_center * math.tan(math.radians(0.5 * 36.25)) / VehicleParams().wheelbase)),
+            rel=1e-6)
+        assert m.vel_y > 1.0 and m.acc_x == pytest.approx(0.0, abs=1e-6)
+        assert m.acc_y == pytest.approx(math.hypot(m.vel_x, m.vel_y) / 3.6 * math.radians(m.ang_vel_z), rel=1e-5)
+    turned = sum(wrap_deg(b.yaw - a.yaw) for a, b in zip(msgs, msgs[1:]))
+    assert turned > 360.0
+    miss = [m.vel_x * math.cos(math.radians(m.yaw)) + m.vel_y * math.sin(math.radians(m.yaw)) - m.signed_vel
+            for m in msgs]
+    assert math.sqrt(sum(d * d for d in miss) / len(miss)) > 0.5 * msgs[0].signed_vel
+
+
+def test_velocity_frame_map_reports_the_map_vector(make_sim, rx):
+    """``velocity_frame='map'`` (kept to reproduce a client that assumed it): heading north, the
+    vector points north; signed_vel stays the forward speed."""
+    sim, client = make_sim(ego_yaw_deg=90.0, velocity_frame="map")
+    client.ctrl(cmd_type=2, velocity=36.0)
+    sim.step(600)
+    m = rx.messages(udp.EgoVehicleStatus)[-1]
+    assert m.signed_vel == pytest.approx(36.0, abs=1e-4)
+    assert m.vel_x == pytest.approx(0.0, abs=1e-3) and m.vel_y == pytest.approx(36.0, abs=1e-3)
+    client.ctrl(cmd_type=2, velocity=36.0, steer=0.5)
+    sim.step(100)
+    rx.raw()
+    sim.step(1)
+    m = rx.messages(udp.EgoVehicleStatus)[-1]
+    h = math.radians(m.yaw)
+    forward = m.vel_x * math.cos(h) + m.vel_y * math.sin(h)     # the map vector turned into the body frame
+    assert forward == pytest.approx(m.signed_vel, rel=1e-5) and m.vel_x < -1.0
 
 
 def test_keyboard_mode_ignores_network_commands(make_sim, rx):

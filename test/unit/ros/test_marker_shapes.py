@@ -83,7 +83,7 @@ def test_ego_box_size_pose_and_colour():
 
 
 def test_ego_velocity_arrow_map_frame():
-    style = mk.Style(ego_size=(4.6, 1.9, 1.5), velocity_arrow_s=2.0)
+    style = mk.Style(ego_size=(4.6, 1.9, 1.5), ego_velocity_frame='map', velocity_arrow_s=2.0)
     box, arrow = mk.ego_markers(ego(v=(3.0, 4.0, 0.0)), style)
     assert (arrow.ns, arrow.id, arrow.type) == ('ego_velocity', 0, Marker.ARROW)
     a, b = arrow.points
@@ -96,6 +96,19 @@ def test_ego_velocity_arrow_body_frame_is_rotated_by_the_heading():
     _, arrow = mk.ego_markers(ego(heading=90.0, v=(5.0, 0.0, 0.0)), style)
     a, b = arrow.points
     assert (b.x - a.x, b.y - a.y) == pytest.approx((0.0, 5.0), abs=1e-9)
+
+
+def test_the_default_arrow_reads_the_velocity_in_the_body_frame():
+    """The simulator sends the ego velocity along the vehicle's own axes (docs/units.md): by default a
+    status heading 154.8 deg with velocity (5, 1) (forward, left) points the arrow along the heading,
+    turned 11.3 deg to the left, as the node's default and the Style's."""
+    from morai_bridge.nodes import markers as node
+    assert STYLE.ego_velocity_frame == 'body' == {p.name: p.default for p in node.PARAMS}['ego_velocity_frame']
+    _, arrow = mk.ego_markers(ego(heading=154.8, v=(5.0, 1.0, 0.0)), STYLE)
+    a, b = arrow.points
+    h = math.radians(154.8 + math.degrees(math.atan2(1.0, 5.0)))
+    assert (b.x - a.x, b.y - a.y) == pytest.approx((math.hypot(5, 1) * math.cos(h), math.hypot(5, 1) * math.sin(h)),
+                                                   abs=1e-9)
 
 
 def test_no_arrow_at_standstill():

@@ -127,13 +127,23 @@ def test_an_inconclusive_verdict_makes_no_profile():
 # ----------------------------------------------------------------------------- the steering gain
 
 def test_wheel_angle_inverts_the_kinematic_bicycle():
-    """yaw rate = v cos(beta) tan(delta) / L, tan(beta) = l_r tan(delta) / L: inverted exactly."""
-    for delta_deg, lr in ((5.0, 0.0), (24.0, 1.5275), (-20.0, 1.2)):
-        d = math.radians(delta_deg)
-        beta = math.atan(lr * math.tan(d) / 3.0)
-        rate = 1.4 * math.cos(beta) * math.tan(d) / 3.0
-        assert math.degrees(signs.wheel_angle(rate, 1.4, 3.0, lr)) == pytest.approx(delta_deg, abs=1e-9)
-    assert signs.wheel_angle(5.0, 1.0, 3.0, 2.0) is None          # no angle turns that fast
+    """yaw rate = v_x tan(delta) / L, v_x the forward speed (the status' signed speed): inverted exactly."""
+    for delta_deg in (5.0, 24.0, -20.0, 60.0):
+        rate = 1.4 * math.tan(math.radians(delta_deg)) / 3.0
+        assert math.degrees(signs.wheel_angle(rate, 1.4, 3.0)) == pytest.approx(delta_deg, abs=1e-9)
+
+
+def test_wheel_angle_of_the_emulated_car_needs_no_reference_point_correction():
+    """The emulator's car (kinematic bicycle, status position at the box centre, 1.35 m ahead of the
+    rear axle) turning with its wheels at 20 deg: its status' signed speed (the forward component, as
+    the simulator's) and yaw rate give back 20 deg; the centre's speed (|velocity|) would give 19.7."""
+    from morai_bridge.emu.sim_vehicle import EgoModel, VehicleParams
+    car = EgoModel(VehicleParams())
+    car.set_pose(0.0, 0.0, speed_kmh=18.0, steer_deg=-20.0)          # wire steer + right: 20 deg left
+    forward, lateral = car.velocity("body")
+    assert lateral > 0.1
+    assert math.degrees(signs.wheel_angle(car.yaw_rate, forward, car.p.wheelbase)) == pytest.approx(20.0, abs=1e-9)
+    assert math.degrees(signs.wheel_angle(car.yaw_rate, math.hypot(forward, lateral), car.p.wheelbase)) < 19.8
 
 
 def test_steady_yaw_rate_is_the_slope_with_its_error():
