@@ -61,6 +61,40 @@ ZERO_AS_NAMES = {0: 'refused', 1: 'pedal control: accel, brake, steering', 2: 'v
                  3: 'acceleration control'}
 
 
+class CommandState:
+    """What travels with the control commands -- gear, control mode (wire codes) and the last lamps
+    sent -- with one owner: every reader takes a consistent :meth:`snapshot`, every writer changes it
+    under :attr:`lock` (an RLock: a service that plans a change from the state in force holds it across
+    the plan and the :meth:`update`), so a packet never carries the gear of one change and the mode of
+    another."""
+
+    def __init__(self, gear, ctrl_mode, lamps):
+        self.lock = threading.RLock()
+        self._gear, self._ctrl_mode, self._lamps = gear, ctrl_mode, lamps
+
+    def snapshot(self):
+        """(gear, ctrl_mode, lamps) as one consistent triple."""
+        with self.lock:
+            return self._gear, self._ctrl_mode, self._lamps
+
+    def update(self, gear=None, ctrl_mode=None, lamps=None):
+        """Set what is given; True when gear or control mode changed."""
+        with self.lock:
+            changed = (gear is not None and gear != self._gear) or (ctrl_mode is not None and
+                                                                    ctrl_mode != self._ctrl_mode)
+            if gear is not None:
+                self._gear = gear
+            if ctrl_mode is not None:
+                self._ctrl_mode = ctrl_mode
+            if lamps is not None:
+                self._lamps = lamps
+            return changed
+
+    gear = property(lambda self: self.snapshot()[0])
+    ctrl_mode = property(lambda self: self.snapshot()[1])
+    lamps = property(lambda self: self.snapshot()[2])
+
+
 def data_length_of(cls, size):
     """The data_length of the variant of message class ``cls`` that is ``size`` bytes long."""
     for v in udp.variants_of(cls):
@@ -83,15 +117,15 @@ class CommandSender:
         self.max_rear_steering_deg = cfg.max_rear_steering_deg or None     # None: the front maximum
         self.ctrl_data_length = data_length_of(udp.EgoCtrlCmd, cfg.ctrl_cmd_bytes)
         self.tl_data_length = data_length_of(udp.SetTrafficLight, cfg.set_traffic_light_bytes)
-        self.gear = cfg.gear
-        self.ctrl_mode = int(enums.CtrlMode.AUTO)
-        self.lamps_state = Lamps()
+        self.state = CommandState(cfg.gear, int(enums.CtrlMode.AUTO), Lamps())
         self.sender = transport.UdpSender(bind_ip if bind_ip != '' else '0.0.0.0',
                                           sim_ip if sim_ip not in ('', '0.0.0.0') else '127.0.0.1')
         self.names = [s.name for s in streams.TO_SIM]
         self.tx_counts = {n: 0 for n in self.names}
         self.tx_refused = {n: 0 for n in self.names}
         self.last_refusal = ''
+        # the counters are written by subscriber, service and watchdog threads: one lock keeps them exact
+        self._count_lock = threading.Lock()
         self.adjusted = collections.Counter()   # 'what was mapped or clamped' -> commands sent so
         self.refused_t = {}            # stream -> monotonic time of its last refusal
         self.last_refusals = {}        # stream -> the text of its last refusal
@@ -120,21 +154,28 @@ class CommandSender:
     def host(self):
         return self.sender.host
 
+    # the state in force (read-only views; change it through self.state)
+    gear = property(lambda self: self.state.gear)
+    ctrl_mode = property(lambda self: self.state.ctrl_mode)
+    lamps_state = property(lambda self: self.state.lamps)
+
     def send(self, name, packet, encode=udp.encode):
         """Encode and send one packet on stream ``name``; False (counted, logged) on a send error."""
         ok = self.sender.send(self.cfg[name + '_port'], encode(packet))
         if ok:
-            self.tx_counts[name] += 1
+            with self._count_lock:
+                self.tx_counts[name] += 1
         else:
             rospy.logwarn_throttle(5.0, f'udp_bridge: sending {name} failed: {self.sender.last_error}')
         return ok
 
     def refuse(self, name, err):
         """Count and log a command that was not sent, with the reason."""
-        self.tx_refused[name] += 1
-        self.last_refusal = str(err)
-        self.last_refusals[name] = str(err)
-        self.refused_t[name] = time.monotonic()
+        with self._count_lock:
+            self.tx_refused[name] += 1
+            self.last_refusal = str(err)
+            self.last_refusals[name] = str(err)
+            self.refused_t[name] = time.monotonic()
         rospy.logwarn_throttle(2.0, f'udp_bridge: {err}')
 
     def refused_recently(self, name, window_s, now=None):
@@ -144,13 +185,16 @@ class CommandSender:
         return self.last_refusals[name] if t is not None and now - t < window_s else ''
 
     def ctrl_packet(self, m, ctrl_mode=None, gear=None):
+        """The Ego Ctrl Cmd of CtrlCmd ``m`` with the gear and mode in force (one snapshot), or those given."""
+        gear_now, mode_now, _ = self.state.snapshot()
         notes = []
-        packet = ros_to_sim.ctrl_cmd(m, self.gear if gear is None else gear,
-                                     self.ctrl_mode if ctrl_mode is None else ctrl_mode,
+        packet = ros_to_sim.ctrl_cmd(m, gear_now if gear is None else gear,
+                                     mode_now if ctrl_mode is None else ctrl_mode,
                                      self.max_steering_deg, self.steering_sign, self.ctrl_data_length,
                                      self.max_rear_steering_deg, self.zero_as, notes)
         if notes:
-            self.adjusted.update(notes)
+            with self._count_lock:
+                self.adjusted.update(notes)
             if m.longlCmdType == 0 and not self._zero_logged:
                 self._zero_logged = True
                 rospy.loginfo('udp_bridge: CtrlCmd.longlCmdType 0 (unset) is sent as %d (%s), as native ROS mode '
@@ -158,10 +202,15 @@ class CommandSender:
                               self.zero_as, ZERO_AS_NAMES[self.zero_as])
         return packet
 
+    def brake_packet(self):
+        """The safe command with the gear and mode in force."""
+        gear, mode, _ = self.state.snapshot()
+        return ros_to_sim.brake_cmd(gear, mode, self.ctrl_data_length)
+
     def brake(self):
         """Apply gear and mode now with a braking command (only once control commands flow)."""
         if self.any_ctrl_sent and self.cfg.ctrl_cmd_port:
-            self.send('ctrl_cmd', ros_to_sim.brake_cmd(self.gear, self.ctrl_mode, self.ctrl_data_length))
+            self.send('ctrl_cmd', self.brake_packet())
 
     # ------------------------------------------------------------ commands that need more than their converter
 
@@ -176,13 +225,15 @@ class CommandSender:
 
     def _build_lamps(self, m):
         packet = ros_to_sim.lamps(m)
-        self.lamps_state = m           # kept for the services' scenario plans
+        self.state.update(lamps=m)     # kept for the services' plans (turnSignal 3 keeps it)
         return [packet]
 
     def _build_gv_direct(self, m):
         notes = []
         packet = ros_to_sim.gv_direct(m, notes)
-        self.adjusted.update(notes)
+        if notes:
+            with self._count_lock:
+                self.adjusted.update(notes)
         return [packet]
 
     def _builder(self, s):
@@ -243,7 +294,7 @@ class CommandSender:
             self.watchdog_brakes += 1
             rospy.logwarn('udp_bridge: no /ctrl_cmd for %.2f s (~ctrl_cmd_timeout): braking command sent; the '
                           'next command takes over', now - t)
-            self.send('ctrl_cmd', ros_to_sim.brake_cmd(self.gear, self.ctrl_mode, self.ctrl_data_length))
+            self.send('ctrl_cmd', self.brake_packet())
             return True
 
     def shutdown(self):

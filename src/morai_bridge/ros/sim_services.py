@@ -131,15 +131,16 @@ class SimServices:
         e = req.request
         opt = e.option
         tx = self.tx
-        plan = plan_event(e, tx.ctrl_mode, tx.gear, tx.lamps_state)
+        with tx.state.lock:          # plan from the state in force and change it as one step
+            gear, ctrl_mode, lamps = tx.state.snapshot()
+            plan = plan_event(e, ctrl_mode, gear, lamps)
+            changed = tx.state.update(gear=plan.gear, ctrl_mode=plan.ctrl_mode)
         for text in plan.refusals:
             tx.refuse('ctrl_cmd', ros_to_sim.CommandError(text))
-        changed = (plan.ctrl_mode, plan.gear) != (tx.ctrl_mode, tx.gear)
-        tx.ctrl_mode, tx.gear = plan.ctrl_mode, plan.gear
         if plan.lamps is not None and self.cfg.lamps_port:
             try:
                 tx.send('lamps', ros_to_sim.lamps(plan.lamps))
-                tx.lamps_state = plan.lamps
+                tx.state.update(lamps=plan.lamps)
             except ros_to_sim.CommandError as err:
                 tx.refuse('lamps', err)
         if opt & OPT_PAUSE and self.cfg.sim_control_port:
@@ -148,11 +149,12 @@ class SimServices:
         if changed:
             # Gear and mode travel with ctrl commands: apply them now with a braking command.
             tx.brake()
+        gear, ctrl_mode, lamps = tx.state.snapshot()
         r = EventInfo()
         r.option = opt
-        r.ctrl_mode = event_ctrl_mode(tx.ctrl_mode)
-        r.gear = tx.gear
-        r.lamps = tx.lamps_state
+        r.ctrl_mode = event_ctrl_mode(ctrl_mode)
+        r.gear = gear
+        r.lamps = lamps
         s = self.rx.sim_status
         r.set_pause = bool(s is not None and s.status == SimState.PAUSE)
         return MoraiEventCmdSrvResponse(r)
