@@ -27,7 +27,7 @@ from morai_bridge.configuration.params import FROM_PROFILE, FROM_VERSION, Param,
 from morai_bridge.link import transport
 from morai_bridge.link.workers import LatestValue, ThrottledLog
 from morai_bridge.ros import sim_to_ros
-from morai_bridge.wire import lockstep, streams, udp
+from morai_bridge.wire import lockstep, nmea, streams, udp
 
 # The receive side's parameters (the udp_bridge node and capture_replay declare them)
 # the version-dependent default ports, for the docs: stream -> [(version, port)]
@@ -141,6 +141,7 @@ class SimReceiver:
             if cfg.get('publish_clock', False) else None
         self.last_clock = None
         self.gps_alt = None
+        self.gps_samples = nmea.GpsSamples()
         self.bad_stamps = 0
         # the parameter, or (left at 0) the version's
         self.status_sign = (cfg.status_steering_sign if cfg.status_steering_sign != FROM_PROFILE
@@ -323,10 +324,22 @@ class SimReceiver:
         return sim_to_ros.sim_status(w, stamp, self.last_sim_command)
 
     def _on_gps(self, w, stamp):
+        # one message per GPS sample (nmea.GpsSamples: the sentences of one fix time merged), as
+        # native ROS mode publishes; a sample given out late comes before the one w completes
         if w.altitude is not None and (w.latitude or w.longitude):
             self.gps_alt = w.altitude
+        msg = None
+        for sample, sample_stamp in self.gps_samples.add(w, stamp):
+            if msg is not None:
+                self.pubs['gps'].publish(msg)
+                self.stats['gps'].published += 1
+            msg = self._gps_sample(sample, sample_stamp)
+        return msg
+
+    def _gps_sample(self, sample, stamp):
+        """GPSMessage of one merged sample (None without a position); its NavSatFix is published here."""
         east, north = self._gps_offsets
-        g, n = sim_to_ros.gps(w, stamp, self._gps_frame_id, east, north, self.gps_alt)
+        g, n = sim_to_ros.gps(sample, stamp, self._gps_frame_id, east, north, self.gps_alt)
         if g is not None:
             st = self.stats['gps']
             st.no_fix_last = g.status == 0

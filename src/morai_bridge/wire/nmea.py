@@ -9,10 +9,13 @@ field a converter rejects, a checksum mismatch) goes the pynmea2 way, which then
 also produces the error.  test_nmea.py checks the two agree.  Encoding a
 sentence gives back its raw text followed by CR LF.
 
-Captured example (MORAI SIM, port 9090 -> 9091)::
+Captured example (MORAI SIM, port 9090 -> 9091; the simulator sent the RMC first)::
 
     $GPGGA,223047.5,3714.4040,N,12646.4377,E,1,09,1.0,29.1,M,0.0,M,,*5A
     $GPRMC,223047.5,A,3714.4040,N,12646.4377,E,000.0,116.5,120924,000.0,E,A,*22
+
+Both sentences are one GPS sample (the same time field); :class:`GpsSamples` merges the
+sentences of each sample into one, so that a bridge publishes one message per sample.
 
 No ROS imports.
 """
@@ -24,7 +27,8 @@ from typing import NamedTuple, Optional, Sequence, Union
 import pynmea2
 from pynmea2.nmea_utils import datestamp as _datestamp_uncached
 
-__all__ = ["NmeaError", "NmeaSentence", "parse", "encode", "build", "make_gga", "make_rmc"]
+__all__ = ["NmeaError", "NmeaSentence", "GpsSamples", "merge", "parse", "encode", "build", "make_gga",
+           "make_rmc"]
 
 
 class NmeaError(ValueError):
@@ -280,6 +284,85 @@ def _parse_pynmea(text: str) -> NmeaSentence:
         raise
     except Exception as exc:  # pynmea2 signals problems with many exception types
         raise NmeaError(f"invalid NMEA sentence: {exc}") from None
+
+
+def merge(a: NmeaSentence, b: NmeaSentence) -> NmeaSentence:
+    """Two sentences of one GPS sample as one: the GGA's fields (it has every field a position
+    message needs), each field it lacks taken from the other (RMC's status, date, speed, course);
+    ``raw`` is the GGA's.  Without a GGA, ``a``'s fields first."""
+    if b.sentence_type == "GGA" and a.sentence_type != "GGA":
+        a, b = b, a
+    missing = {f: v for f, v in zip(NmeaSentence._fields, b) if v is not None and getattr(a, f) is None}
+    return a._replace(**missing) if missing else a
+
+
+class GpsSamples:
+    """One merged :class:`NmeaSentence` per GPS sample from the sentences that carry it.
+
+    MORAI sends each sample of its GPS sensor as one datagram per sentence, every one with the
+    sample's time field: RMC then GGA in the 2024 captures (24.R2), GGA then RMC from this
+    package's emulator, and a simulator set up otherwise may send only one of the two.  MORAI's
+    native ROS mode publishes one GPSMessage per sample, so :meth:`add` gives each sample out once:
+
+    * a sentence belongs to the open sample when its time field is the sample's (compared as
+      text: 25.S4 writes milliseconds unpadded) and its type is not in the sample yet; otherwise it
+      opens a new sample, and the open one is complete (a repeated sentence is a new sample);
+    * a sample is given out as soon as it holds a GGA, or at its first sentence once samples come
+      without one (the first complete sample had none, or two in a row had none: a simulator that
+      sends only RMC); otherwise when the next sample opens (``late``: the GGA it waited for did
+      not come; the sample is not lost, it comes one sample period late).  Until a first sample
+      is complete, an RMC waits for its GGA;
+    * a sentence without a time is a sample of its own, given out at once.
+
+    Its stamp is the one passed with the sample's first sentence.  Plain Python, one thread.
+    """
+
+    __slots__ = ("_time", "_types", "_sample", "_stamp", "_given", "_misses", "gga", "late", "merged")
+
+    def __init__(self):
+        self._time = None       # time field (text) of the open sample; None: no sample open
+        self._types = ()        # sentence types in the open sample
+        self._sample = None     # its sentences merged
+        self._stamp = None      # the stamp that came with its first sentence
+        self._given = True      # the open sample was given out
+        self._misses = 0        # complete samples in a row without a GGA
+        self.gga = None         # the last complete sample had a GGA (None: no sample complete yet)
+        self.late = 0           # samples given out when the next one opened (their GGA never came)
+        self.merged = 0         # sentences merged into a sample opened by another
+
+    def add(self, sentence: NmeaSentence, stamp=None):
+        """[(merged sentence, stamp)] to publish now, oldest first: none, one, or two (a late
+        sample, then the one this sentence completes)."""
+        out = []
+        t = sentence.raw.split(",", 2)[1] if sentence.utc_time is not None else None
+        if self._time is not None and (t != self._time or sentence.sentence_type in self._types):
+            self._close(out)
+        if t is None:
+            out.append((sentence, stamp))
+            return out
+        if self._time is None:
+            self._time, self._types, self._sample, self._stamp = t, (sentence.sentence_type,), sentence, stamp
+            self._given = False
+        else:
+            self._types += (sentence.sentence_type,)
+            self._sample = merge(self._sample, sentence)
+            self.merged += 1
+        if not self._given and ("GGA" in self._types or self.gga is False):
+            self._given = True
+            out.append((self._sample, self._stamp))
+        return out
+
+    def _close(self, out):
+        if not self._given:
+            self.late += 1
+            out.append((self._sample, self._stamp))
+        if "GGA" in self._types:
+            self.gga, self._misses = True, 0
+        else:
+            self._misses += 1
+            if self.gga is None or self._misses >= 2:     # one lost GGA does not make an RMC-only sender
+                self.gga = False
+        self._time = None
 
 
 def encode(sentence: NmeaSentence) -> bytes:

@@ -85,7 +85,7 @@ STREAMS = (
     Stream('sim_status', 10326, SIM_TO_USER, (udp.SimStatus,), 'sim/process/state/msg/MoraiSimProcStatus',
            'morai_msgs/MoraiSimProcStatus', sim_row='Sim Status'),
     Stream('gps', 9091, SIM_TO_USER, (udp.NmeaSentence,), 'gps', 'morai_msgs/GPSMessage',
-           counters=(('no_fix', 'sentences without a fix (void, or 0/0 in a blackout)'),), sim_row='GPS sensor'),
+           counters=(('no_fix', 'samples without a fix (void, or 0/0 in a blackout)'),), sim_row='GPS sensor'),
     # IMU: stamped on arrival instead where the version's seconds are the host's local time
     Stream('imu', 9110, SIM_TO_USER, (udp.ImuData,), 'imu', 'sensor_msgs/Imu', stamp=PACKET,
            counters=(('duplicates', 'duplicates (catch-up bursts; not published)'),), sim_row='IMU sensor'),
