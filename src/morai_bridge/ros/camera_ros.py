@@ -41,7 +41,8 @@ from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.link.measure import RateMeter, snapshot
 from morai_bridge.link.workers import LatestSlot, Worker
 from morai_bridge.ros.sensor_bridge import WARN, SensorBridge, counted, optical_transform
-from morai_bridge.ros.sensor_params import STAMP_PARAM, mount_params, network_params, tail_params
+from morai_bridge.ros.sensor_params import (STAMP_PARAM, mount_params, native_names_param, network_params,
+                                            tail_params)
 from morai_bridge.wire import camera
 from morai_bridge.wire.sensor_errors import SensorDecodeError
 
@@ -56,6 +57,8 @@ PARAMS = network_params(camera.DEFAULT_PORT, 'camera image (MOR) and box (BOX) d
     STAMP_PARAM,
     Param('image_topic', 'image_jpeg/compressed', 'published sensor_msgs/CompressedImage (MORAI\'s ROS topic)'),
     Param('camera_info_topic', 'image_jpeg/camera_info', 'published sensor_msgs/CameraInfo'),
+    native_names_param('none for the camera: image_jpeg/compressed is MORAI\'s name either way; accepted so '
+                       'that one switch fits every sensor node'),
     Param('width', 0, 'CameraInfo width [px]; 0: the width in the JPEG header', minimum=0, maximum=65535),
     Param('height', 0, 'CameraInfo height [px]; 0: the height in the JPEG header', minimum=0, maximum=65535),
     Param('fov_deg', 90.0, 'horizontal field of view of the simulator\'s camera [deg] (CameraInfo K, P)',

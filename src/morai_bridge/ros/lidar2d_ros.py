@@ -16,17 +16,20 @@ import rospy
 from sensor_msgs.msg import LaserScan
 from std_msgs.msg import Header
 
+from morai_bridge.configuration import topic_names
 from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.link.measure import RateMeter, snapshot
 from morai_bridge.ros.sensor_bridge import SensorBridge, counted
-from morai_bridge.ros.sensor_params import mount_params, network_params, tail_params
+from morai_bridge.ros.sensor_params import mount_params, native_names_param, network_params, tail_params
 from morai_bridge.wire import lidar2d
 from morai_bridge.wire.sensor_errors import SensorDecodeError
 
 
 PARAMS = network_params(lidar2d.DEFAULT_PORT, '2D LiDAR datagrams (UDP port; MORAI has no default, so 0 = off: '
                         'the node refuses to start, sensor_bridge.launch leaves it out)', 1 << 20) + [
-    Param('topic', 'scan', 'published sensor_msgs/LaserScan'),
+    Param('topic', topic_names.BY_CONVENTION, 'published sensor_msgs/LaserScan; "": scan (the ROS laser drivers\' '
+          'name), or lidar2D (MORAI\'s native ROS mode) with native_names'),
+    native_names_param('lidar2D for scan'),
     Param('angle_origin_deg', 0.0, 'direction of sample 0 [deg, counter-clockwise from x forward] (unknown: '
           '0 = straight ahead)'),
     Param('direction', 1, 'order of the samples: 1 counter-clockwise, -1 clockwise (unknown)', choices=(1, -1)),

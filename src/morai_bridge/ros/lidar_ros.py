@@ -33,10 +33,12 @@ import rospy
 from sensor_msgs.msg import PointCloud2
 from std_msgs.msg import Header
 
+from morai_bridge.configuration import topic_names
 from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.link.measure import RateMeter, Timing, snapshot
 from morai_bridge.ros.sensor_bridge import WARN, SensorBridge, counted
-from morai_bridge.ros.sensor_params import STAMP_PARAM, mount_params, network_params, tail_params
+from morai_bridge.ros.sensor_params import (STAMP_PARAM, mount_params, native_names_param, network_params,
+                                            tail_params)
 from morai_bridge.wire import velodyne as vel
 
 
@@ -78,7 +80,9 @@ PARAMS = network_params(vel.DEFAULT_PORT, 'Velodyne data packets (UDP port; 0: t
     STAMP_PARAM,
     Param('device_time_max_offset', 1.0, 'stamp_source sim: use the packets\' device time only within this of '
           'the receive time [s], else receive time (counted)', minimum=0.0),
-    Param('topic', 'velodyne_points', 'published sensor_msgs/PointCloud2 (velodyne_pointcloud\'s name)'),
+    Param('topic', topic_names.BY_CONVENTION, 'published sensor_msgs/PointCloud2; "": velodyne_points '
+          '(velodyne_pointcloud\'s name), or lidar3D (MORAI\'s native ROS mode) with native_names'),
+    native_names_param('lidar3D for velodyne_points'),
 ] + mount_params('velodyne', 'LiDAR (Velodyne convention: x forward, y left, z up)') + tail_params()
 
 

@@ -27,7 +27,7 @@ import tf2_ros
 from geometry_msgs.msg import Quaternion, Transform, TransformStamped, Vector3
 from std_msgs.msg import Header
 
-from morai_bridge.configuration import morai_settings
+from morai_bridge.configuration import morai_settings, topic_names
 from morai_bridge.configuration.params import DISABLED, ParamError
 from morai_bridge.link import memory, transport
 from morai_bridge.link.measure import Recent, Timing
@@ -58,7 +58,7 @@ class SensorBridge:
     problem_words = 'malformed datagrams'
 
     def __init__(self, cfg, log=None, on_dead=None):
-        self.cfg = cfg
+        self.cfg = topic_names.resolve(self.kind, cfg)     # topics left to the convention: ~native_names
         if cfg.port == DISABLED:
             raise ParamError(self.port_off)
         self.last_error = ''
@@ -232,8 +232,11 @@ def run_node(node_name, params, bridge_class):
         if cfg.keep_freed_memory and not kept:
             rospy.logwarn('%s: ~keep_freed_memory: this C library has no mallopt; freed buffers go back to the '
                           'kernel (more page faults at each revolution / frame)', node_name)
+        left = [t.param for t in topic_names.SENSOR_TOPICS if t.kind == kind and not cfg[t.param]]
         bridge = bridge_class(cfg, log=supervisor.log, on_dead=supervisor.on_dead)
         bridge.memory_kept = kept
+        for name in left:           # the convention's name, for rosparam get
+            rospy.set_param('~' + name, cfg[name])
     except (ParamError, transport.TransportError, morai_settings.SettingsError) as e:
         rospy.logfatal('%s: %s', node_name, e)
         raise SystemExit(2)

@@ -5,6 +5,8 @@
   ``~mount_x`` ... ``~mount_yaw`` (the static TF parent -> frame);
 * :func:`tail_params`: ``~stale_timeout``, ``~keep_freed_memory``, ``~fault_injection``;
 * :data:`STAMP_PARAM`: ``~stamp_source``;
+* :func:`native_names_param`: ``~native_names``, MORAI's native ROS mode's topic names instead of the
+  ROS driver's (:mod:`morai_bridge.configuration.topic_names`);
 * :data:`SETTINGS_PARAMS` and :func:`apply_settings`: ``~settings``, a SensorInfo file of MORAI
   SIM, overriding the port, mount, frames, topics and sensor options (docs/settings.md).
 """
@@ -84,6 +86,15 @@ def apply_settings(cfg, params, kind, warn):
             cfg[name] = declared[name].coerce(value)
     transport.check_local_address(cfg.bind_ip, '~bind_ip', morai_settings.address_origin(sensors, sensor))
     return True
+
+
+def native_names_param(what):
+    """``~native_names``: the topics named as MORAI SIM's native ROS mode names them (``what``: which
+    names change) instead of by the ROS driver conventions."""
+    return Param('native_names', False, f'publish under the topic names of MORAI SIM\'s native ROS mode '
+                 f'({what}) instead of the ROS driver names, so that a stack written for native mode runs '
+                 f'unchanged; a topic parameter set to a name keeps it (docs/ros_api.md, "Native ROS mode\'s '
+                 f'names")')
 
 
 STAMP_PARAM = Param('stamp_source', 'sim', 'header stamps: sim (the time the simulator put in the packets) or '

@@ -17,8 +17,9 @@ def defaults(node):
 def test_node_defaults():
     cam, lid, l2d = defaults(camera_bridge), defaults(lidar_bridge), defaults(lidar2d_bridge)
     assert (cam['port'], lid['port'], l2d['port']) == (1232, 2368, 0)
-    assert cam['image_topic'] == 'image_jpeg/compressed' and lid['topic'] == 'velodyne_points'
-    assert l2d['topic'] == 'scan'
+    # the LiDARs' topics are named by the convention (~native_names: velodyne_points / lidar3D, scan / lidar2D)
+    assert cam['image_topic'] == 'image_jpeg/compressed' and lid['topic'] == '' and l2d['topic'] == ''
+    assert cam['native_names'] is lid['native_names'] is l2d['native_names'] is False
     assert (cam['frame_id'], cam['optical_frame_id'], lid['frame_id'], l2d['frame_id']) == (
         'camera', 'camera_optical', 'velodyne', 'laser')
     for d in (cam, lid, l2d):
