@@ -26,11 +26,13 @@ import json
 import math
 from typing import Dict, NamedTuple, Optional, Tuple
 
+from morai_bridge.configuration import sim_versions, topic_names
 from morai_bridge.wire import streams as wire_streams
 
 __all__ = ['SettingsError', 'Pose', 'Sensor', 'SensorSettings', 'NetworkEntry', 'NetworkSettings',
            'NodePlan', 'Plan', 'load_sensors', 'load_network', 'parse_sensors', 'parse_network',
-           'rep103_pose', 'wrap_deg', 'plan', 'LIDAR3D_TYPES', 'PUBSUB_STREAMS', 'COMM_NAMES']
+           'StreamOff', 'rep103_pose', 'wrap_deg', 'plan', 'LIDAR3D_TYPES', 'PUBSUB_STREAMS', 'COMM_NAMES',
+           'UNLISTED_KEPT']
 
 
 class SettingsError(ValueError):
@@ -68,6 +70,25 @@ PUBSUB_STREAMS = {
 #: the 25.S4 competition build's vehicle status (the #MoraiInfo$ layout with position withheld):
 #: udp_bridge's competition_status port, published on /Competition_topic (heven network-persistence.md)
 PUBSUB_COMPETITION_STATUS = 295
+
+#: udp_bridge streams that a network file may leave out while the simulator still sends them (or
+#: listens for them) on MORAI's default port: with a network file that has no entry for one, the plan
+#: keeps that port instead of switching it off.  The public 25.S4 files save the ego network's rows
+#: (the PUBSUB_TYPEs above) and none of these; a 25.S4.MolitComp03 team receives and sends these on
+#: the default ports all the same (evidence in docs/settings.md, "Streams a network file leaves out").
+#: Every other stream the file does not configure is left off and reported.
+_HEVEN_COVERAGE = 'eriverOoO/heven-ad-2026 @4d26e0e docs/morai/protocol-coverage.md (development profile, 25.S4)'
+UNLISTED_KEPT = {
+    'traffic_light': _HEVEN_COVERAGE + ' receives it on 7502 (typed); the 2024 captures: 7502',
+    'intersection': _HEVEN_COVERAGE + ' receives it on 9102 (typed); the 2024 captures: 9102',
+    'vehicle_collision': _HEVEN_COVERAGE + ' receives it on 9108 (typed)',
+    'set_intersection': _HEVEN_COVERAGE + ' sends it to 9132',
+    'sensor_control': _HEVEN_COVERAGE + ' sends it to 9103',
+    'lamps': _HEVEN_COVERAGE + ' sends it to 9097',
+    'scenario_load': _HEVEN_COVERAGE + ' sends it to 9099',
+    'save_sensor_data': _HEVEN_COVERAGE + ' sends it to 9105',
+    'npc_ghost': _HEVEN_COVERAGE + ' sends it to 9101',
+}
 
 SENSOR_LISTS = (('cameraList', 'camera'), ('Lidar3DList', 'lidar'), ('Lidar2DList', 'lidar2d'),
                 ('GPSList', 'gps'), ('IMUList', 'imu'))
@@ -523,11 +544,19 @@ class NodePlan(NamedTuple):
     bind_origin: str = ''  # the file and key ~bind_ip was read from ('' when given), for errors
 
 
+class StreamOff(NamedTuple):
+    """A udp_bridge stream the plan leaves off (port 0), why, and the port that would enable it."""
+    stream: str          # the stream (its port parameter: stream + '_port')
+    why: str             # what the settings say (or do not say) about it
+    port: int            # MORAI's default port for it in the default simulator version (0: none)
+
+
 class Plan(NamedTuple):
     nodes: Tuple[NodePlan, ...]
     not_started: Tuple[str, ...]      # one line per sensor or stream the settings do not send over UDP
     notes: Tuple[str, ...]            # facts the user should see (poses for a URDF, mismatches)
     warnings: Tuple[str, ...] = ()    # keys of the files that were not read (unknown or misplaced)
+    streams_off: Tuple[StreamOff, ...] = ()   # udp_bridge streams left off, when it is in the plan
 
 
 def _prefix(kind, s, many):
@@ -544,9 +573,13 @@ def _fmt_pose(p):
     return 'x %.3f y %.3f z %.3f m, roll %.1f pitch %.1f yaw %.1f deg' % p
 
 
-def sensor_node_params(s, many, parent_frame='base_link', sim_ip=None, bind_ip=None):
-    """Private parameters of the node that bridges UDP sensor ``s`` (camera, lidar or lidar2d)."""
+def sensor_node_params(s, many, parent_frame='base_link', sim_ip=None, bind_ip=None, native_names=False):
+    """Private parameters of the node that bridges UDP sensor ``s`` (camera, lidar or lidar2d).  A topic the
+    file names (``rosConfig.Topic``: what the simulator would publish it as in native ROS mode) is kept; one it
+    does not name is the naming convention's (``native_names``: MORAI's native ROS mode's)."""
     p = {'sim_ip': sim_ip or s.host_ip, 'bind_ip': bind_ip or s.dest_ip, 'port': s.dest_port}
+    if native_names:
+        p['native_names'] = True
     p.update(_mount(s.pose, parent_frame))
     pre = _prefix(s.kind, s, many)
     if s.frame_id:
@@ -571,14 +604,14 @@ def sensor_node_params(s, many, parent_frame='base_link', sim_ip=None, bind_ip=N
         if s.topic:
             p['topic'] = s.topic
         elif pre:
-            p['topic'] = pre + 'velodyne_points'
+            p['topic'] = pre + topic_names.name('lidar', 'topic', native_names)
     elif s.kind == 'lidar2d':
         if 'range_max' in s.extra:
             p['range_max'] = s.extra['range_max']
         if s.topic:
             p['topic'] = s.topic
         elif pre:
-            p['topic'] = pre + 'scan'
+            p['topic'] = pre + topic_names.name('lidar2d', 'topic', native_names)
     return p
 
 
@@ -587,10 +620,12 @@ def _node_name(kind, s, many):
     return '%s_%d' % (base, s.uid) if many else base
 
 
-def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind_ip=None, udp_bridge=False):
+def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind_ip=None, udp_bridge=False,
+         native_names=False):
     """The nodes that bridge what ``sensors`` (:class:`SensorSettings`) and ``network``
     (:class:`NetworkSettings`) send over UDP; either may be None.  udp_bridge is in the plan with a
-    network file or when GPS / IMU are sent over UDP, always with ``udp_bridge`` (its ~settings)."""
+    network file or when GPS / IMU are sent over UDP, always with ``udp_bridge`` (its ~settings).
+    ``native_names``: the sensor topics the file does not name get MORAI's native ROS mode's names."""
     nodes, off, notes = [], [], []
     bridge = {}
     listen = []         # (file: key, address) of every stream udp_bridge receives: the address it binds
@@ -598,7 +633,7 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
         for kind in ('camera', 'lidar', 'lidar2d'):
             udp = [s for s in sensors.sensors if s.kind == kind and s.udp]
             for s in udp:
-                params = sensor_node_params(s, len(udp) > 1, parent_frame, sim_ip, bind_ip)
+                params = sensor_node_params(s, len(udp) > 1, parent_frame, sim_ip, bind_ip, native_names)
                 nodes.append(NodePlan(SENSOR_NODES[kind], _node_name(kind, s, len(udp) > 1), params,
                                       '%s (m_SensorUniqueID %d)' % (s.key, s.uid)))
                 if kind == 'camera' and s.extra.get('fx_file') is not None \
@@ -643,22 +678,20 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
                 bridge.setdefault('sim_ip', n.host_ip)
             if n.dest_ip:
                 listen.append((f'{network.path}: {n.key}.config.udpConfig.destinationIP', n.dest_ip))
-        for n in network.entries:
+        for n in network.entries:       # (the known streams left off: Plan.streams_off)
             if n.stream is None:
                 off.append('%s: PUBSUB_TYPE %d (netType %s): stream unknown to this bridge'
                            % (n.key, n.pubsub, COMM_NAMES.get(n.net_type, n.net_type)))
-            elif n.net_type != COMM_UDP or n.port is None:
-                off.append('%s: PUBSUB_TYPE %d (%s): %s' % (n.key, n.pubsub, n.stream,
-                                                             COMM_NAMES.get(n.net_type, 'netType %d' % n.net_type)))
     # udp_bridge: with a network file, or when the sensor file sends GPS / IMU over UDP
+    streams_off = ()
     if udp_bridge or network is not None or any(v for k, v in bridge.items() if k.endswith('_port')):
-        if network is not None:
-            # the network settings are the simulator's whole list: a stream not in it is not used
-            unset = [st.name for st in wire_streams.STREAMS if f'{st.name}_port' not in bridge]
-            for name in unset:
-                bridge[f'{name}_port'] = 0
-            notes.append(f"udp_bridge: streams the settings do not configure are off (port 0): {', '.join(unset)}")
-        else:
+        taken = {n.params['port']: n.name for n in nodes}        # the sensor nodes' receive ports
+        streams_off, kept = _unconfigured(bridge, sensors, network, taken)
+        if kept:
+            notes.append('udp_bridge: streams the network settings leave out, on MORAI\'s default port all '
+                         'the same (the simulator uses them there; docs/settings.md): %s'
+                         % ', '.join('%s %d' % (name, bridge[name + '_port']) for name in kept))
+        if network is None:
             notes.append('udp_bridge: no network settings given: its vehicle and simulator streams keep '
                          'their default ports')
         if sim_ip is not None:
@@ -672,7 +705,63 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
                             if x is not None)
         nodes.append(NodePlan('udp_bridge', 'udp_bridge', bridge, what, origin))
     warnings = (sensors.warnings if sensors is not None else ()) + (network.warnings if network is not None else ())
-    return Plan(tuple(nodes), tuple(off), tuple(notes), warnings)
+    return Plan(tuple(nodes), tuple(off), tuple(notes), warnings, tuple(streams_off))
+
+
+def _default_port(name):
+    """MORAI's default port of udp_bridge stream ``name`` in the default simulator version (0: none)."""
+    if name in sim_versions.VERSIONED_PORTS:
+        return sim_versions.load_version(sim_versions.DEFAULT).port(name)
+    return wire_streams.BY_NAME[name].port
+
+
+def _unconfigured(bridge, sensors, network, taken=None):
+    """With a network file, set udp_bridge's port of every stream ``bridge`` has no port for yet: MORAI's
+    default for those of :data:`UNLISTED_KEPT` the file has no entry for (unless that port is already a
+    receive port here: ``bridge``'s or ``taken``, {port: node}), else 0.  Returns ([StreamOff] of the streams
+    left off, GPS and IMU included when the sensor file does not send them over UDP; [names] of the streams
+    kept at their default port)."""
+    off = [StreamOff(name, 'not sent over UDP by %s' % sensors.path, _default_port(name))
+           for name in wire_streams.SENSOR_STREAMS if sensors is not None and bridge.get(f'{name}_port') == 0]
+    if network is None:
+        return off, []
+    entries = {}
+    for n in network.entries:
+        if n.stream is not None:
+            entries.setdefault(n.stream, n)
+    used = {wire_streams.SIM_TO_USER: dict(taken or {})}     # direction -> {port: its user} in the plan
+    for st in wire_streams.STREAMS:
+        if bridge.get(f'{st.name}_port'):
+            used.setdefault(st.direction, {})[bridge[f'{st.name}_port']] = st.name
+    kept = []
+    for st in wire_streams.STREAMS:
+        param = f'{st.name}_port'
+        if param in bridge:
+            continue
+        bridge[param] = 0
+        if st.extension:            # our emulator's lock-step ports: never from a simulator's settings
+            continue
+        port = _default_port(st.name)
+        n = entries.get(st.name)
+        if st.name in wire_streams.SENSOR_STREAMS:
+            why = 'not sent over UDP by %s' % (sensors.path if sensors is not None else 'the sensor settings (none given)')
+        elif n is None and st.name in UNLISTED_KEPT and port:
+            if port in used.get(st.direction, {}):
+                off.append(StreamOff(st.name, 'not in %s, and its default port %d is %s\'s port here'
+                                     % (network.path, port, used[st.direction][port]), port))
+                continue
+            bridge[param] = port
+            used.setdefault(st.direction, {})[port] = st.name
+            kept.append(st.name)
+            continue
+        elif n is None:
+            why = f'not in {network.path}'
+        elif n.net_type == COMM_UDP:
+            why = f'{network.path}: {n.key}: its ego control is not UDP (EgoCtrlConfig.commType)'
+        else:
+            why = '%s: %s: netType %d (%s)' % (network.path, n.key, n.net_type, COMM_NAMES.get(n.net_type, 'unknown'))
+        off.append(StreamOff(st.name, why, port))
+    return off, kept
 
 
 def _one_address(listen):
