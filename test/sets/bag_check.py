@@ -3,7 +3,7 @@
 
     bag_check.py ORIGINAL FIXED
 
-Checks that FIXED (what `rosbag fix ORIGINAL FIXED` wrote in this workspace) holds every message
+Checks that FIXED (what `morai_bag_fix ORIGINAL FIXED` wrote in this workspace) holds every message
 of ORIGINAL, each in this workspace's classes (same type and md5, so `rosbag play` publishes it to
 this set's subscribers), with what both definitions have unchanged: stamps, positions, headings,
 the front wheel angle (wheel_angle <-> front_steer_angle) and the commanded front steer (steering
