@@ -2,6 +2,7 @@
 # The README's two commands on a minimal Debian, as a newcomer runs them (issue 31).
 #
 #   sudo bash tools/fresh_debian.sh 12|13 [--user|--root] [--demo-only] [--dir DIR] [--keep]
+#   sudo bash tools/fresh_debian.sh 12|13 [--dir DIR] --run 'COMMAND'
 #
 # 1. debootstrap --variant=minbase bookworm (12) or trixie (13) into DIR (default
 #    /var/tmp/morai-fresh-<12|13>; the downloaded base is kept as DIR.base.tgz for the next run).
@@ -17,6 +18,10 @@
 #    and prints the time of each, with its exit status.
 # 4. Unmounts and, unless --keep, deletes DIR.
 #
+# --run COMMAND: in the DIR an earlier --keep run left, brings the clone to this checkout (its HEAD,
+# then its uncommitted changes), mounts what the first run mounted, runs COMMAND in the clone as the
+# same user (e.g. 'bash tools/dev.sh test receiver_sender.test'), unmounts; exit status COMMAND's.
+#
 # Needs root (debootstrap, chroot, mounts) and Debian's package mirror.  The chroot shares the
 # host's network: run nothing else that uses the test ports meanwhile.  Logs: DIR.log/.
 set -euo pipefail
@@ -24,7 +29,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VERSION="${1:-}"
 shift || true
-AS=user DEMO_ONLY=0 KEEP=0 DIR=""
+AS=user DEMO_ONLY=0 KEEP=0 DIR="" RUN=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --user) AS=user ;;
@@ -32,6 +37,7 @@ while [ $# -gt 0 ]; do
     --demo-only) DEMO_ONLY=1 ;;
     --keep) KEEP=1 ;;
     --dir) DIR="$2"; shift ;;
+    --run) RUN="$2"; KEEP=1; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -39,7 +45,7 @@ done
 case "$VERSION" in
   12) SUITE=bookworm ;;
   13) SUITE=trixie ;;
-  *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
 [ "$(id -u)" -eq 0 ] || { echo "fresh_debian.sh: needs root (debootstrap, chroot)" >&2; exit 1; }
 MIRROR="${MORAI_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
@@ -56,6 +62,57 @@ cleanup() {
   if [ "$KEEP" -eq 0 ] && [ -d "$DIR" ]; then rm -rf --one-file-system "$DIR"; fi
 }
 trap cleanup EXIT
+
+mount_all() {
+  local m
+  for m in proc sys dev dev/pts dev/shm; do
+    mkdir -p "$DIR/$m"
+    case "$m" in
+      proc) mount -t proc proc "$DIR/proc" ;;
+      sys) mount -t sysfs sys "$DIR/sys" ;;
+      dev/pts) mount -t devpts -o newinstance,ptmxmode=0666 devpts "$DIR/dev/pts" ;;
+      dev/shm) mount -t tmpfs -o mode=1777 shm "$DIR/dev/shm" ;;
+      *) mount --bind "/$m" "$DIR/$m" ;;
+    esac
+    mounts+=("$DIR/$m")
+  done
+  # a private devpts needs /dev/ptmx to point into it
+  if [ -e "$DIR/dev/pts/ptmx" ]; then mount --bind "$DIR/dev/pts/ptmx" "$DIR/dev/ptmx"; mounts+=("$DIR/dev/ptmx"); fi
+}
+
+overlay_changes() {
+  # this checkout's uncommitted changes (modified, new, deleted files) over the clone in $1
+  (cd "$ROOT" && git ls-files -z --modified --others --exclude-standard | tar --null -T - -cf - --ignore-failed-read) \
+    | tar -xf - -C "$1"
+  (cd "$ROOT" && git ls-files -z --deleted) | (cd "$1" && xargs -0 -r rm -f --)
+}
+
+in_chroot() {
+  # a login shell of the user, in the checkout, with what a terminal has
+  if [ "$AS" = user ]; then
+    chroot "$DIR" /usr/sbin/runuser -l newcomer -c "cd ~/morai_msgs && $*"
+  else
+    chroot "$DIR" /bin/bash -lc "cd ~/morai_msgs && $*"
+  fi
+}
+
+if [ -n "$RUN" ]; then
+  if [ -d "$DIR/home/newcomer/morai_msgs" ]; then AS=user HOME_DIR=/home/newcomer
+  elif [ -d "$DIR/root/morai_msgs" ]; then AS=root HOME_DIR=/root
+  else echo "fresh_debian.sh: no clone in $DIR: run with --keep first" >&2; exit 1; fi
+  clone="$DIR$HOME_DIR/morai_msgs"
+  git -C "$clone" -c safe.directory='*' fetch -q "$ROOT" HEAD
+  git -C "$clone" -c safe.directory='*' checkout -q -f FETCH_HEAD
+  overlay_changes "$clone"
+  [ "$AS" = user ] && chroot "$DIR" chown -R newcomer:newcomer /home/newcomer/morai_msgs
+  mount_all
+  t=$(date +%s)
+  log "as $AS, in $DIR: $RUN"
+  status=0
+  in_chroot "$RUN" || status=$?
+  log "exit $status in $(( $(date +%s) - t )) s"
+  exit $status
+fi
 
 command -v debootstrap >/dev/null || { apt-get update -q >/dev/null; apt-get install -y -q debootstrap >/dev/null; }
 
@@ -76,19 +133,7 @@ mkdir -p "$DIR/etc/ssl/certs" "$DIR/usr/local/share/ca-certificates"
 cp -rL /etc/ssl/certs/. "$DIR/etc/ssl/certs/"
 # locally added authorities too: installing ca-certificates rebuilds the bundle from these
 cp -rL /usr/local/share/ca-certificates/. "$DIR/usr/local/share/ca-certificates/" 2>/dev/null || true
-for m in proc sys dev dev/pts dev/shm; do
-  mkdir -p "$DIR/$m"
-  case "$m" in
-    proc) mount -t proc proc "$DIR/proc" ;;
-    sys) mount -t sysfs sys "$DIR/sys" ;;
-    dev/pts) mount -t devpts -o newinstance,ptmxmode=0666 devpts "$DIR/dev/pts" ;;
-    dev/shm) mount -t tmpfs -o mode=1777 shm "$DIR/dev/shm" ;;
-    *) mount --bind "/$m" "$DIR/$m" ;;
-  esac
-  mounts+=("$DIR/$m")
-done
-# a private devpts needs /dev/ptmx to point into it
-[ -e "$DIR/dev/pts/ptmx" ] && mount --bind "$DIR/dev/pts/ptmx" "$DIR/dev/ptmx" && mounts+=("$DIR/dev/ptmx")
+mount_all
 
 HOME_DIR=/root
 if [ "$AS" = user ]; then
@@ -103,19 +148,8 @@ if [ "$AS" = user ]; then
 fi
 # a clone, as a newcomer has, plus this checkout's uncommitted changes
 git clone -q --no-hardlinks "$ROOT" "$DIR$HOME_DIR/morai_msgs"
-(cd "$ROOT" && git ls-files -z --modified --others --exclude-standard | tar --null -T - -cf - --ignore-failed-read) \
-  | tar -xf - -C "$DIR$HOME_DIR/morai_msgs"
-(cd "$ROOT" && git ls-files -z --deleted) | (cd "$DIR$HOME_DIR/morai_msgs" && xargs -0 -r rm -f --)
+overlay_changes "$DIR$HOME_DIR/morai_msgs"
 [ "$AS" = user ] && chroot "$DIR" chown -R newcomer:newcomer /home/newcomer
-
-in_chroot() {
-  # a login shell of the user, in the checkout, with what a terminal has
-  if [ "$AS" = user ]; then
-    chroot "$DIR" /usr/sbin/runuser -l newcomer -c "cd ~/morai_msgs && $*"
-  else
-    chroot "$DIR" /bin/bash -lc "cd ~/morai_msgs && $*"
-  fi
-}
 
 status=0
 t=$(date +%s)
