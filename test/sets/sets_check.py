@@ -121,8 +121,9 @@ def upstream_client(s, env):
 
 
 def migrations():
-    """Step 4: the bag each set recorded, fixed by `rosbag fix` with msg_sets/migration_rules.bmr in
-    every other set's workspace, checked there (bag_check.py), and named by `tools/msg_sets.py which`."""
+    """Step 4: the bag each set recorded, fixed by `rosrun morai_msgs morai_bag_fix` (rosbag's migration
+    with msg_sets/migration_rules.bmr, working on Python 3.13 too: docs/versions.md) in every other
+    set's workspace, checked there (bag_check.py), and named by `tools/msg_sets.py which`."""
     default = DEFAULT
     for a in SETS:
         bag = os.path.join(LOGS, f'set-{a}.bag')
@@ -139,12 +140,12 @@ def migrations():
             fixed = os.path.join(LOGS, f'set-{a}-fixed-for-{b}.bag')
             if os.path.exists(fixed):
                 os.remove(fixed)
-            # the rule file named: rosbag finds exported rules only through rosdep's database (rospkg
-            # lists a catkin package's dependencies with it), which an offline machine has not
-            command = ('rosbag fix %s %s $(rospack find morai_msgs)/msg_sets/migration_rules.bmr; '
-                       '/usr/bin/python3 test/sets/bag_check.py %s %s' % (bag, fixed, bag, fixed))
+            # the documented command (README, docs/versions.md); `rosbag fix` with the rule file named
+            # stops with a KeyError on Python 3.13 (Debian 13)
+            command = ('rosrun morai_msgs morai_bag_fix %s %s; /usr/bin/python3 test/sets/bag_check.py %s %s'
+                       % (bag, fixed, bag, fixed))
             code, log = run(f'fix-{a}-for-{b}', sourced(command), env_of(None if b == default else b), 300)
-            report(f'rosbag fix: the {a} bag, in the {b} workspace ({tail(log, 1).strip()})', code == 0,
+            report(f'morai_bag_fix: the {a} bag, in the {b} workspace ({tail(log, 1).strip()})', code == 0,
                    tail(log))
 
 
