@@ -70,15 +70,16 @@ class RecordingTest(unittest.TestCase):
             for topic, msg, t, conn in bag.read_messages(return_connection_header=True):
                 first.setdefault(topic, t.to_sec())
                 if hasattr(msg, 'header'):
-                    seqs[(topic, conn['callerid'])].append(msg.header.seq)
+                    seqs[(topic, conn['callerid'].decode() if isinstance(conn['callerid'], bytes)
+                          else conn['callerid'])].append(msg.header.seq)
             start, length = bag.get_start_time(), bag.get_end_time() - bag.get_start_time()
         report, lost = [], 0
         for (topic, node), s in sorted(seqs.items()):
             sent = s[-1] - s[0] + 1
             missing = sent - len(set(s))
             lost += missing
-            report.append('%-40s %-28s %6d in the bag, %6d sent (seq %d..%d), %d lost'
-                          % (topic, node, len(s), sent, s[0], s[-1], missing))
+            report.append('%-40s %-28s %6d in the bag, %6d sent (seq %d..%d), first %.2f s in, %d lost'
+                          % (topic, node, len(s), sent, s[0], s[-1], first[topic] - start, missing))
             self.assertEqual(s, sorted(s), f'{topic} from {node}: out of order')
         print('\nrecording of %.1f s:\n  %s' % (length, '\n  '.join(report)))
         self.assertEqual(lost, 0, 'messages lost between the publishers and the bag:\n  ' + '\n  '.join(
