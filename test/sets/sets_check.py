@@ -12,7 +12,8 @@ test command has just built):
 2. `rostest morai_msgs demo.test`: the emulator and the bridge in a closed loop (the demo driver
    steers with the set's CtrlCmd field), the PCU emulator and the ERP-42 driver; for the sets other
    than the default (whose workspace the ros layer covers), interface.test (a hand-written peer in the
-   set's layout) and rosbag_roundtrip.test too;
+   set's layout), rosbag_roundtrip.test and client_loop.test (clients written as teams write them follow
+   recorded paths) too;
 3. a client built elsewhere: a workspace holding only a morai_msgs made from upstream's field lists
    of the set (test/data/msg_sets/<set>.fields.json; test/sets/upstream_client.py), whose node
    receives /Ego_topic, /Object_topic and /CollisionData from the set's emulator and bridge
@@ -36,8 +37,9 @@ from install_check import free_port, stop, tail as tail_of  # noqa: E402
 
 LOGS = os.path.join(ROOT, '.ws', 'test_results', 'sets')
 # the ros layer's rostests that depend on the set, run again in the other sets' workspaces: types
-# between nodes and against a hand-written peer of the set's layout; rosbag record and read back
-ROSTESTS_PER_SET = ('interface.test', 'rosbag_roundtrip.test')
+# between nodes and against a hand-written peer of the set's layout; rosbag record and read back;
+# the closed-loop clients written as teams write them, which build CtrlCmd in the set's fields
+ROSTESTS_PER_SET = ('interface.test', 'rosbag_roundtrip.test', 'client_loop.test')
 results = []
 
 
