@@ -54,3 +54,12 @@ def test_every_param_is_a_launch_arg(name):
         assert p.name in args, f'no <arg> for ~{p.name}'
         assert args[p.name] == _fmt(p.default), '~%s: launch default %r, node default %r' % (
             p.name, args[p.name], p.default)
+
+
+@pytest.mark.parametrize('path', sorted(glob.glob(os.path.join(ROOT, 'launch', '*.launch')) +
+                                        glob.glob(os.path.join(ROOT, 'test', 'ros', '*.test'))),
+                         ids=os.path.basename)
+def test_launch_and_test_files_are_well_formed_xml(path):
+    """roslaunch refuses a file that is not XML (a '--' inside a comment is enough), and only when run."""
+    import xml.dom.minidom
+    xml.dom.minidom.parse(path)
