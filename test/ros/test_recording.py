@@ -70,8 +70,8 @@ class RecordingTest(unittest.TestCase):
             for topic, msg, t, conn in bag.read_messages(return_connection_header=True):
                 first.setdefault(topic, t.to_sec())
                 if hasattr(msg, 'header'):
-                    seqs[(topic, conn['callerid'].decode() if isinstance(conn['callerid'], bytes)
-                          else conn['callerid'])].append(msg.header.seq)
+                    node = conn['callerid']            # bytes from rosbag's connection header
+                    seqs[(topic, str(node, 'utf-8') if isinstance(node, bytes) else node)].append(msg.header.seq)
             start, length = bag.get_start_time(), bag.get_end_time() - bag.get_start_time()
         report, lost = [], 0
         for (topic, node), s in sorted(seqs.items()):
