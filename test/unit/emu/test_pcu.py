@@ -29,6 +29,12 @@ def fast_vehicle():
                         steer_rate_rad_s=5.0)
 
 
+#: how long a test waits for a state the emulator reaches within a few frames (pump returns as soon as it
+#: holds): a budget, not a timing assertion, so that a loaded machine does not fail it (1 s did, with five
+#: agents on two cores)
+WAIT_S = 5.0
+
+
 class Client:
     """What a bridge does, reduced: 50 Hz command frames, framed feedback reads."""
 
@@ -161,10 +167,10 @@ def test_rc_and_panel_estop(make, switch):
     c.cmd = DRIVE
     assert c.pump(2.0, until=lambda: c.frames and c.frames[-1].aorm == 1)
     getattr(pcu, switch)(True)
-    assert c.pump(1.0, until=lambda: c.frames[-1].estop == 1 and c.frames[-1].speed == 0)
+    assert c.pump(WAIT_S, until=lambda: c.frames[-1].estop == 1 and c.frames[-1].speed == 0)
     assert pcu.state.mode == Mode.ESTOP
     getattr(pcu, switch)(False)
-    assert c.pump(1.0, until=lambda: pcu.state.mode == Mode.AUTO)
+    assert c.pump(WAIT_S, until=lambda: pcu.state.mode == Mode.AUTO)
 
 
 def test_auto_fail_when_frames_stop_and_recovery(make):
@@ -174,21 +180,21 @@ def test_auto_fail_when_frames_stop_and_recovery(make):
     c.cmd = None  # bridge dies
     c.pump(0.2)
     assert pcu.state.mode == Mode.AUTO  # still inside the watchdog time
-    assert c.pump(1.0, until=lambda: pcu.state.mode == Mode.AUTO_FAIL)
-    assert c.pump(1.0, until=lambda: c.frames[-1].speed == 0 and c.frames[-1].steer == 0)
+    assert c.pump(WAIT_S, until=lambda: pcu.state.mode == Mode.AUTO_FAIL)
+    assert c.pump(WAIT_S, until=lambda: c.frames[-1].speed == 0 and c.frames[-1].steer == 0)
     fb = c.frames[-1]
     assert (fb.aorm, fb.estop, fb.brake) == (0, 1, 150)
     c.cmd = DRIVE  # frames resume (auto_fail_latch off)
-    assert c.pump(1.0, until=lambda: pcu.state.mode == Mode.AUTO)
+    assert c.pump(WAIT_S, until=lambda: pcu.state.mode == Mode.AUTO)
     assert pcu.state.auto_fail_events == 1
 
 
 def test_auto_fail_latch_needs_rc_cycle(make):
     pcu, c = make(alive_timeout_s=0.2, auto_fail_latch=True)
     c.cmd = DRIVE
-    assert c.pump(1.0, until=lambda: c.frames and c.frames[-1].aorm == 1)
+    assert c.pump(WAIT_S, until=lambda: c.frames and c.frames[-1].aorm == 1)
     c.cmd = None
-    assert c.pump(1.0, until=lambda: c.frames[-1].estop == 1)
+    assert c.pump(WAIT_S, until=lambda: c.frames[-1].estop == 1)
     c.cmd = DRIVE
     c.pump(0.4)
     assert pcu.state.mode == Mode.AUTO_FAIL
@@ -196,13 +202,13 @@ def test_auto_fail_latch_needs_rc_cycle(make):
     c.pump(0.1)
     assert pcu.state.mode == Mode.MANUAL
     pcu.set_rc_auto(True)
-    assert c.pump(1.0, until=lambda: pcu.state.mode == Mode.AUTO)
+    assert c.pump(WAIT_S, until=lambda: pcu.state.mode == Mode.AUTO)
 
 
 def test_strict_alive_counts_a_skip_and_frozen_alive_fails(make):
     pcu, c = make(alive_timeout_s=0.3)
     c.cmd = DRIVE
-    assert c.pump(1.0, until=lambda: pcu.state.mode == Mode.AUTO)
+    assert c.pump(WAIT_S, until=lambda: pcu.state.mode == Mode.AUTO)
     c.alive = next_alive(c.alive)  # skip one value
     c.pump(0.2)
     assert pcu.state.alive_errors == 1
@@ -239,7 +245,7 @@ def test_aorm_zero_is_auto_fail_and_manual_ignores_commands(make):
     assert pcu.state.mode == Mode.MANUAL
     assert c.frames[-1].aorm == 0 and c.frames[-1].speed == 0
     pcu.set_rc_drive(speed=50, gear=0)
-    assert c.pump(1.0, until=lambda: c.frames[-1].speed == 50)
+    assert c.pump(WAIT_S, until=lambda: c.frames[-1].speed == 50)
 
 
 def test_powered_with_rc_off_needs_rc_cycle(make):
@@ -249,7 +255,7 @@ def test_powered_with_rc_off_needs_rc_cycle(make):
     assert pcu.state.mode == Mode.AUTO_FAIL
     pcu.set_rc_auto(False)
     pcu.set_rc_auto(True)
-    assert c.pump(1.0, until=lambda: pcu.state.mode == Mode.AUTO)
+    assert c.pump(WAIT_S, until=lambda: pcu.state.mode == Mode.AUTO)
 
 
 def test_out_of_range_commands_are_clamped_and_counted(make):
@@ -372,7 +378,7 @@ def test_state_hook_and_external_speed(make):
     seen = []
     pcu, c = make(on_state=seen.append, speed_source=lambda: 5.0 / 3.6)
     c.cmd = DRIVE
-    assert c.pump(1.0, until=lambda: c.frames and c.frames[-1].speed == 50)
+    assert c.pump(WAIT_S, until=lambda: c.frames and c.frames[-1].speed == 50)
     assert seen and isinstance(seen[-1], VehicleState)
     assert seen[-1].speed_mps == pytest.approx(5.0 / 3.6) and seen[-1].mode == "AUTO"
     assert seen[-1].steer_rad > 0  # left-positive in the hook
@@ -401,7 +407,7 @@ def test_command_line_program(tmp_path):
         assert "device=/dev/pts/" in line and link in line
         c = Client(link)
         try:
-            assert c.pump(1.0, until=lambda: len(c.frames) >= 5)
+            assert c.pump(WAIT_S, until=lambda: len(c.frames) >= 5)
         finally:
             c.close()
     finally:
