@@ -123,7 +123,6 @@ class CommandSender:
         self.names = [s.name for s in streams.TO_SIM]
         self.tx_counts = {n: 0 for n in self.names}
         self.tx_refused = {n: 0 for n in self.names}
-        self.last_refusal = ''
         # the counters are written by subscriber, service and watchdog threads: one lock keeps them exact
         self._count_lock = threading.Lock()
         self.adjusted = collections.Counter()   # 'what was mapped or clamped' -> commands sent so
@@ -173,10 +172,17 @@ class CommandSender:
         """Count and log a command that was not sent, with the reason."""
         with self._count_lock:
             self.tx_refused[name] += 1
-            self.last_refusal = str(err)
             self.last_refusals[name] = str(err)
             self.refused_t[name] = time.monotonic()
         rospy.logwarn_throttle(2.0, f'udp_bridge: {err}')
+
+    @property
+    def last_refusal(self):
+        """The text of the newest refusal of any stream ('' before one)."""
+        with self._count_lock:
+            if not self.refused_t:
+                return ''
+            return self.last_refusals[max(self.refused_t, key=self.refused_t.get)]
 
     def refused_recently(self, name, window_s, now=None):
         """The text of stream ``name``'s last refusal when it came within ``window_s`` seconds, else ''."""
