@@ -295,6 +295,23 @@ class ReceiverSenderTest(unittest.TestCase):
         self.assertEqual(sim.recv('ctrl_cmd').velocity, 5.0)
         tx.shutdown()
 
+    def test_publisher_queues_follow_the_state_queue_size(self):
+        """~state_queue_size is the depth of every state topic, the derived NavSatFix and odometry included
+        (bench_combined lost 41 /gps/fix messages at queue 100 while /gps/fix kept a fixed 1); event topics
+        keep their own 100; a replay (live=False) queues 1000 everywhere."""
+        sim = FakeSim()
+        cfg, version = config(sim, 'queues', state_queue_size=7, publish_odom=True)
+        rx = SimReceiver(cfg, '127.0.0.1', '127.0.0.1', version=version)
+        rx.start()
+        self.addCleanup(rx.stop)
+        depth = {name: pub.impl.queue_size for name, pub in rx.pubs.items()}
+        self.assertEqual(depth['ego_status'], 7)
+        self.assertEqual(depth['collision'], streams.BY_NAME['collision'].queue)
+        self.assertEqual((rx.navsat_pub.impl.queue_size, rx.odom_pub.impl.queue_size), (7, 7))
+        replay = SimReceiver(cfg, '127.0.0.1', '127.0.0.1', live=False, version=version)
+        self.assertEqual({replay.navsat_pub.impl.queue_size, replay.odom_pub.impl.queue_size,
+                          replay.pubs['ego_status'].impl.queue_size}, {1000})
+
     def test_command_state_is_never_torn_and_counters_are_exact(self):
         """Two service threads switch gear and control mode together (Service_MoraiEventCmd's handler) while
         three subscriber threads send ctrl commands: every datagram carries a (gear, mode) pair that was set

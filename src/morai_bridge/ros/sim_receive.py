@@ -59,7 +59,7 @@ OUTPUT_PARAMS = [
     Param('publish_tf', False, 'broadcast TF frame_id -> child_frame_id'),
     Param('gps_east_offset', 0.0, 'GPSMessage.eastOffset: map origin east [m]'),
     Param('gps_north_offset', 0.0, 'GPSMessage.northOffset: map origin north [m]'),
-    Param('state_queue_size', 1, 'publisher queue depth of the state topics (1: subscribers get the latest; raise '
+    Param('state_queue_size', 1, 'publisher queue depth of the state topics, NavSatFix and odometry included (1: subscribers get the latest; raise '
           'it when every message must be recorded, e.g. rosbag on a loaded machine); event topics keep 100',
           minimum=1, maximum=10000),
     Param('stale_timeout', 1.0, 'a stream silent for this long is stale (diagnostics WARN) [s]', minimum=0.05),
@@ -133,9 +133,13 @@ class SimReceiver:
         self._gps_frame_id, self._imu_frame_id = cfg.gps_frame_id, cfg.imu_frame_id
         self._gps_offsets = (cfg.gps_east_offset, cfg.gps_north_offset)
         self._now = clock or receive_clock()  # rospy.Time.now, shorter on the wall clock
-        self.navsat_pub = rospy.Publisher(cfg.navsat_topic, NavSatFix, queue_size=1) \
+        # live: state topics keep the latest ~state_queue_size; replay as fast as possible must not drop.
+        # The derived topics (NavSatFix, odometry) queue like the state topics they come from.
+        state_depth = cfg.state_queue_size if live else 1000
+        self.navsat_pub = rospy.Publisher(cfg.navsat_topic, NavSatFix, queue_size=state_depth) \
             if 'gps' in self.enabled else None
-        self.odom_pub = rospy.Publisher(cfg.odom_topic, Odometry, queue_size=1) if cfg.publish_odom else None
+        self.odom_pub = rospy.Publisher(cfg.odom_topic, Odometry, queue_size=state_depth) \
+            if cfg.publish_odom else None
         self.tf = tf2_ros.TransformBroadcaster() if cfg.publish_tf else None
         self.clock_pub = rospy.Publisher('/clock', Clock, queue_size=1) \
             if cfg.get('publish_clock', False) else None
@@ -166,8 +170,7 @@ class SimReceiver:
         for name in self.enabled:
             s = streams.BY_NAME[name]
             if s.topic:
-                # live: state topics keep only the latest; replay as fast as possible must not drop
-                depth = (s.queue or cfg.state_queue_size) if live else 1000
+                depth = (s.queue or state_depth) if live else 1000
                 self.pubs[name] = rospy.Publisher(cfg[name + '_topic'], roslib.message.get_message_class(s.ros_type),
                                                   queue_size=depth)
         # stream name -> what _dispatch needs, read from the stream's declaration
