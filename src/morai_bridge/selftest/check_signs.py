@@ -81,8 +81,8 @@ class SignCheck:
     ``version`` (the SimVersion that ``options.sim_version`` names: default ports, command size, the
     signs compared with); ``vehicle``: the VehicleProfile the full-scale angle is compared with (None:
     none); ``thresholds``: the verdict's (:class:`.signs.Thresholds`); ``stop_time``: how long the stop
-    waits for the ego to stop (s).  The sockets are bound by the constructor (read :attr:`ports`); call :meth:`run` once, then
-    :meth:`close` (or use ``with``)."""
+    waits for the ego to stop (s).  The sockets are bound by the constructor (read :attr:`ports`); call
+    :meth:`run` once, then :meth:`close` (or use ``with``)."""
 
     def __init__(self, options: Options, version, vehicle=None, out=None, confirm=None, clock=time.monotonic,
                  thresholds: Thresholds = Thresholds(), stop_time=STOP_TIME):
