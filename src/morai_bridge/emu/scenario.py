@@ -1,4 +1,4 @@
-"""Scenarios of the simulator emulator: a JSON format of ours, and the moving actors.
+"""Scenarios of the simulator emulator: a JSON format of ours, parsed and checked into plain tuples.
 
 This is not MORAI's scenario format (which the simulator keeps to itself); it
 only describes what the emulator can show.  A scenario file
@@ -38,21 +38,23 @@ Rules (docs/emulator.md has the full table):
 * Pedestrians walk back and forth between ``from`` and ``to`` at ``speed_kmh``;
   ``wander_m`` > 0 adds a smooth random sideways drift bounded to that many
   metres (seeded, so deterministic with the emulator seed).  The drift leans
-  the walk (at most MAX_DRIFT_DEG off the path) but never changes its speed.
+  the walk (at most ``actors.MAX_DRIFT_DEG`` off the path) but never changes its speed.
 * ``traffic_lights`` / ``intersections`` replace the emulator's default set
   when present (see :mod:`morai_bridge.emu.sim_signals`).
+
+How the actors move is :mod:`.actors` (:class:`~.actors.Actor`, also importable from here, as
+emu/sim.py and emu/sim_commands.py do).
 """
 
 import json
 import math
 import os
-import random
 import re
 from typing import NamedTuple, Optional, Tuple
 
 from morai_bridge.wire.enums import Gear, ObjectType
-from morai_bridge.wire.units import KMH_TO_MPS
 
+from .actors import Actor
 from .sim_signals import IntersectionSpec, LightSpec, check_plan
 
 __all__ = ["ScenarioError", "EgoStart", "PathSpec", "ActorSpec", "Scenario", "Actor",
@@ -63,9 +65,6 @@ __all__ = ["ScenarioError", "EgoStart", "PathSpec", "ActorSpec", "Scenario", "Ac
 OBJ_PEDESTRIAN, OBJ_VEHICLE, OBJ_OBSTACLE, OBJ_EGO = (
     int(ObjectType.PEDESTRIAN), int(ObjectType.VEHICLE), int(ObjectType.OBSTACLE), int(ObjectType.EGO))
 VALID_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,30}$")
-
-#: how far (deg) a drifting pedestrian's walk may lean off its path (wander_m)
-MAX_DRIFT_DEG = 15.0
 
 DEFAULT_SIZES = {
     OBJ_VEHICLE: (4.6, 1.9, 1.5),
@@ -373,117 +372,3 @@ def load_scenario(scenario_dir: str, name: str) -> Scenario:
         return parse_scenario(obj, base)
     except ScenarioError as e:
         raise ScenarioError(f"scenario {base!r} ({path}): {e}") from None
-
-
-# ----------------------------------------------------------------------------- actors
-
-class Actor:
-    """A surrounding object at run time (the emulator's lock protects it)."""
-
-    def __init__(self, spec: ActorSpec, seed=0):
-        self.id = spec.id
-        self.obj_type = spec.obj_type
-        self.name = spec.name
-        self.length, self.width, self.height = spec.size
-        self.link_id = spec.link_id
-        if spec.obj_type in (OBJ_VEHICLE, OBJ_EGO):
-            self.wheelbase = spec.wheelbase
-            self.overhang = self.rear_overhang = (self.length - spec.wheelbase) / 2.0
-        else:
-            self.wheelbase = self.overhang = self.rear_overhang = 0.0
-        self.path = spec.path
-        self.speed = spec.speed_kmh * KMH_TO_MPS
-        self.wander = spec.wander_m
-        self.ghost = False
-        self.x, self.y, self.z = spec.x, spec.y, spec.z
-        self.yaw = math.radians(spec.yaw_deg)
-        self.vx = self.vy = self.ax = self.ay = 0.0
-        self.s = 0.0               # distance travelled along the path (m, or rad for circles)
-        self.offset = 0.0          # pedestrian sideways drift, m (left of the from -> to line)
-        self.drift_rate = 0.0      # d(offset)/dt, m/s
-        # One generator per actor: its randomness does not depend on the others.
-        self.rng = random.Random(f"{seed}:{spec.id}")
-        self.sway = None           # current drift leg (from, to, duration s), or None
-        self.sway_t = 0.0          # time into that leg, s
-        if self.wander > 0 and self.speed > 0 and self.path is not None:
-            self._new_sway(0.0)
-        if self.path is not None:
-            self._place(0.0)
-
-    def _new_sway(self, start: float) -> None:
-        """The next leg of the sideways drift: from ``start`` to a random offset within
-        +-wander, along a half cosine (zero sideways speed at both ends), slow enough that
-        the walk never leans more than MAX_DRIFT_DEG off the path."""
-        target = self.rng.uniform(-self.wander, self.wander)
-        peak = self.speed * math.sin(math.radians(MAX_DRIFT_DEG))
-        needed = abs(target - start) * math.pi / (2.0 * peak)
-        self.sway = (start, target, max(self.rng.uniform(2.0, 5.0), needed))
-        self.sway_t = 0.0
-
-    def _drift(self, dt: float) -> float:
-        """Advance the drift by ``dt``: sets ``offset``, returns the sideways speed now (m/s)."""
-        t = self.sway_t + dt
-        while t >= self.sway[2]:
-            t -= self.sway[2]
-            self._new_sway(self.sway[1])
-        self.sway_t = t
-        a, b, duration = self.sway
-        phase = math.pi * t / duration
-        self.offset = a + (b - a) * 0.5 * (1.0 - math.cos(phase))
-        return (b - a) * math.pi / (2.0 * duration) * math.sin(phase)
-
-    def _place(self, dt: float) -> None:
-        p = self.path
-        if p.kind == "circle":
-            omega = self.speed / p.radius * (-1.0 if p.clockwise else 1.0)
-            self.s += omega * dt
-            theta = math.radians(p.start_deg) + self.s
-            cx, cy = p.a
-            self.x, self.y = cx + p.radius * math.cos(theta), cy + p.radius * math.sin(theta)
-            self.yaw = theta + (-math.pi / 2 if p.clockwise else math.pi / 2)
-            v = self.speed
-            self.vx, self.vy = v * math.cos(self.yaw), v * math.sin(self.yaw)
-            # centripetal, toward the centre
-            a = v * v / p.radius
-            self.ax, self.ay = -a * math.cos(theta), -a * math.sin(theta)
-            return
-        (x0, y0), (x1, y1) = p.a, p.b
-        length = math.hypot(x1 - x0, y1 - y0)
-        ux, uy = (x1 - x0) / length, (y1 - y0) / length
-        # A walker drifting sideways still walks at its speed: the drift turns part of the
-        # speed sideways (rate), the rest goes along the path.  Both are smooth in time.
-        v = self.speed
-        along_before = math.sqrt(max(0.0, v * v - self.drift_rate ** 2))
-        if self.sway is not None and dt > 0:
-            self.drift_rate = self._drift(dt)
-        along = math.sqrt(max(0.0, v * v - self.drift_rate ** 2))
-        self.s = (self.s + 0.5 * (along_before + along) * dt) % (2.0 * length)
-        if self.s <= length:
-            d, sign = self.s, 1.0
-        else:
-            d, sign = 2.0 * length - self.s, -1.0
-        rate = self.drift_rate
-        self.x = x0 + ux * d - uy * self.offset
-        self.y = y0 + uy * d + ux * self.offset
-        self.vx = sign * ux * along - uy * rate
-        self.vy = sign * uy * along + ux * rate
-        # heading = direction of the walk (the path's direction while standing)
-        lean = rate / v if v > 0 else 0.0
-        straight = math.sqrt(max(0.0, 1.0 - lean * lean))
-        self.yaw = math.atan2(sign * uy * straight + ux * lean, sign * ux * straight - uy * lean)
-        self.ax = self.ay = 0.0
-
-    def update(self, dt: float) -> None:
-        if self.path is not None and not self.ghost and self.speed > 0:
-            self._place(dt)
-
-    def set_ghost_pose(self, x, y, z, yaw_deg) -> None:
-        """NPC Ghost Cmd: the actor stops following its path and sits at this pose."""
-        self.ghost = True
-        self.x, self.y, self.z = x, y, z
-        self.yaw = math.radians(yaw_deg)
-        self.vx = self.vy = self.ax = self.ay = 0.0
-
-    def box(self):
-        return self.x, self.y, self.yaw, self.length, self.width
-

@@ -1,18 +1,20 @@
-"""The command line of morai_check_signs: options (a Param table, :func:`options`), the confirmation,
-main() and its exit status (the run itself is :class:`.check_signs.SignCheck`; docs/check_signs.md).  No ROS."""
+"""The command line of morai_check_signs: the options (:data:`.check_options.PARAMS` as argparse options, the
+known profiles in their help, :func:`options`), the profiles they name loaded, the confirmation, main() and its
+exit status (the run itself is :class:`.check_signs.SignCheck`; docs/check_signs.md).  No ROS."""
 import argparse
 import os
 import signal
 import sys
 
 from morai_bridge.configuration import sim_versions, vehicle_profiles
-from morai_bridge.configuration.params import FROM_PROFILE, FROM_VERSION, NO_IMU, Param, add_options
+from morai_bridge.configuration.params import Param, add_options
 from morai_bridge.link.transport import TransportError, resolve_host
-from morai_bridge.wire import streams, udp
+from morai_bridge.wire import udp
 from morai_bridge.wire.enums import Gear
 
-from .check_signs import (EXIT_REFUSED, MAX_TEST_SPEED, PROG, STOP_REPEATS, Options, SignCheck, planned_time,
-                          stop_command)
+from .check_link import STOP_REPEATS, command_length, stop_command
+from .check_options import EXIT_REFUSED, PARAMS, PROG, Options
+from .check_signs import SignCheck
 
 __all__ = ["main", "build_parser", "options"]
 
@@ -38,47 +40,12 @@ def version_dir(argv0=None):
 
 
 def options():
-    """The options as Params, in the order --help lists them (the known profiles are looked up now)."""
-    versions = ", ".join(sim_versions.available(version_dir())) or "none found"
-    vehicles = ", ".join(vehicle_profiles.available(vehicle_dir())) or "none found"
-    port = dict(minimum=1, maximum=65535, metavar="PORT")
-    return [
-        Param("sim_version", sim_versions.DEFAULT, "profile to compare with and take default ports/sizes from "
-              "(known: " + versions + "; or a YAML file)", metavar="NAME|FILE"),
-        Param("sim_ip", "127.0.0.1", "address of the simulator PC", metavar="IP"),
-        Param("ctrl_port", streams.BY_NAME["ctrl_cmd"].port, "the simulator's Ego Ctrl Cmd port", **port),
-        Param("ctrl_bytes", FROM_PROFILE, "Ego Ctrl Cmd size (default: the profile's)", choices=(55, 59)),
-        Param("listen_ip", "0.0.0.0", "address to receive the status (and IMU) on", metavar="IP"),
-        Param("status_port", FROM_VERSION, "Ego Vehicle Status destination port (default: the profile's, e.g. 909; "
-              "911 for 25.S4.MolitComp03)", **port),
-        Param("imu_port", NO_IMU, "also read the IMU yaw rate from this port (default: no IMU)", **port),
-        Param("speed", 5.0, f"target speed, km/h, at most {MAX_TEST_SPEED}", above=0.0, maximum=MAX_TEST_SPEED),
-        Param("steer", 0.3, "wire steer of the steering phases, normalised", above=0.0, maximum=1.0),
-        Param("accel_time", 4.0, "at most this long straight to reach the speed, s", above=0.0, maximum=20.0),
-        Param("phase_time", 3.0, "duration of each steering phase, s", minimum=0.5, maximum=20.0),
-        Param("settle_time", 1.0, "start of each steering phase not measured (steering response), s",
-              minimum=0.0, maximum=10.0),
-        Param("one_way", False, "only the positive steer phase (default: positive, then negative)"),
-        Param("max_start_speed", 2.0, "refuse to start when the ego is faster, km/h", minimum=0.0, maximum=10.0),
-        # 0: not given (2 x --speed); a value typed must be above 0
-        Param("abort_speed", 0.0, "abort above this speed, km/h (default: 2 x --speed)",
-              above=0.0, maximum=2 * MAX_TEST_SPEED),
-        Param("status_timeout", 3.0, "refuse / abort when no status arrives for this long, s",
-              above=0.0, maximum=60.0),
-        # 0: not given (the planned time + 20 s)
-        Param("max_run_time", 0.0, "abort when the drive takes longer (wall clock), s (default: the planned time "
-              "+ 20 s, 30 s with the default times)", minimum=1.0, maximum=300.0),
-        Param("yes", False, "do not ask for confirmation on the terminal"),
-        Param("write", "", "write the measured version profile here (only when the measurement is conclusive)",
-              metavar="FILE"),
-        Param("gain", False, "two more steering phases at a second steer magnitude (twice --steer, or half of it "
-              "above 0.5): shows whether the steering gain is linear"),
-        Param("vehicle_profile", "morai_sedan", "vehicle profile whose max_steering_deg the measured full-scale "
-              "angle is compared with, and whose wheelbase serves when the status has none (known: " + vehicles
-              + ")", metavar="NAME|FILE"),
-        Param("write_vehicle", "", "write the vehicle profile with the measured max_steering_deg here (only when "
-              "measured)", metavar="FILE"),
-    ]
+    """The options (:data:`.check_options.PARAMS`) in the order --help lists them, the known version and
+    vehicle profiles named in the help of --sim-version and --vehicle-profile (looked up now)."""
+    known = {"sim_version": ", ".join(sim_versions.available(version_dir())) or "none found",
+             "vehicle_profile": ", ".join(vehicle_profiles.available(vehicle_dir())) or "none found"}
+    return [Param(p.name, p.default, f"{p.doc} (known: {known[p.name]})", p.choices, p.minimum, p.maximum, p.above,
+                  p.metavar) if p.name in known else p for p in PARAMS]
 
 
 def build_parser():
@@ -134,19 +101,11 @@ def main(argv=None, stdin=None, stdout=None) -> int:
     if args.abort_speed and args.abort_speed <= args.speed:
         sys.stderr.write(f"{PROG}: error: --abort-speed {args.abort_speed:g} must be above --speed {args.speed:g}\n")
         return EXIT_REFUSED
-    opts = Options(version=version, sim_ip=args.sim_ip, ctrl_port=args.ctrl_port, ctrl_bytes=args.ctrl_bytes,
-                   listen_ip=args.listen_ip, status_port=args.status_port, imu_port=args.imu_port,
-                   speed_kmh=args.speed, steer=args.steer, accel_time=args.accel_time, phase_time=args.phase_time,
-                   settle_time=args.settle_time, reverse=not args.one_way, max_start_speed=args.max_start_speed,
-                   abort_speed=args.abort_speed, status_timeout=args.status_timeout,
-                   max_run_time=args.max_run_time or planned_time(args.accel_time, args.phase_time,
-                                                                  not args.one_way, args.gain) + 20.0,
-                   yes=args.yes, write=args.write, gain=args.gain, vehicle=vehicle,
-                   write_vehicle=args.write_vehicle)
+    opts = Options(**vars(args))
     previous = _terminate_as_interrupt()
     try:
         try:
-            check = SignCheck(opts, out=stdout, confirm=_ask(stdin, stdout))
+            check = SignCheck(opts, version, vehicle, out=stdout, confirm=_ask(stdin, stdout))
         except TransportError as e:
             sys.stderr.write(f"{PROG}: error: {e}\n")
             # no socket to listen on, but a stop still goes out
@@ -172,8 +131,7 @@ def _terminate_as_interrupt():
 def _stop_without_listening(opts, version):
     """A refusal before the receive socket exists: send the stop anyway (best effort)."""
     import socket
-    ctrl_bytes = version.ctrl_cmd_bytes if opts.ctrl_bytes == FROM_PROFILE else opts.ctrl_bytes
-    data_length = 23 if ctrl_bytes == 55 else 27
+    data_length = command_length(opts, version)[1]
     data = udp.encode(stop_command(int(Gear.D), data_length))
     try:
         host = resolve_host(opts.sim_ip, "--sim-ip")

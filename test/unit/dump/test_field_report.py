@@ -1,7 +1,9 @@
-"""morai_field_report (src/morai_bridge/dump/field_report.py): against the emulator running each
+"""morai_field_report as a whole (src/morai_bridge/dump/field_report.py, the command line, and the modules
+it runs: field_listen, field_analysis, field_profiles, field_text): against the emulator running each
 shipped version profile it names that profile; against the shared 2024 capture (real traffic) it
 names 24.R2; the forms it reports (IMU repeats, GPS time fraction, camera chunks, LiDAR packets) are
-what was sent; and every fixture under test/data/field/ re-analyses to its stored report."""
+what was sent; and every fixture under test/data/field/ re-analyses to its stored report.  One module
+alone: test_field_analysis.py, test_field_listen.py."""
 import json
 import threading
 import time
@@ -11,7 +13,11 @@ import pytest
 import yaml
 
 import helpers
+from morai_bridge.dump import field_analysis as fa
+from morai_bridge.dump import field_listen as fl
+from morai_bridge.dump import field_profiles as fp
 from morai_bridge.dump import field_report as fr
+from morai_bridge.dump import field_text as ft
 from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
 from morai_bridge.configuration import sim_versions
 from morai_bridge.wire import capture, streams, udp
@@ -27,7 +33,7 @@ def free_offset(span=(20000, 31000)):
     the ephemeral range (no bind to port 0 takes one meanwhile), so that runs on one machine do not clash."""
     import random
     import socket
-    base = [*fr.profile_ports(SHIPPED)] + [1232, 2368, 281, 3000]
+    base = [*fl.profile_ports(SHIPPED)] + [1232, 2368, 281, 3000]
     rnd = random.Random()
     for _ in range(200):
         off = rnd.randrange(*span)
@@ -63,9 +69,9 @@ def emulator(version, **over):
 
 def record(sim, seconds=1.5, extra_ports=()):
     """What the report's listener gets while ``sim`` runs."""
-    ports = sorted(set(fr.profile_ports(SHIPPED, OFFSET)) | set(extra_ports))
+    ports = sorted(set(fl.profile_ports(SHIPPED, OFFSET)) | set(extra_ports))
     got = {}
-    listener = threading.Thread(target=lambda: got.update(r=fr.listen("127.0.0.1", ports, seconds, 100000)))
+    listener = threading.Thread(target=lambda: got.update(r=fl.listen("127.0.0.1", ports, seconds, 100000)))
     listener.start()
     time.sleep(0.2)                     # bound before the first datagram
     sim.start()
@@ -78,8 +84,8 @@ def record(sim, seconds=1.5, extra_ports=()):
 
 @pytest.mark.parametrize("version", SHIPPED)
 def test_the_emulator_in_each_profile_is_identified(version):
-    report = fr.analyse(record(emulator(version)), port_offset=OFFSET)
-    assert fr.best_profile(report) == version, fr.report_text(report)
+    report = fa.analyse(record(emulator(version)), port_offset=OFFSET)
+    assert fp.best_profile(report) == version, ft.report_text(report)
     match = [m for m in report["profiles"] if m["profile"] == version][0]
     assert len(match["agrees"]) >= 6 and not match["contradicts"]
 
@@ -88,8 +94,8 @@ def test_the_emulator_in_each_profile_is_identified(version):
 def test_the_2024_capture_is_24R2():
     """Real traffic: MORAI SIM of September 2024, GPS on 9091, all-zero empty collision slots,
     GPS times in tenths, packet time the host's wall clock in whole milliseconds."""
-    report = fr.analyse(capture.read_capture(str(SHARED)))
-    assert fr.best_profile(report) == "24.R2", fr.report_text(report)
+    report = fa.analyse(capture.read_capture(str(SHARED)))
+    assert fp.best_profile(report) == "24.R2", ft.report_text(report)
     assert report["observed"] == {"ports.ego_status": 909, "ports.competition_status": 0, "ports.gps": 9091,
                                   "nmea_time": "tenths", "empty_collision_slot": "zero",
                                   "packet_clock": "host_wall_clock"}
@@ -101,7 +107,7 @@ def test_the_2024_capture_is_24R2():
 def test_imu_bursts_gps_form_camera_chunks_and_lidar_packets_are_reported():
     sim = emulator("25.S4", imu_burst_every_s=0.25, camera_port=OFFSET + 1232, camera_width=320,
                    camera_height=240, lidar_port=OFFSET + 2368)
-    report = fr.analyse(record(sim, extra_ports=(OFFSET + 1232, OFFSET + 2368)), {OFFSET + 1232: "camera",
+    report = fa.analyse(record(sim, extra_ports=(OFFSET + 1232, OFFSET + 2368)), {OFFSET + 1232: "camera",
                                                                               OFFSET + 2368: "lidar"}, OFFSET)
     assert report["sensor_ports"] == {str(OFFSET + 1232): "camera", str(OFFSET + 2368): "lidar"}
     assert report["imu"]["same_stamp_repeats"] >= 4                   # 2 repeats per burst, ~6 bursts
@@ -128,10 +134,10 @@ def test_the_command_line_writes_a_report_a_fixture_can_be_made_of(tmp_path, cap
     out = capsys.readouterr().out
     assert "matches: 26.R1" in out
     stored = json.loads((tmp_path / "report.json").read_text())
-    again = fr.analyse(capture.read_capture(str(tmp_path / "capture.pcap")), stored["sensor_ports"],
+    again = fa.analyse(capture.read_capture(str(tmp_path / "capture.pcap")), stored["sensor_ports"],
                        stored["port_offset"])
     assert json.loads(json.dumps(again)) == stored
-    assert (tmp_path / "report.txt").read_text().rstrip("\n") == fr.report_text(stored)
+    assert (tmp_path / "report.txt").read_text().rstrip("\n") == ft.report_text(stored)
 
 
 def test_nothing_received_exits_1_and_a_bad_version_2(capsys):
@@ -147,9 +153,9 @@ def test_each_field_fixture_replays_to_its_report(fixture):
     meta = yaml.safe_load((fixture / "fixture.yaml").read_text())
     stored = json.loads((fixture / "report.json").read_text())
     records = list(capture.read_capture(str(fixture / "capture.pcap")))
-    again = json.loads(json.dumps(fr.analyse(records, stored["sensor_ports"], stored["port_offset"])))
+    again = json.loads(json.dumps(fa.analyse(records, stored["sensor_ports"], stored["port_offset"])))
     assert again == stored
-    assert fr.best_profile(again) == meta["profile"], fr.report_text(again)
+    assert fp.best_profile(again) == meta["profile"], ft.report_text(again)
     errors = 0
     for _, _, dst, data in records:
         kinds = stored["ports"][str(dst[1])]["kinds"]
@@ -162,36 +168,10 @@ def test_each_field_fixture_replays_to_its_report(fixture):
     assert errors == 0
 
 
-@pytest.mark.parametrize("knots_field, expected", [("000.0", "mps_x_0.00053995"), ("019.4", "knots")])
-def test_rmc_speed_against_the_status_speed(knots_field, expected):
-    """25.S4 writes RMC speed as m/s x 0.00053995 (the heven report @4d26e0e): at 10 m/s that prints
-    000.0, where a correct receiver prints 19.4 knots.  The report compares RMC with the status speed."""
-    from morai_bridge.wire import nmea
-    status = udp.make(udp.EgoVehicleStatus, 200, sec=1, nsec=0, pos_x=50.0, pos_y=20.0, signed_vel=36.0)
-    rmc = nmea.build("GP", "RMC", ("044646.150", "A", "3714.5407", "N", "12646.4262", "E", knots_field, "090.0",
-                                   "010826", "000.0", "E", "A", ""))
-    records = []
-    for k in range(12):
-        records.append((100.0 + 0.1 * k, ("10.0.0.1", 908), ("10.0.0.2", 909), udp.encode(status)))
-        records.append((100.0 + 0.1 * k + 0.01, ("10.0.0.1", 9296), ("10.0.0.2", 9297), nmea.encode(rmc)))
-    report = fr.analyse(records)
-    assert report["observed"]["rmc_speed"] == expected
-    assert report["gps"]["rmc_samples_moving"] == 12
-
-
-def test_the_ports_of_morais_saved_settings():
-    """heven-ad-2026's 25.S4 competition settings: every UDP stream and sensor destination port."""
-    data = ROOT / "test" / "data" / "morai_settings"
-    ports, sensors, warnings = fr.settings_ports(str(data / "heven_SensorInfo_2023_Hyundai_Ioniq5.json"),
-                                                 str(data / "heven_NetworkInfo_2023_Hyundai_Ioniq5.template.json"))
-    assert ports == [1909, 1911, 2368, 7505, 9092, 9291, 9293, 9295, 9297, 9299, 9307]
-    assert sensors == {9291: "camera", 9293: "camera", 9295: "camera", 9307: "camera", 2368: "lidar"}
-
-
 def test_ports_from_settings_are_not_compared_with_the_profiles():
     """A user's own GPS port (AISW's 9281) says nothing about the release: the forms still do."""
     sim = emulator("25.S4", gps_port=OFFSET + 281)
-    report = fr.analyse(record(sim, extra_ports=(OFFSET + 281,)), port_offset=OFFSET, compare_ports=False)
+    report = fa.analyse(record(sim, extra_ports=(OFFSET + 281,)), port_offset=OFFSET, compare_ports=False)
     assert not any(f.startswith("ports.") for f in report["observed"])
     assert report["observed"]["nmea_time"] == "milliseconds"
-    assert "(ports from the settings: not compared)" in fr.report_text(report)
+    assert "(ports from the settings: not compared)" in ft.report_text(report)
