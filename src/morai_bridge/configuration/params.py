@@ -220,8 +220,6 @@ def _add(parser, p):
         kw['action'] = 'append'
         kw['default'] = list(p.default or ())
     if p.positional:
-        if p.nargs is None and p.default is not None:
-            kw['nargs'] = '?'
         parser.add_argument(p.name, **kw)
     else:
         parser.add_argument(*flags, dest=p.name, required=p.required, **kw)
