@@ -50,7 +50,6 @@ node's figure is what bench_sensors.py judges; the subscriber-side figure is jud
 printed), udp_bridge <= 15 % at 120 Hz (bench/run.py's target, defined for the bridge alone).
 Private ROS master on a free port, every UDP port free on 127.0.0.1; stops only what it started.
 """
-import argparse
 import json
 import multiprocessing
 import os
@@ -66,9 +65,11 @@ import psutil
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / 'src'))
 
 import bench_e2e  # noqa: E402
 import bench_sensors as bs  # noqa: E402
+from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
 import e2e_streams  # noqa: E402
 from run import Master  # noqa: E402
 
@@ -207,19 +208,19 @@ def describe(p, known):
 # ---------------------------------------------------------------------------- main
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--seconds', type=float, default=20.0)
-    ap.add_argument('--warmup', type=float, default=3.0)
-    ap.add_argument('--quick', action='store_true', help='5 s measured after 2 s warm-up (smoke test)')
-    ap.add_argument('--rpm', type=float, default=600.0)
-    ap.add_argument('--camera-hz', type=float, default=30.0)
-    ap.add_argument('--width', type=int, default=1280)
-    ap.add_argument('--height', type=int, default=720)
-    ap.add_argument('--rate', type=int, default=120, help='rate of every udp_bridge stream [Hz]')
-    ap.add_argument('--state-queue-size', type=int, default=1,
-                    help="udp_bridge's ~state_queue_size (1: its default; 100: as docs/day_one.md records with)")
-    ap.add_argument('--json', default='')
-    a = ap.parse_args()
+    a = parse_args([
+        Param('seconds', 20.0, 'measured time [s]', above=0.0),
+        Param('warmup', 3.0, 'warm-up before measuring [s]', minimum=0.0),
+        Param('quick', False, '5 s measured after 2 s warm-up (smoke test)', switch=True),
+        Param('rpm', 600.0, 'LiDAR rotation [rpm]', above=0.0),
+        Param('camera_hz', 30.0, 'camera frame rate [Hz]', above=0.0),
+        Param('width', 1280, 'camera width [px]', minimum=1),
+        Param('height', 720, 'camera height [px]', minimum=1),
+        Param('rate', 120, 'rate of every udp_bridge stream [Hz]', minimum=1),
+        Param('state_queue_size', 1, "udp_bridge's ~state_queue_size (1: its default; 100: as docs/day_one.md "
+              "records with)", minimum=1),
+        Param('json', '', 'also write the results here (JSON)', metavar='FILE'),
+    ], description=__doc__.split('\n')[0])
     UDP_NS = udp_ns(a.rate)
     if a.quick:
         a.seconds, a.warmup = 5.0, 2.0

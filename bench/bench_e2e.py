@@ -333,14 +333,15 @@ def run(rates=(30, 60, 120), seconds=20.0, warmup=2.0, log_dir=None, progress=pr
 
 
 def main():
-    import argparse
     import rospy
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rates", default="30,60,120")
-    ap.add_argument("--seconds", type=float, default=20.0)
-    ap.add_argument("--warmup", type=float, default=2.0)
-    ap.add_argument("--reps", type=int, default=3)
-    a = ap.parse_args()
+    sys.path.insert(0, str(HERE.parent / "src"))
+    from morai_bridge.configuration.params import Param, parse_args
+    a = parse_args([
+        Param("rates", "30,60,120", "stream rates to measure [Hz], comma separated"),
+        Param("seconds", 20.0, "measured time per rate [s]", above=0.0),
+        Param("warmup", 2.0, "warm-up before measuring [s]", minimum=0.0),
+        Param("reps", 3, "repetitions per rate", minimum=1),
+    ])
     rospy.init_node("bench_e2e", anonymous=True, disable_signals=True)
     res = run([int(r) for r in a.rates.split(",")], a.seconds, a.warmup,
               progress=lambda s: print(s, file=sys.stderr), reps=a.reps)

@@ -136,11 +136,10 @@ def run(seconds=20.0, warmup=3.0, rate_hz=50.0, log_dir=None, progress=print):
 
 
 def main():
-    import argparse
     import rospy
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--seconds", type=float, default=20.0)
-    a = ap.parse_args()
+    sys.path.insert(0, str(HERE.parent / "src"))
+    from morai_bridge.configuration.params import Param, parse_args
+    a = parse_args([Param("seconds", 20.0, "measured time [s]", above=0.0)])
     rospy.init_node("bench_erp42", anonymous=True, disable_signals=True)
     print(json.dumps(run(a.seconds, progress=lambda s: print(s, file=sys.stderr)), indent=1))
 

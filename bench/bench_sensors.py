@@ -29,7 +29,6 @@ CPU: psutil's user + system time of the node's process over the measured window,
 Prints the figures with PASS/MISS against the targets (HDL-32E <= 25 % of a core, camera <= 10 %,
 LiDAR p99 latency <= 5 ms) and, with --json, writes them.  Stops only what it started.
 """
-import argparse
 import io
 import json
 import math
@@ -255,21 +254,23 @@ def cpu_percent(proc, fn):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--seconds', type=float, default=20.0)
-    ap.add_argument('--warmup', type=float, default=3.0)
-    ap.add_argument('--lidar-model', default='HDL32E')
-    ap.add_argument('--rpm', type=float, default=600.0)
-    ap.add_argument('--camera-hz', type=float, default=30.0)
-    ap.add_argument('--width', type=int, default=1280)
-    ap.add_argument('--height', type=int, default=720)
-    ap.add_argument('--decode-chunk', type=int, default=32, help="lidar_bridge's ~decode_chunk (0: at once)")
-    ap.add_argument('--raw', action='store_true', help='camera with publish_raw and an /image_raw subscriber')
-    ap.add_argument('--burst', action='store_true', help='LiDAR: each revolution sent as one burst, rpm / 60 times '
-                    'a second (MORAI 25.S4), instead of paced packet by packet')
-    ap.add_argument('--lidar-only', action='store_true', help='skip the camera phase')
-    ap.add_argument('--json', default='')
-    a = ap.parse_args()
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'src'))
+    from morai_bridge.configuration.params import Param, parse_args
+    a = parse_args([
+        Param('seconds', 20.0, 'measured time per phase [s]', above=0.0),
+        Param('warmup', 3.0, 'warm-up before measuring [s]', minimum=0.0),
+        Param('lidar_model', 'HDL32E', 'the LiDAR model sent'),
+        Param('rpm', 600.0, 'LiDAR rotation [rpm]', above=0.0),
+        Param('camera_hz', 30.0, 'camera frame rate [Hz]', above=0.0),
+        Param('width', 1280, 'camera width [px]', minimum=1),
+        Param('height', 720, 'camera height [px]', minimum=1),
+        Param('decode_chunk', 32, "lidar_bridge's ~decode_chunk (0: at once)", minimum=0),
+        Param('raw', False, 'camera with publish_raw and an /image_raw subscriber', switch=True),
+        Param('burst', False, 'LiDAR: each revolution sent as one burst, rpm / 60 times a second (MORAI 25.S4), '
+              'instead of paced packet by packet', switch=True),
+        Param('lidar_only', False, 'skip the camera phase', switch=True),
+        Param('json', '', 'also write the results here (JSON)', metavar='FILE'),
+    ], description=__doc__.split('\n')[0])
 
     lidar_port, camera_port = free_port(), free_port()
     parent, child = multiprocessing.Pipe()

@@ -35,7 +35,6 @@ Every figure is the best of 7 timed runs (time.perf_counter) of enough calls to
 last ~0.2 s (--quick: ~0.02 s).  Run it alone on the machine for stable figures.
 """
 
-import argparse
 import json
 import os
 import platform
@@ -50,6 +49,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
 from morai_bridge.wire import velodyne as vel  # noqa: E402
 
 DEFAULT_VENV = Path.home() / ".cache" / "morai_msgs" / "bench-venv"
@@ -182,15 +182,14 @@ def agreement(points, peer_cloud):
 # ----------------------------------------------------------------------------- main
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="short timing runs (smoke test)")
-    ap.add_argument("--no-peer", action="store_true", help="skip velodyne-decoder")
-    ap.add_argument("--venv", type=Path, default=DEFAULT_VENV,
-                    help="virtual environment for the peer (default %(default)s)")
-    ap.add_argument("--runs", type=int, default=1,
-                    help="repeat the whole measurement (ours, then the peer) this many times and report the "
-                         "median ratio (the acceptance figure is the median of 5)")
-    args = ap.parse_args(argv)
+    args = parse_args([
+        Param("quick", False, "short timing runs (smoke test)", switch=True),
+        Param("no_peer", False, "skip velodyne-decoder", switch=True),
+        Param("venv", str(DEFAULT_VENV), f"virtual environment for the peer (default {DEFAULT_VENV})", check=Path,
+              metavar="VENV"),
+        Param("runs", 1, "repeat the whole measurement (ours, then the peer) this many times and report the "
+              "median ratio (the acceptance figure is the median of 5)", minimum=1, metavar="RUNS"),
+    ], argv, description=__doc__.split("\n\n")[0])
     min_seconds = 0.02 if args.quick else 0.2
 
     print("Sensor decode benchmark: morai_bridge.wire.velodyne")

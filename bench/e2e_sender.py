@@ -10,21 +10,21 @@ sender's wall clock (time.time()) in their sec/nsec, written just before
 sendto.  Only 127.0.0.1 is ever addressed.  Prints one JSON object: datagrams
 sent per stream, send errors, and how late the sends were against the grid.
 """
-import argparse
 import json
 import socket
 import time
 
-import e2e_streams
+import e2e_streams  # also puts src/ on sys.path
+from morai_bridge.configuration.params import Param, parse_args
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ports", required=True, help="JSON: stream name -> UDP port on 127.0.0.1")
-    ap.add_argument("--rate", type=float, required=True)
-    ap.add_argument("--t0", type=float, required=True, help="wall-clock start time")
-    ap.add_argument("--seconds", type=float, required=True)
-    a = ap.parse_args()
+    a = parse_args([
+        Param("ports", None, "JSON: stream name -> UDP port on 127.0.0.1", required=True, metavar="PORTS"),
+        Param("rate", None, "datagrams per second of each stream", kind=float, above=0.0, required=True),
+        Param("t0", None, "wall-clock start time", kind=float, required=True),
+        Param("seconds", None, "how long to send [s]", kind=float, above=0.0, required=True),
+    ])
     ports = json.loads(a.ports)
     grams = e2e_streams.datagrams()
     names = [n for n in e2e_streams.NAMES if n in ports]

@@ -21,7 +21,6 @@ counted: rospy's writer threads (the same for both).
 functions (cumulative and own time); the cProfile overhead inflates that run's
 figures, so it is reported apart.
 """
-import argparse
 import cProfile
 import io
 import json
@@ -36,6 +35,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "src"))
+
+from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
 
 import e2e_streams  # noqa: E402
 
@@ -89,21 +91,21 @@ def make_bridge(ns, settings=()):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rounds", type=int, default=1200)
-    ap.add_argument("--rate", type=float, default=120.0)
-    ap.add_argument("--profile", default=None, choices=("bridge", "floor"))
-    ap.add_argument("--no-subscriber", action="store_true")
-    ap.add_argument("--stage", default="full", choices=("recv", "decode", "convert", "full"),
-                    help="how much of the bridge's path runs: the receive loop only (datagrams dropped), "
-                         "+ decode, + convert (not published), everything (default)")
-    ap.add_argument("--cached-decode", default="", metavar="STREAM[,STREAM]",
-                    help="analysis: these streams decode each distinct datagram once and reuse the result "
-                         "(the rest of their path runs); the ratio's drop is what their decoding costs")
-    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                    help="a bridge parameter (udp_bridge's), e.g. stamp_source=ros")
-    ap.add_argument("--subscriber", default=None, help=argparse.SUPPRESS)
-    a = ap.parse_args()
+    a = parse_args([
+        Param("rounds", 1200, "rounds of every stream's datagram", minimum=1),
+        Param("rate", 120.0, "rate the rounds stand for [Hz]", above=0.0),
+        Param("profile", None, "also run cProfile over this side's polls and print the top functions", choices=("bridge", "floor")),
+        Param("no_subscriber", False, "no child process subscribing to the topics", switch=True),
+        Param("stage", "full", "how much of the bridge's path runs: the receive loop only (datagrams dropped), "
+              "+ decode, + convert (not published), everything (default)", choices=("recv", "decode", "convert",
+                                                                                   "full")),
+        Param("cached_decode", "", "analysis: these streams decode each distinct datagram once and reuse the "
+              "result (the rest of their path runs); the ratio's drop is what their decoding costs",
+              metavar="STREAM[,STREAM]"),
+        Param("set", [], "a bridge parameter (udp_bridge's), e.g. stamp_source=ros", repeat=True,
+              metavar="NAME=VALUE"),
+        Param("subscriber", None, "internal: run as the subscriber process", hidden=True),
+    ], description=__doc__, raw_help=True)
     if a.subscriber is not None:
         subscriber(json.loads(a.subscriber))
         return

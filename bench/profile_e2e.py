@@ -15,7 +15,6 @@ measured window.  Prints, per SUT, the process CPU and, for the receiving thread
 the share of samples of each stage (inclusive), the top functions by own time,
 and writes the collapsed stacks to bench/out/profile-<sut>-<rate>.txt.
 """
-import argparse
 import collections
 import json
 import os
@@ -26,6 +25,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "src"))
+
+from morai_bridge.configuration.params import Param, command_line  # noqa: E402
 
 
 # stage name -> substrings of a frame that put a sample in it (first match from the leaf up wins)
@@ -74,13 +76,14 @@ def summarise(path, top=25):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--py-spy", default=None, help="the py-spy executable (needed unless --summarise)")
-    ap.add_argument("--rate", type=int, default=120)
-    ap.add_argument("--seconds", type=float, default=20.0)
-    ap.add_argument("--sut", default="floor,bridge")
-    ap.add_argument("--sample-rate", type=int, default=500)
-    ap.add_argument("--summarise", nargs="+", metavar="FILE", help="only print the summary of saved raw profiles")
+    ap = command_line([
+        Param("py_spy", None, "the py-spy executable (needed unless --summarise)", metavar="PY_SPY"),
+        Param("rate", 120, "stream rate [Hz]", minimum=1),
+        Param("seconds", 20.0, "profiled time [s]", above=0.0),
+        Param("sut", "floor,bridge", "what to profile: floor, bridge, comma separated"),
+        Param("sample_rate", 500, "py-spy samples per second", minimum=1),
+        Param("summarise", None, "only print the summary of saved raw profiles", nargs="+", metavar="FILE"),
+    ], description=__doc__, raw_help=True)
     a = ap.parse_args()
     if a.summarise:
         for path in a.summarise:

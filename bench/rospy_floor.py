@@ -12,7 +12,6 @@ the others (as the bridge does).  No decoding, no validation.  Topic names and
 publisher queue depths are the bridge's, so the difference between the two is
 the bridge's own cost.
 """
-import argparse
 import json
 import selectors
 import socket
@@ -22,6 +21,7 @@ import rospy
 from sensor_msgs.msg import NavSatFix
 
 import e2e_streams
+from morai_bridge.configuration.params import Param, parse_args
 from morai_bridge.ros import sim_to_ros as conv
 from morai_bridge.wire import streams, udp
 
@@ -101,12 +101,11 @@ class Floor:
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ports", required=True)
-    ap.add_argument("--queue", default=None,
-                    help="publisher queue depth of every topic (default: the bridge's, 1 or 100); "
-                         "'sync': queue_size=None, rospy's synchronous publishing (experiments)")
-    a = ap.parse_args(rospy.myargv()[1:])
+    a = parse_args([
+        Param("ports", None, "JSON: stream name -> UDP port on 127.0.0.1", required=True, metavar="PORTS"),
+        Param("queue", None, "publisher queue depth of every topic (default: the bridge's, 1 or 100); "
+              "'sync': queue_size=None, rospy's synchronous publishing (experiments)", metavar="QUEUE"),
+    ], rospy.myargv()[1:])
     rospy.init_node("rospy_floor")
     floor = Floor(json.loads(a.ports), a.queue)
     poll = floor.poll

@@ -17,7 +17,6 @@ to bench/out/bench-<time>.json and bench/out/latest.json.  The ROS master is a
 private one (roscore on a free port), every UDP port is picked free on
 127.0.0.1 and only 127.0.0.1 is addressed.
 """
-import argparse
 import json
 import os
 import platform
@@ -32,6 +31,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "src"))
+
+from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
 
 TARGET_CPU = 15.0          # % of one core, bridge at 120 Hz
 TARGET_ADDED_P99 = 1.0     # ms
@@ -291,15 +293,16 @@ def targets(res):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--seconds", type=float, default=None)
-    ap.add_argument("--rates", default="30,60,120")
-    ap.add_argument("--erp42-seconds", type=float, default=None)
-    ap.add_argument("--only", default="codec,e2e,erp42")
-    ap.add_argument("--base", default=None, metavar="REV")
-    ap.add_argument("--reps", type=int, default=None)
-    a = ap.parse_args()
+    a = parse_args([
+        Param("quick", False, "short runs (smoke test)", switch=True),
+        Param("seconds", None, "measured time per end-to-end rate [s] (default: 15, 5 with --quick)", kind=float,
+              above=0.0),
+        Param("rates", "30,60,120", "end-to-end stream rates [Hz], comma separated"),
+        Param("erp42_seconds", None, "measured time of the ERP-42 benchmark [s]", kind=float, above=0.0),
+        Param("only", "codec,e2e,erp42", "which benchmarks, comma separated"),
+        Param("base", None, "also measure this git revision and compare", metavar="REV"),
+        Param("reps", None, "repetitions per end-to-end rate", kind=int, minimum=1),
+    ], description=__doc__, raw_help=True)
     only = set(a.only.split(","))
     e2e_s = a.seconds or (5.0 if a.quick else 15.0)
     reps = a.reps or (1 if a.quick else 3)

@@ -13,7 +13,6 @@ Prints `demo_check: /Ego_topic at R Hz over S s (N messages), first message T s 
 and exits 0 when R is within [--min-hz, --max-hz]; 1 otherwise, or when the command ends or one
 of its nodes dies first (its last lines are printed).  Used by tools/fresh_debian.sh and the nonroot test layer.
 """
-import argparse
 import collections
 import os
 import signal
@@ -22,17 +21,25 @@ import sys
 import threading
 import time
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, 'src'))
+
+from morai_bridge.configuration.params import REST, Param, command_line  # noqa: E402
+
+#: the command line (configuration.params)
+PARAMS = [
+    Param('seconds', 10.0, 'measuring window [s]', above=0.0),
+    Param('startup_timeout', 600.0, 'longest wait for /Ego_topic, set-up and build included [s]', above=0.0),
+    Param('master_port', 0, 'private ROS master port (0: the environment\'s)', minimum=0, maximum=65535),
+    Param('topic', '/Ego_topic', 'the topic whose rate is measured'),
+    Param('min_hz', 40.0, 'lowest rate that passes [Hz]'),
+    Param('max_hz', 60.0, 'highest rate that passes [Hz]'),
+    Param('cmd', [], '-- the command that starts the demo', positional=True, nargs=REST),
+]
+
 
 def parse(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--seconds', type=float, default=10.0, help='measuring window [s]')
-    ap.add_argument('--startup-timeout', type=float, default=600.0,
-                    help='longest wait for /Ego_topic, set-up and build included [s]')
-    ap.add_argument('--master-port', type=int, default=0, help='private ROS master port (0: the environment\'s)')
-    ap.add_argument('--topic', default='/Ego_topic')
-    ap.add_argument('--min-hz', type=float, default=40.0)
-    ap.add_argument('--max-hz', type=float, default=60.0)
-    ap.add_argument('cmd', nargs=argparse.REMAINDER, help='-- the command that starts the demo')
+    ap = command_line(PARAMS, description=__doc__.split('\n')[0])
     args = ap.parse_args(argv)
     if args.cmd[:1] == ['--']:
         args.cmd = args.cmd[1:]

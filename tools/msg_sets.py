@@ -29,7 +29,6 @@ files are ours.  A set may carry types beyond its upstream commit: those an upst
 (`add`; listed under "additive" in the tables), only when they change no md5 of the set.  md5 sums
 come from genmsg, as catkin computes them.  No ROS master is needed.
 """
-import argparse
 import functools
 import json
 import os
@@ -38,6 +37,10 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, 'src'))
+
+from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
+
 SETS_DIR = os.path.join(ROOT, 'msg_sets')
 TABLES = os.path.join(ROOT, 'test', 'data', 'msg_sets')
 
@@ -546,32 +549,35 @@ def not_carried():
             for t, v in a['types'].items()}
 
 
+def _set(doc='the message set'):
+    return Param('set', '', doc, positional=True)
+
+
+_REPO = Param('repo', 'MORAI-Autonomous/MORAI-ROS_morai_msgs', 'the upstream GitHub repository', metavar='REPO')
+_COMMIT = Param('commit', None, 'the upstream commit', required=True, metavar='COMMIT')
+_UPSTREAM = Param('upstream', '', 'the upstream morai_msgs tree', positional=True)
+#: the command line (configuration.params): subcommand -> (its arguments, help)
+SUBCOMMANDS = {
+    'files': ([_set()], 'the .msg / .srv files SET builds'),
+    'md5': ([_set()], 'md5 of every type SET generates'),
+    'check': ([Param('sets', [], 'the sets (default: all)', positional=True, nargs='*')],
+              "our files' md5 against test/data/msg_sets/SET.json"),
+    'import': ([_set(), _UPSTREAM, _COMMIT, _REPO], 'a new set from an upstream morai_msgs tree'),
+    'rules': ([], 'write msg_sets/migration_rules.bmr'),
+    'which': ([Param('bags', [], 'bags to look at', positional=True, nargs='*'),
+               Param('master', False, "the running ROS master's publishers", switch=True)],
+              'which set bags, the master or the workspace use'),
+    'add': ([_set(), _UPSTREAM, _COMMIT,
+             Param('ref', None, 'the branch (or tag) the commit is on', required=True, metavar='REF'), _REPO],
+            'an upstream branch\'s new types carried by SET and the sets after it'),
+    'fields': ([_set(), Param('sources', [], 'upstream trees', positional=True, nargs='+',
+                              metavar='TREE=REPOSITORY@COMMIT')],
+               "upstream's field lists of the set's types"),
+}
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest='cmd', required=True)
-    sub.add_parser('files').add_argument('set')
-    sub.add_parser('md5').add_argument('set')
-    sub.add_parser('check').add_argument('sets', nargs='*')
-    imp = sub.add_parser('import')
-    imp.add_argument('set')
-    imp.add_argument('upstream')
-    imp.add_argument('--commit', required=True)
-    imp.add_argument('--repo', default='MORAI-Autonomous/MORAI-ROS_morai_msgs')
-    sub.add_parser('rules')
-    wh = sub.add_parser('which')
-    wh.add_argument('bags', nargs='*')
-    wh.add_argument('--master', action='store_true')
-    add = sub.add_parser('add')
-    add.add_argument('set')
-    add.add_argument('upstream')
-    add.add_argument('--commit', required=True)
-    add.add_argument('--ref', required=True, help='the branch (or tag) the commit is on')
-    add.add_argument('--repo', default='MORAI-Autonomous/MORAI-ROS_morai_msgs')
-    fields = sub.add_parser('fields')
-    fields.add_argument('set')
-    fields.add_argument('sources', nargs='+', metavar='TREE=REPOSITORY@COMMIT')
-    a = ap.parse_args(argv)
+    a = parse_args([], argv, description=__doc__, raw_help=True, subcommands=SUBCOMMANDS, dest='cmd')
     if a.cmd == 'files':
         for name, path in sorted(resolve(a.set).items()):
             print(os.path.relpath(path, ROOT))

@@ -19,7 +19,6 @@ Usage, from a sourced workspace (or with src/ on PYTHONPATH; no ROS needed):
     /usr/bin/python3 tools/record_path.py                 # every route into test/data/paths/
     /usr/bin/python3 tools/record_path.py sedan_course --out /tmp
 """
-import argparse
 import math
 import os
 import socket
@@ -29,6 +28,7 @@ from typing import NamedTuple, Tuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, 'src'))
 
+from morai_bridge.configuration.params import Param, command_line  # noqa: E402
 from morai_bridge.configuration.vehicle_profiles import load_profile  # noqa: E402
 from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator  # noqa: E402
 from morai_bridge.wire import udp  # noqa: E402
@@ -204,9 +204,11 @@ def length_m(points):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    ap.add_argument('routes', nargs='*', help='routes to record: %s (default: all)' % ', '.join(sorted(ROUTES)))
-    ap.add_argument('--out', default=PATHS, help='folder of the path files (default: test/data/paths)')
+    ap = command_line([
+        Param('routes', [], 'routes to record: %s (default: all)' % ', '.join(sorted(ROUTES)), positional=True,
+              nargs='*'),
+        Param('out', PATHS, 'folder of the path files (default: test/data/paths)', metavar='OUT'),
+    ], description=__doc__.split('\n\n')[0])
     args = ap.parse_args(argv)
     unknown = sorted(set(args.routes) - set(ROUTES))
     if unknown:

@@ -18,7 +18,6 @@ display shows an error or a warning (rviz draws their names in its error red / w
 Exit status 0 when the picture is not blank and, with ``--demo``, no display shows an error; 1 when
 it is blank, rviz died or (``--demo``) a display is in error; 2 on a usage error.
 """
-import argparse
 import os
 import re
 import signal
@@ -32,6 +31,9 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, 'rviz', 'morai.rviz')
+sys.path.insert(0, os.path.join(ROOT, 'src'))
+
+from morai_bridge.configuration.params import Param, command_line  # noqa: E402
 
 XWD_HEADER = ('header_size file_version pixmap_format pixmap_depth pixmap_width pixmap_height xoffset '
               'byte_order bitmap_unit bitmap_bit_order bitmap_pad bits_per_pixel bytes_per_line visual_class '
@@ -151,7 +153,7 @@ def classify(lines):
 def size(text):
     m = re.match(r'^(\d+)x(\d+)$', text)
     if not m or not (320 <= int(m.group(1)) <= 8192 and 240 <= int(m.group(2)) <= 8192):
-        raise argparse.ArgumentTypeError(f'{text!r}: expected WIDTHxHEIGHT, e.g. 1280x800')
+        raise ValueError(f'{text!r}: expected WIDTHxHEIGHT, e.g. 1280x800')
     return int(m.group(1)), int(m.group(2))
 
 
@@ -191,19 +193,21 @@ class Demo:
                 self.proc.wait()
 
 
+#: the command line (configuration.params)
+PARAMS = [
+    Param('output', '', 'the PNG to write', positional=True),
+    Param('demo_args', [], 'with --demo: arguments of demo.launch (sensors:=true, sim_version:=..., ...)',
+          positional=True, nargs='*', metavar='NAME:=VALUE'),
+    Param('demo', False, 'start the demo (demo.launch with the arguments given), picture it, stop it', switch=True),
+    Param('config', CONFIG, 'rviz configuration (default: rviz/morai.rviz)', metavar='CONFIG'),
+    Param('after', 15.0, 'seconds between starting rviz and the picture (default 15: rviz with software '
+          'OpenGL takes 5-10 s to show the first frame)', minimum=0.0, metavar='AFTER'),
+    Param('size', (1280, 800), 'screen WIDTHxHEIGHT (default 1280x800)', kind=str, check=size, metavar='SIZE'),
+]
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('output', help='the PNG to write')
-    ap.add_argument('demo_args', nargs='*', metavar='NAME:=VALUE',
-                    help='with --demo: arguments of demo.launch (sensors:=true, sim_version:=..., ...)')
-    ap.add_argument('--demo', action='store_true', help='start the demo (demo.launch with the arguments given), '
-                    'picture it, stop it')
-    ap.add_argument('--config', default=CONFIG, help='rviz configuration (default: rviz/morai.rviz)')
-    ap.add_argument('--after', type=float, default=15.0,
-                    help='seconds between starting rviz and the picture (default 15: rviz with software '
-                    'OpenGL takes 5-10 s to show the first frame)')
-    ap.add_argument('--size', type=size, default=(1280, 800), help='screen WIDTHxHEIGHT (default 1280x800)')
+    ap = command_line(PARAMS, description=__doc__.split('\n\n')[0], raw_help=True)
     args = ap.parse_args(argv)
     if not os.path.isfile(args.config):
         ap.error(f'--config {args.config}: no such file')

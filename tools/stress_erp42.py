@@ -32,7 +32,6 @@ frame is printed too.  Exit status 1 unless: every cycle
 recovered, each within 1 s, no worker died, the PCU saw no frame out of the
 protocol's range, no rejected frame and no ALIVE error.
 """
-import argparse
 import dataclasses
 import math
 import os
@@ -47,6 +46,7 @@ sys.path.insert(0, os.path.join(ROOT, 'src'))
 
 import serial  # noqa: E402
 
+from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
 from morai_bridge.emu.pcu import PcuEmulator  # noqa: E402
 from morai_bridge.emu.pcu_vehicle import VehicleModel  # noqa: E402
 from morai_bridge.link.serial_port import Erp42Link  # noqa: E402
@@ -261,11 +261,11 @@ class Rig:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    ap.add_argument('--cycles', type=int, default=200)
-    ap.add_argument('--seed', type=int, default=1)
-    ap.add_argument('-v', '--verbose', action='store_true', help='one line per cycle and link state changes')
-    args = ap.parse_args(argv)
+    args = parse_args([
+        Param('cycles', 200, 'fault cycles to run', minimum=1),
+        Param('seed', 1, 'seed of the fault choices'),
+        Param('verbose', False, 'one line per cycle and link state changes', flags=('-v', '--verbose')),
+    ], argv, description=__doc__.split('\n\n')[0])
 
     rng = random.Random(args.seed)
     rig = Rig(args.seed, args.verbose)

@@ -44,11 +44,27 @@ class ParamError(ValueError):
 
 class Param:
     """One parameter: its name, default (whose type is the parameter's), one line of doc, and what
-    values it takes: ``choices``, ``minimum`` / ``maximum`` (inclusive), ``above`` (exclusive).
-    ``metavar`` names the value in a command line's help (default: the type's name)."""
-    __slots__ = ('name', 'default', 'doc', 'choices', 'minimum', 'maximum', 'above', 'metavar')
+    values it takes: ``choices``, ``minimum`` / ``maximum`` (inclusive), ``above`` (exclusive), and
+    ``check``, a callable the coerced value goes through last (it returns the value to use, or raises
+    ValueError with the reason).  ``metavar`` names the value in a command line's help (default: the
+    type's name).  ``unset``: a word that means the same as ``""`` (a string parameter whose empty value
+    means "not set": ``none``, ``auto``, ``any``); :meth:`coerce` reads it as ``""`` and launch files write
+    it as the argument's default, because roslaunch lists every argument whose default is empty as
+    required.
 
-    def __init__(self, name, default, doc, choices=None, minimum=None, maximum=None, above=None, metavar=None):
+    As a command-line option (:func:`add_options`, :func:`command_line`) a Param may also be:
+    ``kind``: its type when the default does not tell it (``None``: not given; a list: a repeated option);
+    ``flags``: its spellings (default ``--name-with-dashes``; a boolean given flags is a switch, it only
+    sets True); ``switch``: a boolean without its ``--no-`` form; ``positional``: an argument without a
+    flag; ``nargs``: how many values (``'?'``, ``'*'``, ``'+'``, or :data:`REST` for everything after it);
+    ``repeat``: the option may be given again, the values make a list; ``required``; ``hidden`` (not in
+    the help)."""
+    __slots__ = ('name', 'default', 'doc', 'choices', 'minimum', 'maximum', 'above', 'metavar', 'check', 'unset',
+                 'kind', 'flags', 'switch', 'positional', 'nargs', 'repeat', 'required', 'hidden')
+
+    def __init__(self, name, default, doc, choices=None, minimum=None, maximum=None, above=None, metavar=None,
+                 check=None, unset=None, kind=None, flags=None, switch=False, positional=False, nargs=None,
+                 repeat=False, required=False, hidden=False):
         self.name = name
         self.default = default
         self.doc = doc
@@ -57,10 +73,23 @@ class Param:
         self.maximum = maximum
         self.above = above
         self.metavar = metavar
+        self.check = check
+        self.unset = unset
+        self.kind = kind if kind is not None else (str if default is None or isinstance(default, list)
+                                                   else type(default))
+        self.flags = tuple(flags) if flags else None
+        self.switch = switch or (self.kind is bool and flags is not None)
+        self.positional = positional
+        self.nargs = nargs
+        self.repeat = repeat
+        self.required = required
+        self.hidden = hidden
+        if unset is not None and (self.kind is not str or unset == ''):
+            raise ValueError(f'{name}: unset is a non-empty word of a string parameter')
 
     def coerce(self, value):
         """``value`` as the parameter's type, checked against its choices and range; a ParamError otherwise."""
-        kind = type(self.default)
+        kind = self.kind
 
         def refuse(why):
             return ParamError(f'~{self.name}={value!r}: {why}', why)
@@ -82,6 +111,8 @@ class Param:
                     raise ValueError(value)
             elif kind is str:
                 value = str(value)
+                if self.unset is not None and value == self.unset:
+                    value = ''
         except (TypeError, ValueError):
             raise refuse(f'expected a {kind.__name__} ({self.doc})') from None
         if self.choices is not None and value not in self.choices:
@@ -92,6 +123,11 @@ class Param:
             raise refuse(f'must be above {self.above!r}')
         if self.maximum is not None and value > self.maximum:
             raise refuse(f'must be at most {self.maximum!r}')
+        if self.check is not None:
+            try:
+                value = self.check(value)
+            except ValueError as e:
+                raise refuse(str(e)) from None
         return value
 
     def takes(self, value):
@@ -101,6 +137,15 @@ class Param:
         except ParamError:
             return False
         return True
+
+    @property
+    def shown_default(self):
+        """The default as launch files and docs write it: the ``unset`` word for ``""`` when the Param has one."""
+        if self.default == '' and self.unset is not None:
+            return self.unset
+        if isinstance(self.default, bool):
+            return 'true' if self.default else 'false'
+        return str(self.default)
 
 
 class Config(dict):
@@ -119,6 +164,10 @@ def load(params, getter):
 
 
 # ------------------------------------------------------------------ the same tables as command-line options
+
+#: ``nargs`` of a positional Param that takes every argument after it (options included): a command to run
+REST = argparse.REMAINDER
+
 
 class _OnOff(argparse.Action):
     """``--name`` sets True, ``--no-name`` False (argparse.BooleanOptionalAction is Python 3.9+)."""
@@ -141,21 +190,94 @@ def _reader(param):
     return read
 
 
+def _help(p, shown):
+    if p.hidden:
+        return argparse.SUPPRESS
+    # '%' is argparse's format character in a help text
+    doc = p.doc.replace('%', '%%')
+    return doc + (' (default: %(default)s)' if shown and '(default' not in p.doc else '')
+
+
+def _add(parser, p):
+    """One Param as one argument of ``parser`` (a parser, a group or a mutually exclusive group)."""
+    flags = p.flags or ('--' + p.name.replace('_', '-'),)
+    if p.kind is bool and not p.positional:
+        if p.switch:
+            parser.add_argument(*flags, dest=p.name, action='store_const', const=not p.default,
+                                default=p.default, help=_help(p, False))
+        else:
+            parser.add_argument(flags[0], '--no-' + flags[0][2:], dest=p.name, action=_OnOff, default=p.default,
+                                help=_help(p, False))
+        return
+    shown = p.default not in ('', None, []) and p.takes(p.default)
+    kw = dict(default=p.default, help=_help(p, shown), choices=p.choices,
+              metavar=p.metavar or (None if p.choices or p.positional else p.kind.__name__.upper()))
+    if p.nargs is not REST:
+        kw['type'] = _reader(p)
+    if p.nargs is not None:
+        kw['nargs'] = p.nargs
+    if p.repeat:
+        kw['action'] = 'append'
+        kw['default'] = list(p.default or ())
+    if p.positional:
+        parser.add_argument(p.name, **kw)
+    else:
+        parser.add_argument(*flags, dest=p.name, required=p.required, **kw)
+
+
 def add_options(parser, params):
     """Add one option per Param to ``parser`` (an argparse parser or group): ``--name-with-dashes`` into
     ``args.name``, the default the Param's, help its doc.  A boolean is a pair ``--name`` / ``--no-name``;
     any other value is read by :meth:`Param.coerce` (type, choices, range), so a bad one is a usage error
     naming the option.  The help shows the default, unless it is empty or a value the option does not
-    take (a sentinel: the doc says what it means)."""
+    take (a sentinel: the doc says what it means) or the doc says it.  The other Param attributes
+    (``flags``, ``positional``, ``nargs``, ``repeat``, ...) are in :class:`Param`'s docstring."""
     for p in params:
-        flag = '--' + p.name.replace('_', '-')
-        if type(p.default) is bool:
-            parser.add_argument(flag, '--no-' + flag[2:], dest=p.name, action=_OnOff, default=p.default, help=p.doc)
-            continue
-        shown = p.default != '' and p.takes(p.default)
-        parser.add_argument(flag, dest=p.name, type=_reader(p), default=p.default, choices=p.choices,
-                            metavar=p.metavar or (None if p.choices else type(p.default).__name__.upper()),
-                            help=p.doc + (' (default: %(default)s)' if shown else ''))
+        _add(parser, p)
+
+
+def command_line(params, prog=None, description=None, epilog=None, exclusive=(), subcommands=None,
+                 raw_help=False, defaults_in_help=False, dest='command'):
+    """A program's whole command line from Params: the argparse parser (argparse is used here only).
+
+    ``params``: its arguments, in the help's order (positional ones are arguments without a flag);
+    ``exclusive``: groups of Param names of which at most one may be given; ``subcommands``:
+    ``{name: (params, help)}`` (or ``(params, help, exclusive)``), the chosen name in ``args.<dest>``;
+    ``raw_help``: the description and epilog are printed as written (line breaks kept);
+    ``defaults_in_help``: every option's help shows its default.  The parser's ``error(text)``
+    is a usage error (exit status 2), for checks that involve several options."""
+    formatter = (argparse.RawDescriptionHelpFormatter if raw_help else
+                 argparse.ArgumentDefaultsHelpFormatter if defaults_in_help else argparse.HelpFormatter)
+    parser = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog,
+                                     formatter_class=formatter)
+    _fill(parser, params, exclusive)
+    if subcommands:
+        sub = parser.add_subparsers(dest=dest, metavar='{%s}' % ','.join(subcommands))
+        sub.required = True
+        for name, spec in subcommands.items():
+            table, text = spec[0], spec[1]
+            _fill(sub.add_parser(name, help=text, description=text, formatter_class=formatter),
+                  table, spec[2] if len(spec) > 2 else ())
+    return parser
+
+
+def _fill(parser, params, exclusive):
+    by_name = {p.name: p for p in params}
+    unknown = [n for group in exclusive for n in group if n not in by_name]
+    if unknown:
+        raise ValueError(f"exclusive names no Param {', '.join(unknown)}")
+    group_of = {}
+    for names in exclusive:
+        group = parser.add_mutually_exclusive_group()
+        group_of.update((n, group) for n in names)
+    for p in params:
+        _add(group_of.get(p.name, parser), p)
+
+
+def parse_args(params, argv=None, **kw):
+    """``command_line(params, **kw).parse_args(argv)``: the values by Param name (an argparse
+    Namespace); a bad value is a usage error naming the option (exit status 2)."""
+    return command_line(params, **kw).parse_args(argv)
 
 
 def port_param(name, default, doc):

@@ -19,7 +19,7 @@ no ground-vehicle msg_type) is counted as "not MORAI" and shown only with
 
 Modules, by job:
 
-* :mod:`.udp_dump_cli` - argparse, checks and ``main(argv=None) -> int``;
+* :mod:`.udp_dump_cli` - its command line (Params), checks and ``main(argv=None) -> int``;
 * :mod:`.sources` - a capture file, or live UDP sockets;
 * :mod:`.dumper` - :class:`Dumper`: decode, print, count, summary;
 * :mod:`.formatters` - one-line summary per message type, ``-v`` fields, hex dump;

@@ -6,13 +6,12 @@ Exit status: 0 = no decode errors, 1 = at least one decode error, 2 = usage or
 I/O error (unreadable file, port in use).  Reference: docs/udp_dump.md.
 """
 
-import argparse
-import math
 import os
 import socket
 import sys
 
 from morai_bridge.configuration import sim_versions
+from morai_bridge.configuration.params import Param, command_line
 from morai_bridge.wire import streams
 from morai_bridge.wire.capture import CaptureError
 
@@ -35,6 +34,7 @@ class _UsageError(Exception):
 
 
 def _ports(text):
+    """``--listen`` / ``--port``: port numbers and stream names, comma separated, as a list of ports."""
     ports = []
     for part in text.split(","):
         part = part.strip()
@@ -46,40 +46,53 @@ def _ports(text):
         try:
             port = int(part)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not a port number or stream name: {part!r} "
-                                             f"(names: see --help)") from None
+            raise ValueError(f"not a port number or stream name: {part!r} (names: see --help)") from None
         if not 1 <= port <= 65535:
-            raise argparse.ArgumentTypeError(f"port out of range 1..65535: {port}")
+            raise ValueError(f"port out of range 1..65535: {port}")
         if port not in ports:
             ports.append(port)
     if not ports:
-        raise argparse.ArgumentTypeError("no port given")
+        raise ValueError("no port given")
     return ports
 
 
-def _positive_int(text):
+def _ipv4(text):
+    """``--bind-ip``: a dotted IPv4 address."""
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
-    return value
+        socket.inet_aton(text)
+    except OSError:
+        raise ValueError("not an IPv4 address") from None
+    if text.count(".") != 3:
+        raise ValueError("not a dotted IPv4 address")
+    return text
 
 
-def _positive_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0 or not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text}")
-    return value
+#: the command line (configuration.params); None: not given
+PARAMS = [
+    Param("file", None, "pcap or pcapng capture to read (instead of --listen)", positional=True, nargs="?",
+          metavar="FILE"),
+    Param("listen", None, "bind these UDP ports (numbers or stream names, e.g. ego_status or sim) and print "
+          "what arrives", metavar="PORT[,PORT...]", check=_ports),
+    Param("bind_ip", None, "address the --listen sockets bind (default 127.0.0.1; 0.0.0.0 for a simulator on "
+          "another PC)", metavar="IP", check=_ipv4),
+    Param("port", None, "FILE only: keep datagrams sent to these destination ports (what --listen on them "
+          "would receive)", metavar="PORT[,PORT...]", check=_ports),
+    Param("all_udp", False, "also print datagrams that are not MORAI (otherwise only counted)", switch=True),
+    Param("count", None, "stop after N datagrams (after --port filtering)", kind=int, minimum=1, metavar="N"),
+    Param("duration", None, "stop after S seconds (FILE: the first S seconds of capture time)", kind=float,
+          above=0.0, metavar="S"),
+    Param("verbose", False, "print every field, records one per line", flags=("-v", "--verbose")),
+    Param("quiet", False, "print only the summary", flags=("-q", "--quiet")),
+    Param("json", False, "one JSON object per line; the summary is a last line with kind 'summary'",
+          switch=True),
+    Param("hex", False, "hex dump of datagrams that fail to decode (of every datagram with -v)", switch=True),
+    Param("utc", False, "print times in UTC (default: local time)", switch=True),
+]
 
 
 def build_parser():
-    p = argparse.ArgumentParser(
-        prog=PROG,
+    return command_line(
+        PARAMS, prog=PROG, exclusive=[("verbose", "quiet")],
         description="Print MORAI SIM UDP datagrams decoded, from live UDP ports or from a "
                     "pcap/pcapng capture. No ROS needed.",
         epilog="PORT may also be a stream name (its default port): "
@@ -88,36 +101,6 @@ def build_parser():
                + ",".join(map(str, PORT_GROUPS["sim"])) + "). "
                "Exit status: 0 no decode errors, 1 decode errors seen, 2 usage or I/O error. "
                "Details and examples: docs/udp_dump.md.")
-    p.add_argument("file", nargs="?", metavar="FILE",
-                   help="pcap or pcapng capture to read (instead of --listen)")
-    p.add_argument("--listen", metavar="PORT[,PORT...]", type=_ports,
-                   help="bind these UDP ports (numbers or stream names, e.g. ego_status or "
-                        "sim) and print what arrives")
-    p.add_argument("--bind-ip", metavar="IP",
-                   help="address the --listen sockets bind (default 127.0.0.1; "
-                        "0.0.0.0 for a simulator on another PC)")
-    p.add_argument("--port", metavar="PORT[,PORT...]", type=_ports,
-                   help="FILE only: keep datagrams sent to these destination ports "
-                        "(what --listen on them would receive)")
-    p.add_argument("--all-udp", action="store_true",
-                   help="also print datagrams that are not MORAI (otherwise only counted)")
-    p.add_argument("--count", type=_positive_int, metavar="N",
-                   help="stop after N datagrams (after --port filtering)")
-    p.add_argument("--duration", type=_positive_float, metavar="S",
-                   help="stop after S seconds (FILE: the first S seconds of capture time)")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("-v", "--verbose", action="store_true",
-                     help="print every field, records one per line")
-    out.add_argument("-q", "--quiet", action="store_true",
-                     help="print only the summary")
-    p.add_argument("--json", action="store_true",
-                   help="one JSON object per line; the summary is a last line with "
-                        "kind 'summary'")
-    p.add_argument("--hex", action="store_true",
-                   help="hex dump of datagrams that fail to decode (of every datagram with -v)")
-    p.add_argument("--utc", action="store_true",
-                   help="print times in UTC (default: local time)")
-    return p
 
 
 def _check(args):
@@ -131,12 +114,6 @@ def _check(args):
         raise _UsageError("--bind-ip only applies to --listen")
     if args.bind_ip is None:
         args.bind_ip = "127.0.0.1"
-    try:
-        socket.inet_aton(args.bind_ip)
-    except OSError:
-        raise _UsageError(f"--bind-ip: not an IPv4 address: {args.bind_ip!r}") from None
-    if args.bind_ip.count(".") != 3:
-        raise _UsageError(f"--bind-ip: not a dotted IPv4 address: {args.bind_ip!r}")
 
 
 # ----------------------------------------------------------------------------- main

@@ -60,7 +60,8 @@ log = logging.getLogger("morai_bridge.emu.pcu")
 #: which spells link, port, rc_auto and encoder_enabled its own way and adds a few of its own).
 PARAMS = [
     Param('link', '/tmp/erp42', 'symlink to the emulated device (the path erp42_serial opens); "" = none'),
-    Param('port', '', 'use this existing serial device instead of creating a pty ("" = pty)'),
+    Param('port', '', 'use this existing serial device instead of creating a pty (pty or "" = create one)',
+          unset='pty'),
     Param('init_s', 3.0, 'INIT phase after start: no command obeyed [s]', minimum=0.0),
     Param('alive_timeout_s', 1.0, 'AUTO_FAIL after this long without a correct ALIVE [s]', minimum=0.05),
     Param('alive_check', 'strict', 'ALIVE check: strict (+1), changing, off', choices=ALIVE_CHECKS),

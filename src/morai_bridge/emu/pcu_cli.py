@@ -3,18 +3,17 @@
 It prints ``PCU emulator ready: device=/dev/pts/N link=...`` once, then (unless
 ``--status-s 0``) a status line per interval, and exits cleanly on
 SIGINT/SIGTERM, removing the symlink.  Its options are the pcu_emulator node's
-(:data:`~morai_bridge.emu.pcu.PARAMS`, through :func:`~morai_bridge.configuration.params.add_options`)
+(:data:`~morai_bridge.emu.pcu.PARAMS`; the command line is :func:`~morai_bridge.configuration.params.command_line`'s)
 but for ``--link`` and ``--port`` (none by default), ``--rc-manual`` and ``--no-encoder``, and its
 own (:data:`OWN_PARAMS`, ``--rc-off``, ``--seed``, ``-v``).  See docs/erp42.md.
 """
 
-import argparse
 import logging
 import signal
 import sys
 import threading
 
-from morai_bridge.configuration.params import Param, add_options
+from morai_bridge.configuration.params import Param, command_line
 
 from .pcu import PARAMS, PcuEmulator
 from .pcu_vehicle import VehicleModel
@@ -32,21 +31,27 @@ OWN_PARAMS = [
 ]
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+#: the options this program spells its own way, before the node's (help order)
+_OWN_SPELLING = [
+    Param("port", None, "use this serial device instead of creating a pty", metavar="PORT"),
+    Param("link", None, "create a symlink at this path pointing to the device", metavar="LINK"),
+    Param("rc_manual", False, "RC switch in Manual at start", switch=True),
+    Param("rc_off", False, "platform powered with the RC off", switch=True),
+    Param("no_encoder", False, "ENC always 0 (like the MORAI simulator)", switch=True),
+]
+#: the options after the node's
+_LAST = [
+    Param("seed", None, "seed of the noise generator", kind=int, metavar="SEED"),
+    Param("verbose", False, "log mode changes", flags=("-v", "--verbose")),
+]
+
+
+def _parser():
+    return command_line(
+        _OWN_SPELLING + [q for q in PARAMS if q.name not in _SPELLED_OTHERWISE] + OWN_PARAMS + _LAST,
         prog="python3 -m morai_bridge.emu.pcu",
         description="ERP-42 PCU emulator: answers the ERP-42 serial protocol on a new pty "
                     "(default) or an existing serial port, until SIGINT/SIGTERM.")
-    p.add_argument("--port", help="use this serial device instead of creating a pty")
-    p.add_argument("--link", help="create a symlink at this path pointing to the device")
-    p.add_argument("--rc-manual", action="store_true", help="RC switch in Manual at start")
-    p.add_argument("--rc-off", action="store_true", help="platform powered with the RC off")
-    p.add_argument("--no-encoder", action="store_true",
-                   help="ENC always 0 (like the MORAI simulator)")
-    add_options(p, [q for q in PARAMS if q.name not in _SPELLED_OTHERWISE] + OWN_PARAMS)
-    p.add_argument("--seed", type=int, help="seed of the noise generator")
-    p.add_argument("-v", "--verbose", action="store_true", help="log mode changes")
-    return p
 
 
 def main(argv=None) -> int:

@@ -9,14 +9,13 @@ destination ports, one status line every ``--status-s`` seconds, and stops on
 Ctrl-C / SIGTERM.
 """
 
-import argparse
 import logging
 import os
 import signal
 import sys
 import threading
 
-from morai_bridge.configuration.params import add_options
+from morai_bridge.configuration.params import Param, command_line
 
 from .sim import SimEmulator
 from .sim_config import PARAMS, SimConfig
@@ -26,19 +25,19 @@ __all__ = ["main"]
 log = logging.getLogger("morai_bridge.emu.sim")
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python3 -m morai_bridge.emu.sim",
+#: options of this program only (after SimConfig's)
+OWN_PARAMS = [
+    Param("status_s", 5.0, "print a status line every this many seconds (0 = never)", metavar="STATUS_S"),
+    Param("list_scenarios", False, "list the scenarios in --scenario-dir and exit", switch=True),
+    Param("verbose", False, "debug logging", flags=("-v", "--verbose")),
+]
+
+
+def _parser():
+    return command_line(
+        PARAMS + OWN_PARAMS, prog="python3 -m morai_bridge.emu.sim", defaults_in_help=True,
         description="MORAI simulator emulator: the simulator side of the UDP protocol "
-                    "(see docs/emulator.md). Ctrl-C stops it. Booleans: --name / --no-name.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    add_options(p, PARAMS)
-    p.add_argument("--status-s", type=float, default=5.0,
-                   help="print a status line every this many seconds (0 = never)")
-    p.add_argument("--list-scenarios", action="store_true",
-                   help="list the scenarios in --scenario-dir and exit")
-    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    return p
+                    "(see docs/emulator.md). Ctrl-C stops it. Booleans: --name / --no-name.")
 
 
 def main(argv=None) -> int:

@@ -75,8 +75,8 @@ PARAMS = [
     # network
     Param("listen_ip", "127.0.0.1", "address the command ports are bound to"),
     Param("user_ip", "127.0.0.1", "address the streams are sent to (where the bridge runs)"),
-    Param("allowed_sender_ip", "", "accept commands only from this address ('' = any); others are counted as foreign "
-          "and dropped"),
+    Param("allowed_sender_ip", "", "accept commands only from this address (any or '' = any); others are counted as "
+          "foreign and dropped", unset="any"),
     Param("emulator_sync", False, "enable the lock-step extension (ours, not the simulator's): listen on sync_port "
           "and answer on sync_state_port"),
     # the simulator release emulated (configuration.sim_versions): steering signs, IMU size, empty
@@ -143,7 +143,7 @@ PARAMS = [
     Param("steer_rate_deg_s", _VP["steer_rate_deg_s"], "front-wheel steering rate limit, deg/s (0 = instantaneous)"),
     Param("map_data_id", 0, "map_data_id reported in Ego Vehicle Status"),
     # world
-    Param("scenario", "", "scenario loaded at start ('' = empty world)"),
+    Param("scenario", "", "scenario loaded at start (none or '' = empty world)", unset="none"),
     Param("scenario_dir", DEFAULT_SCENARIO_DIR, "directory of <name>.json scenarios"),
     Param("light_hold_s", 10.0, "how long a Set TrafficLight status holds, s of simulated time "
           "(0 = until the next Set)"),

@@ -59,7 +59,8 @@ PARAMS = [
     Param('encoder_topic', '~encoder', 'std_msgs/Int32 raw encoder count'),
     Param('twist_topic', '~twist', 'geometry_msgs/TwistStamped from speed and steering'),
     Param('odom_topic', '~odom', 'nav_msgs/Odometry, dead reckoning from encoder (or speed) and steering'),
-    Param('ground_truth_topic', '', 'optional morai_msgs/EgoVehicleStatus (e.g. /Ego_topic) for position/yaw'),
+    Param('ground_truth_topic', '', 'optional morai_msgs/EgoVehicleStatus (e.g. /Ego_topic) for position/yaw '
+          '(none or "": not used)', unset='none'),
     FAULT_INJECTION,
 ]
 

@@ -35,8 +35,8 @@ PARAMS = [
     Param('velocity_arrow_s', 1.0, 'velocity arrow length = speed [m/s] x this [s]', minimum=0.0),
     Param('labels', True, 'show each object\'s id as text'),
     Param('text_height', 1.5, 'height of the id labels [m]', minimum=0.1),
-    Param('traffic_light_positions', '', 'traffic light positions: "" none, a name in config/traffic_lights '
-          '(e.g. demo), or a YAML file path'),
+    Param('traffic_light_positions', '', 'traffic light positions: none (or ""), a name in config/traffic_lights '
+          '(e.g. demo), or a YAML file path', unset='none'),
     Param('collision_lifetime_s', 2.0, 'lifetime of a collision marker [s]', minimum=0.1),
     Param('collision_diameter', 2.0, 'diameter of a collision marker [m]', minimum=0.1),
 ]

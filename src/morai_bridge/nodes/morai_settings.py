@@ -14,14 +14,13 @@ Reading the files: :mod:`morai_bridge.configuration.morai_settings`;
 the parameter names and values are checked against the nodes' PARAMS tables here, so no name a
 node does not declare can be written.  docs/settings.md.
 """
-import argparse
 import importlib
 import os
 import sys
 from xml.sax.saxutils import quoteattr
 
 from morai_bridge.configuration import morai_settings as ms
-from morai_bridge.configuration.params import ParamError
+from morai_bridge.configuration.params import Param, ParamError, command_line
 from morai_bridge.link import transport
 from morai_bridge.wire import streams
 
@@ -122,23 +121,25 @@ def launch_xml(plan, sources, output='screen', launch='morai.launch'):
     return '\n'.join(out) + '\n'
 
 
+#: the command line (configuration.params); None: not given
+OPTIONS = [
+    Param('sensors', '', 'SensorInfo_<vehicle>.json (MORAI SIM SaveFile/Sensor/<version>/)', positional=True),
+    Param('network', None, 'network settings JSON (SaveFile/Network/<version>/), for udp_bridge', positional=True,
+          nargs='?'),
+    Param('parent_frame', 'base_link', 'TF parent of the mount poses: the vehicle frame at MORAI\'s sensor origin, '
+          'the middle of the rear axle (default base_link)', metavar='PARENT_FRAME'),
+    Param('sim_ip', None, 'override the simulator address (default: each udpConfig.hostIP)', metavar='SIM_IP'),
+    Param('bind_ip', None, 'override the local address (default: each udpConfig.destinationIP)', metavar='BIND_IP'),
+    Param('native_names', False, 'publish the sensors the files do not give a topic under the names of MORAI\'s '
+          'native ROS mode (/lidar3D, /lidar2D) instead of the ROS driver names (docs/ros_api.md)', switch=True),
+    Param('output', 'screen', 'node output', choices=('screen', 'log')),
+    Param('out', None, 'write the launch file here instead of stdout', flags=('-o', '--out'), metavar='OUT'),
+]
+
+
 def _parser():
-    p = argparse.ArgumentParser(
-        prog='morai_settings', description='Print a roslaunch file that bridges what MORAI SIM\'s saved sensor '
-        'settings (and network settings) send over UDP.  docs/settings.md.')
-    p.add_argument('sensors', help='SensorInfo_<vehicle>.json (MORAI SIM SaveFile/Sensor/<version>/)')
-    p.add_argument('network', nargs='?', help='network settings JSON (SaveFile/Network/<version>/), for udp_bridge')
-    p.add_argument('--parent-frame', default='base_link',
-                   help='TF parent of the mount poses: the vehicle frame at MORAI\'s sensor origin, the middle of '
-                        'the rear axle (default base_link)')
-    p.add_argument('--sim-ip', help='override the simulator address (default: each udpConfig.hostIP)')
-    p.add_argument('--bind-ip', help='override the local address (default: each udpConfig.destinationIP)')
-    p.add_argument('--native-names', action='store_true',
-                   help='publish the sensors the files do not give a topic under the names of MORAI\'s native ROS '
-                        'mode (/lidar3D, /lidar2D) instead of the ROS driver names (docs/ros_api.md)')
-    p.add_argument('--output', default='screen', choices=('screen', 'log'), help='node output')
-    p.add_argument('-o', '--out', help='write the launch file here instead of stdout')
-    return p
+    return command_line(OPTIONS, prog='morai_settings', description='Print a roslaunch file that bridges what '
+                        'MORAI SIM\'s saved sensor settings (and network settings) send over UDP.  docs/settings.md.')
 
 
 def not_local(plan):

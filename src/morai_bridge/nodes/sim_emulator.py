@@ -24,10 +24,11 @@ from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 def _params():
     # the scenario folder is found at run time (rospkg), not the source tree's
     out = [p if p.name != 'scenario_dir' else
-           Param('scenario_dir', '', 'folder of scenario JSON files ("" = config/scenarios of this package)')
+           Param('scenario_dir', '', 'folder of scenario JSON files (auto or "" = config/scenarios of this package)',
+                 unset='auto')
            for p in sim_config.PARAMS]
-    out.append(Param('erp42_link', '', 'if set, also run an ERP-42 PCU emulator on a pty with this symlink; '
-                     'its speed and steering drive the emulated ego (Serial+UDP mode)'))
+    out.append(Param('erp42_link', '', 'if set (not none or ""), also run an ERP-42 PCU emulator on a pty with this '
+                     'symlink; its speed and steering drive the emulated ego (Serial+UDP mode)', unset='none'))
     out.append(Param('erp42_init_s', 0.0, 'INIT phase of that PCU emulator [s]', minimum=0.0))
     out.append(FAULT_INJECTION)
     return out

@@ -54,10 +54,10 @@ PARAMS = [
     Param('service_timeout', 1.0, 'how long services wait for the simulator to confirm [s]', minimum=0.0),
     FAULT_INJECTION,
     Param('settings', '', 'MORAI SIM sensor settings file (SensorInfo_<vehicle>.json): GPS / IMU ports, topics and '
-          'frames come from it and override those parameters ("": off; docs/settings.md)'),
+          'frames come from it and override those parameters (none or "": off; docs/settings.md)', unset='none'),
     Param('network_settings', '', 'MORAI SIM network settings file (egoNetworkData): the ports of the streams it '
-          'sends or receives over UDP come from it, streams it has switched off get port 0 ("": off; '
-          'docs/settings.md)'),
+          'sends or receives over UDP come from it, streams it has switched off get port 0 (none or "": off; '
+          'docs/settings.md)', unset='none'),
 ]
 
 

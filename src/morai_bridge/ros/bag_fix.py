@@ -24,11 +24,12 @@ update``), and the package's own file is read either way.  Exit status: 0 when t
 1 when a type has no migration (listed, as rosbag lists them; nothing is written), 2 on a usage
 error or a file that cannot be read.
 """
-import argparse
 import builtins
 import os
 import sys
 import threading
+
+from morai_bridge.configuration.params import Param, command_line
 
 RULES = os.path.join('msg_sets', 'migration_rules.bmr')
 
@@ -68,18 +69,20 @@ def package_rules():
     return os.path.join(rospkg.RosPack().get_path('morai_msgs'), RULES)
 
 
+#: the command line (configuration.params)
+OPTIONS = [
+    Param('in_bag', '', 'the bag recorded under another message set', positional=True),
+    Param('out_bag', '', 'the bag to write, in this workspace\'s message set (.bag)', positional=True),
+    Param('rules', [], 'more rule files (.bmr), after the package\'s own', positional=True, nargs='*'),
+    Param('plugins', False, 'also load the rule files other packages export to rosbag (needs a rosdep database)',
+          switch=True),
+    Param('force', False, 'write the bag even when a type has no migration (as rosbag fix --force)', switch=True),
+]
+
+
 def _parser():
-    ap = argparse.ArgumentParser(
-        prog='morai_bag_fix', description='rosbag fix with the morai_msgs message sets\' migration rules, '
-        'working on Python 3.13 too (docs/versions.md, "Moving between sets")')
-    ap.add_argument('in_bag', help='the bag recorded under another message set')
-    ap.add_argument('out_bag', help='the bag to write, in this workspace\'s message set (.bag)')
-    ap.add_argument('rules', nargs='*', help='more rule files (.bmr), after the package\'s own')
-    ap.add_argument('--plugins', action='store_true',
-                    help='also load the rule files other packages export to rosbag (needs a rosdep database)')
-    ap.add_argument('--force', action='store_true',
-                    help='write the bag even when a type has no migration (as rosbag fix --force)')
-    return ap
+    return command_line(OPTIONS, prog='morai_bag_fix', description='rosbag fix with the morai_msgs message sets\' '
+                        'migration rules, working on Python 3.13 too (docs/versions.md, "Moving between sets")')
 
 
 def main(argv=None):

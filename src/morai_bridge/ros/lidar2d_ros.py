@@ -27,8 +27,8 @@ from morai_bridge.wire.sensor_errors import SensorDecodeError
 
 PARAMS = network_params(lidar2d.DEFAULT_PORT, '2D LiDAR datagrams (UDP port; MORAI has no default, so 0 = off: '
                         'the node refuses to start, sensor_bridge.launch leaves it out)', 1 << 20) + [
-    Param('topic', topic_names.BY_CONVENTION, 'published sensor_msgs/LaserScan; "": scan (the ROS laser drivers\' '
-          'name), or lidar2D (MORAI\'s native ROS mode) with native_names'),
+    Param('topic', topic_names.BY_CONVENTION, 'published sensor_msgs/LaserScan; auto (or ""): scan (the ROS laser '
+          'drivers\' name), or lidar2D (MORAI\'s native ROS mode) with native_names', unset='auto'),
     native_names_param('lidar2D for scan'),
     Param('angle_origin_deg', 0.0, 'direction of sample 0 [deg, counter-clockwise from x forward] (unknown: '
           '0 = straight ahead)'),
@@ -40,9 +40,10 @@ PARAMS = network_params(lidar2d.DEFAULT_PORT, '2D LiDAR datagrams (UDP port; MOR
     Param('no_hit', 'inf', 'no-hit samples (range_max set): inf (REP-117) or keep the limit value',
           choices=('inf', 'keep')),
     Param('scan_time', 0.0, 'LaserScan.scan_time [s] (not in the datagram; 0 = unknown)', minimum=0.0),
-    Param('expected_header', '', 'reject datagrams whose 9-byte header differs ("" accepts any; Python '
-          'escapes such as \\x00 allowed)'),
-    Param('expected_tail', '', 'reject datagrams whose 2-byte tail differs ("" accepts any; e.g. \\r\\n)'),
+    Param('expected_header', '', 'reject datagrams whose 9-byte header differs (any or "" accepts any; Python '
+          'escapes such as \\x00 allowed)', unset='any'),
+    Param('expected_tail', '', 'reject datagrams whose 2-byte tail differs (any or "" accepts any; e.g. \\r\\n)',
+          unset='any'),
 ] + mount_params('laser', '2D LiDAR (x forward, y left, z up)') + tail_params()
 
 

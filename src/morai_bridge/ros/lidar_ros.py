@@ -80,8 +80,8 @@ PARAMS = network_params(vel.DEFAULT_PORT, 'Velodyne data packets (UDP port; 0: t
     STAMP_PARAM,
     Param('device_time_max_offset', 1.0, 'stamp_source sim: use the packets\' device time only within this of '
           'the receive time [s], else receive time (counted)', minimum=0.0),
-    Param('topic', topic_names.BY_CONVENTION, 'published sensor_msgs/PointCloud2; "": velodyne_points '
-          '(velodyne_pointcloud\'s name), or lidar3D (MORAI\'s native ROS mode) with native_names'),
+    Param('topic', topic_names.BY_CONVENTION, 'published sensor_msgs/PointCloud2; auto (or ""): velodyne_points '
+          '(velodyne_pointcloud\'s name), or lidar3D (MORAI\'s native ROS mode) with native_names', unset='auto'),
     native_names_param('lidar3D for velodyne_points'),
 ] + mount_params('velodyne', 'LiDAR (Velodyne convention: x forward, y left, z up)') + tail_params()
 

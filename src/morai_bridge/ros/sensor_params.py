@@ -61,7 +61,7 @@ def tail_params(stale_default=1.0):
 SETTINGS_PARAMS = [
     Param('settings', '', 'MORAI SIM sensor settings file (SensorInfo_<vehicle>.json); when set, the sensor\'s '
           'port, addresses, mount pose, frame, topics, LiDAR model and camera size / FOV come from it and '
-          'override those parameters ("": off; docs/settings.md)'),
+          'override those parameters (none or "": off; docs/settings.md)', unset='none'),
     Param('settings_sensor', -1, 'with settings: m_SensorUniqueID of the sensor to bridge; -1: the first one '
           'of this kind the settings send over UDP (none: the node exits 0)', minimum=-1),
 ]

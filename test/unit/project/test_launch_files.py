@@ -39,10 +39,6 @@ def test_roslaunch_check(path):
     assert error is None, error
 
 
-def _fmt(v):
-    return ('true' if v else 'false') if isinstance(v, bool) else str(v)
-
-
 @pytest.mark.parametrize('name', sorted(NODE_LAUNCH))
 def test_every_param_is_a_launch_arg(name):
     mod = importlib.import_module(NODE_LAUNCH[name])
@@ -52,8 +48,10 @@ def test_every_param_is_a_launch_arg(name):
     for p in mod.PARAMS:
         assert params.get(p.name) == f'$(arg {p.name})', f'param {p.name} not passed from an arg'
         assert p.name in args, f'no <arg> for ~{p.name}'
-        assert args[p.name] == _fmt(p.default), '~%s: launch default %r, node default %r' % (
+        # a "" default is written as the Param's unset word (roslaunch lists an empty default as required)
+        assert args[p.name] == p.shown_default, '~%s: launch default %r, node default %r' % (
             p.name, args[p.name], p.default)
+        assert p.coerce(args[p.name]) == p.default or not p.takes(p.default)
 
 
 @pytest.mark.parametrize('path', sorted(glob.glob(os.path.join(ROOT, 'launch', '*.launch')) +

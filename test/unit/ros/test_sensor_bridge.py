@@ -101,7 +101,7 @@ def test_sensor_bridge_launch_wiring():
                                  ('lidar2d_bridge.launch', 'lidar2d', 'lidar2d_port')):
         inc = includes[launch]
         # settings:= (MORAI's saved sensor settings, docs/settings.md) includes every node
-        assert inc.get('if') == f"$(eval {port} != 0 or settings != '')"
+        assert inc.get('if') == f"$(eval {port} != 0 or settings not in ('', 'none'))"  # none: the default word
         passed = {a.get('name'): a.get('value') for a in inc.findall('arg')}
         assert (passed['settings'], passed['settings_sensor']) == ('$(arg settings)', f'$(arg {prefix}_sensor)')
         assert passed['port'] == f'$(arg {port})'

@@ -8,12 +8,12 @@ one revolution (ray casting + packet encoding), the camera's time per frame
 Median of ``--repeat`` runs.  No ROS.
 """
 
-import argparse
 import math
 import random
 import statistics
 import time
 
+from morai_bridge.configuration.params import Param, parse_args
 from morai_bridge.wire import velodyne
 
 from .camera import CameraSensor
@@ -71,14 +71,18 @@ def scan_ms(scene: Scene, repeat: int = 20) -> float:
     return _median_ms(lambda: sensor.scan(scene), repeat)
 
 
+#: the command line (configuration.params)
+PARAMS = [
+    Param("objects", 12, "boxes around the ego", minimum=0),
+    Param("repeat", 5, "runs per measure (the median is printed)", minimum=1),
+    Param("models", ",".join(velodyne.MODELS), "LiDAR models, comma separated"),
+    Param("sizes", "640x360,1280x720", "camera sizes WIDTHxHEIGHT, comma separated"),
+]
+
+
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python3 -m morai_bridge.emu.sensors.bench",
-                                description=__doc__.split("\n\n")[0])
-    p.add_argument("--objects", type=int, default=12)
-    p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--models", default=",".join(velodyne.MODELS))
-    p.add_argument("--sizes", default="640x360,1280x720")
-    args = p.parse_args(argv)
+    args = parse_args(PARAMS, argv, prog="python3 -m morai_bridge.emu.sensors.bench",
+                      description=__doc__.split("\n\n")[0])
     scene = bench_scene(args.objects)
     print("scene: %d objects" % args.objects)
     for model in args.models.split(","):
