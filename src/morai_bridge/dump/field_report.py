@@ -17,13 +17,12 @@ This module is the command line (options, ``main(argv=None, out=None) -> int``);
 * :mod:`.field_profiles` - the profile facts the traffic shows, matched against every shipped profile;
 * :mod:`.field_text` - the report for a terminal (report.txt).
 """
-import argparse
 import json
 import os
 import sys
 
 from morai_bridge.configuration import sim_versions
-from morai_bridge.configuration.params import Param, add_options
+from morai_bridge.configuration.params import Param, command_line
 from morai_bridge.wire import capture
 
 from .field_analysis import analyse
@@ -37,13 +36,14 @@ SENSOR_KINDS = ("camera", "lidar")
 
 
 def _sensor(text):
+    """--sensor's value: (port, kind)."""
     kind, _, port = text.partition("=")
     if kind not in SENSOR_KINDS or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError(f"expected camera=PORT or lidar=PORT, got {text!r}")
+        raise ValueError("expected camera=PORT or lidar=PORT")
     return int(port), kind
 
 
-#: the options but --sensor (repeatable, KIND=PORT), as Params ('': not given); the first two exclude each other
+#: the options ('': not given); --seconds and --pcap exclude each other
 OPTIONS = [
     Param("seconds", 30.0, "how long to listen, s"),
     Param("pcap", "", "analyse this capture instead of listening", metavar="FILE"),
@@ -56,18 +56,15 @@ OPTIONS = [
     Param("port_offset", 0, "add this to every profile port (tests)"),
     Param("max_datagrams", 200000, "stop after this many"),
     Param("out", "", "write capture.pcap (when listening), report.json and report.txt here", metavar="DIR"),
+    Param("sensor", [], "also listen for a sensor: camera=PORT or lidar=PORT (repeatable)", check=_sensor,
+          repeat=True, metavar="KIND=PORT"),
 ]
 
 
 def build_parser():
-    ap = argparse.ArgumentParser(prog=PROG, description=(
+    return command_line(OPTIONS, prog=PROG, exclusive=[("seconds", "pcap")], description=(
         "Record what a MORAI simulator sends for a while and report what it is: streams, sizes, rates, "
         "packet times, the forms docs/versions.md tracks, and which version profile it matches. No ROS."))
-    add_options(ap.add_mutually_exclusive_group(), OPTIONS[:2])
-    add_options(ap, OPTIONS[2:])
-    ap.add_argument("--sensor", type=_sensor, action="append", default=[], metavar="KIND=PORT",
-                    help="also listen for a sensor: camera=PORT or lidar=PORT (repeatable)")
-    return ap
 
 
 def main(argv=None, out=None):

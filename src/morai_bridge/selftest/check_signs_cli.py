@@ -1,13 +1,14 @@
-"""The command line of morai_check_signs: the options (:data:`.check_options.PARAMS` as argparse options, the
-known profiles in their help, :func:`options`), the profiles they name loaded, the confirmation, main() and its
-exit status (the run itself is :class:`.check_signs.SignCheck`; docs/check_signs.md).  No ROS."""
-import argparse
+"""The command line of morai_check_signs: the options (:data:`.check_options.PARAMS` through
+configuration.params.command_line, the known profiles in their help, :func:`options`), the profiles they
+name loaded, the confirmation, main() and its exit status (the run itself is :class:`.check_signs.SignCheck`;
+docs/check_signs.md).  No ROS."""
+import copy
 import os
 import signal
 import sys
 
 from morai_bridge.configuration import sim_versions, vehicle_profiles
-from morai_bridge.configuration.params import Param, add_options
+from morai_bridge.configuration.params import command_line
 from morai_bridge.link.transport import TransportError, resolve_host
 from morai_bridge.wire import udp
 from morai_bridge.wire.enums import Gear
@@ -44,13 +45,19 @@ def options():
     vehicle profiles named in the help of --sim-version and --vehicle-profile (looked up now)."""
     known = {"sim_version": ", ".join(sim_versions.available(version_dir())) or "none found",
              "vehicle_profile": ", ".join(vehicle_profiles.available(vehicle_dir())) or "none found"}
-    return [Param(p.name, p.default, f"{p.doc} (known: {known[p.name]})", p.choices, p.minimum, p.maximum, p.above,
-                  p.metavar) if p.name in known else p for p in PARAMS]
+    return [_with_doc(p, f"{p.doc} (known: {known[p.name]})") if p.name in known else p for p in PARAMS]
+
+
+def _with_doc(param, doc):
+    """A copy of ``param`` with another doc."""
+    p = copy.copy(param)
+    p.doc = doc
+    return p
 
 
 def build_parser():
-    p = argparse.ArgumentParser(
-        prog=PROG,
+    return command_line(
+        options(), prog=PROG,
         description="Measure which way the simulator's wire steering signs point: drives the ego forward "
                     "at walking speed with a small steer for a few seconds, reads the heading (and the IMU "
                     "yaw rate), always ends with a stop command, and prints the bridge parameters. "
@@ -58,8 +65,6 @@ def build_parser():
         epilog="Exit status: 0 measured, 1 inconclusive (nothing written), 2 refused to start or usage/I/O "
                "error, 3 aborted during the run, 130 interrupted; the stop command is sent in every case. "
                "Guide: docs/check_signs.md.")
-    add_options(p, options())
-    return p
 
 
 def _ask(stdin, out):
