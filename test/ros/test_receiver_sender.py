@@ -57,6 +57,31 @@ def modules_run(fn, *args):
     return sorted(seen)
 
 
+def modules_run_in_started_threads(start, act, done, timeout=5.0):
+    """The project's modules whose Python functions run in the threads ``start()`` starts, from
+    ``act()`` until ``done()`` holds (threading.setprofile while they start; every call counted)."""
+    root = os.path.dirname(os.path.abspath(udp_bridge.__file__ + '/..'))
+    seen, threads, armed = set(), set(), threading.Event()
+
+    def profile(frame, event, arg):
+        if armed.is_set() and event == 'call' and frame.f_code.co_filename.startswith(root):
+            seen.add(os.path.relpath(frame.f_code.co_filename, root))
+            threads.add(threading.current_thread().name)
+    threading.setprofile(profile)
+    try:
+        start()
+    finally:
+        threading.setprofile(None)
+    armed.set()
+    try:
+        act()
+        ok = wait_for(done, timeout)
+    finally:
+        armed.clear()
+    assert ok, 'the datagram did not come through'
+    return sorted(seen), sorted(threads)
+
+
 class ReceiverSenderTest(unittest.TestCase):
 
     def start_receiver(self, ns, **over):
@@ -276,7 +301,24 @@ class ReceiverSenderTest(unittest.TestCase):
         """docs/architecture.md: an ego status datagram becomes /Ego_topic through sim_receive, the
         codec and sim_to_ros; a /ctrl_cmd message becomes a datagram through command_sender,
         ros_to_sim, the codec and the socket (the thread and the socket's code aside: link/transport,
-        and link/workers' LatestValue, which hands the ego status to the services that wait for one)."""
+        and link/workers' LatestValue, which hands the ego status to the services that wait for one).
+        First the live path: a real datagram on loopback, received by the socket worker's thread
+        (link/transport's UdpReceiver run by a link/workers Worker), link/ counted; then the replay
+        path (``feed``)."""
+        live_sim = FakeSim()
+        live_cfg, live_version = config(live_sim, 'livepath')
+        live = SimReceiver(live_cfg, '127.0.0.1', '127.0.0.1', version=live_version)
+        self.addCleanup(live.stop)
+        got = Waiter('/livepath/Ego_topic', EgoVehicleStatus)
+        wait_for_subscribers(live.pubs['ego_status'])
+        datagram = udp.encode(udp.make(udp.EgoVehicleStatus, 200, sec=5, nsec=6, pos_x=2.0))
+        ran, threads = modules_run_in_started_threads(
+            live.start, lambda: live_sim.send('ego_status', datagram),
+            lambda: live.stats['ego_status'].published >= 1)
+        self.assertEqual(ran, ['link/transport.py', 'link/workers.py', 'ros/sim_receive.py', 'ros/sim_to_ros.py',
+                               'wire/udp_codec.py'])
+        self.assertEqual(threads, [w.name for w in live.workers])
+        self.assertIsNotNone(got.wait(lambda m: m.header.stamp.secs == 5 and m.position.x == 2.0, 5))
         sim = FakeSim()
         cfg, version = config(sim, 'paths')
         rx = SimReceiver(cfg, '127.0.0.1', '127.0.0.1', live=False, version=version)

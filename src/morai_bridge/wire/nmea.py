@@ -1,13 +1,10 @@
 """GPS NMEA sentences as MORAI sends them: one ASCII sentence per UDP datagram.
 
-Parsing is pynmea2's; this module checks its results and wraps the fields a
-bridge needs into an immutable :class:`NmeaSentence`.  The two sentences MORAI
-sends, GGA and RMC, have a fast path (one split, pynmea2's field converters
-written inline) for the well-formed case: it gives exactly what the pynmea2
-path gives, and anything it is not sure of (an unusual header or checksum, a
-field a converter rejects, a checksum mismatch) goes the pynmea2 way, which then
-also produces the error.  test_nmea.py checks the two agree.  Encoding a
-sentence gives back its raw text followed by CR LF.
+Parsing is pynmea2's, for every sentence; this module checks its results and wraps
+the fields a bridge needs into an immutable :class:`NmeaSentence`.  (A second,
+hand-written GGA/RMC parser beside it was removed in issue 42: at MORAI's 20 Hz GPS it saved
+0.09 % of a core hot, 0.46 % cache-cold; bench/bench_nmea.py, docs/benchmarks.md.)
+Encoding a sentence gives back its raw text followed by CR LF.
 
 Captured example (MORAI SIM, port 9090 -> 9091; the simulator sent the RMC first)::
 
@@ -21,11 +18,9 @@ No ROS imports.
 """
 
 import datetime
-import functools
 from typing import NamedTuple, Optional, Sequence, Union
 
 import pynmea2
-from pynmea2.nmea_utils import datestamp as _datestamp_uncached
 
 __all__ = ["NmeaError", "NmeaSentence", "GpsSamples", "merge", "parse", "encode", "build", "make_gga",
            "make_rmc"]
@@ -126,7 +121,7 @@ def utc_naive(t: Optional[datetime.time]) -> Optional[datetime.time]:
     pynmea2 1.15 (Ubuntu 20.04, Debian 12) returns naive times and 1.19 (Debian 13) UTC-aware
     ones for the same field.  The field is UTC by definition, so the tzinfo adds nothing, and
     keeping it would make the same sentence compare, print (morai_udp_dump's ``utc=``) and
-    serialise differently by version; both parse paths end here."""
+    serialise differently by version; every parsed sentence's time goes through here."""
     if t is None or t.tzinfo is None:
         return t
     if t.utcoffset():
@@ -154,98 +149,6 @@ def _from_pynmea(text: str, msg) -> NmeaSentence:
     )
 
 
-_HEX = frozenset("0123456789abcdefABCDEF")
-# a pure function of its text (strptime, ~10 us) and the date changes once a day
-_datestamp = functools.lru_cache(maxsize=16)(_datestamp_uncached)
-_time = datetime.time
-_new = tuple.__new__
-
-
-def _degrees(dm: str) -> float:
-    """pynmea2's dm_to_sd ('dddmm.mmmm' -> degrees) without its regex: the same
-    expression on the same split, ValueError where its match fails."""
-    if not dm or dm == "0":
-        return 0.0
-    p = dm.find(".")
-    if p < 3 or not dm[:p].isdigit() or not dm[p + 1:].isdigit():    # ^(\d+)(\d\d\.\d+)$
-        raise ValueError(dm)
-    return float(dm[:p - 2]) + float(dm[p - 2:]) / 60
-
-
-def _signed(dm: str, direction: str, plus: str, minus: str) -> Optional[float]:
-    """pynmea2's latitude / longitude property for a field pair :func:`_coordinate` accepts
-    (None when the value is empty); ValueError for any other direction."""
-    if not dm:
-        return None
-    if direction == plus:
-        return _degrees(dm)
-    if direction == minus:
-        return -_degrees(dm)
-    raise ValueError(direction)
-
-
-def _parse_fast(text: str) -> Optional[NmeaSentence]:
-    """GGA or RMC as :func:`_from_pynmea` would give it, or None to take the pynmea2 path.
-
-    Few calls on purpose: in the bridge a GPS datagram comes every few milliseconds and
-    runs cache-cold, where each extra call costs more than in a loop.  Field
-    converters are pynmea2's expressions written inline (``timestamp``, ``dm_to_sd``
-    without its regex, ``latitude``/``longitude``); ``test_nmea.py`` checks the result
-    against the pynmea2 path.  ``text`` holds no line break (checked by :func:`parse`).
-    """
-    n = len(text)
-    if n < 10 or text[n - 3] != "*" or text[6] != "," or text.find("*") != n - 3:
-        return None
-    kind = text[3:6].upper()
-    if kind != "GGA" and kind != "RMC":
-        return None
-    head = text[1:6]
-    if not (head.isascii() and head.isalnum()) or text[n - 2] not in _HEX or text[n - 1] not in _HEX:
-        return None
-    body = text[1:n - 3]
-    if not body.isascii():
-        return None
-    x = 0
-    for c in body.encode("ascii"):      # a plain loop: cheaper cache-cold than reduce(xor) or int folding
-        x ^= c
-    if x != int(text[n - 2:], 16):
-        return None     # mismatch: the pynmea2 path raises the error
-    f = body[6:].split(",")
-    try:
-        t = f[0]
-        if t:       # pynmea2.nmea_utils.timestamp, naive as utc_naive gives it
-            ms = t[6:]
-            t = _time(int(t[0:2]), int(t[2:4]), int(t[4:6]), ms and int(float(ms) * 1000000) or 0)
-        else:
-            t = None
-        if kind == "GGA":
-            if len(f) < 12:
-                f += [""] * (12 - len(f))
-            lat, ns, lon, ew = f[1], f[2], f[3], f[4]
-            ft = f[5], f[6], f[7], f[8], f[10]
-            quality = int(ft[0]) if ft[0] else None
-            sats = int(ft[1]) if ft[1] else None
-            hdop = float(ft[2]) if ft[2] else None
-            alt = float(ft[3]) if ft[3] else None
-            sep = float(ft[4]) if ft[4] else None
-            date = status = knots = course = None
-        else:
-            if len(f) < 9:
-                f += [""] * (9 - len(f))
-            lat, ns, lon, ew = f[2], f[3], f[4], f[5]
-            status = f[1] or None
-            knots = float(f[6]) if f[6] else None
-            course = float(f[7]) if f[7] else None
-            date = _datestamp(f[8]) if f[8] else None
-            quality = sats = hdop = alt = sep = None
-        lat = _signed(lat, ns, "N", "S")
-        lon = _signed(lon, ew, "E", "W")
-    except Exception:   # noqa: BLE001 - whatever a converter rejects: the pynmea2 path decides
-        return None
-    return _new(NmeaSentence, (text, head[:2].upper(), kind, t, date, lat, lon, alt, sep, quality, sats, hdop,
-                               status, knots, course))
-
-
 def parse(data: Union[bytes, str]) -> NmeaSentence:
     """Parse one sentence (bytes or str, optional trailing CR LF).
 
@@ -269,14 +172,6 @@ def parse(data: Union[bytes, str]) -> NmeaSentence:
         raise NmeaError("one NMEA sentence per datagram expected (found a line break inside)")
     if "*" not in text:
         raise NmeaError("NMEA checksum missing")
-    fast = _parse_fast(text)
-    if fast is not None:
-        return fast
-    return _parse_pynmea(text)
-
-
-def _parse_pynmea(text: str) -> NmeaSentence:
-    """:func:`parse` through pynmea2 (every sentence type, every error)."""
     try:
         msg = pynmea2.parse(text, check=True)
         return _from_pynmea(text, msg)

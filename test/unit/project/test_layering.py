@@ -152,3 +152,54 @@ def test_ros_free_layers_import_without_ros():
     out = subprocess.run([sys.executable, '-c', code], env=env, check=True,
                          capture_output=True, text=True).stdout.strip()
     assert out == '', 'ROS modules pulled in by the ROS-free layers: ' + out
+
+
+# ----------------------------------------------------------------------------- the tests of the wire layer
+
+UNIT = os.path.join(ROOT, 'test', 'unit')
+ROS_FREE_TESTS = ('wire',)      # test/unit/<folder>/ whose tests must run without ROS
+
+
+def ros_imports_of_test(path, seen=None):
+    """['file line N: imports X'] for every ROS module a test file imports, directly or through a
+    shared helper of test/unit/ it imports by its plain name (velodyne_reference, helpers, ...)."""
+    seen = set() if seen is None else seen
+    if path in seen:
+        return []
+    seen.add(path)
+    found = []
+    for mod, line in imports_of('test', path, False):
+        if mod is None:
+            continue
+        top = mod.split('.')[0]
+        if top in ROS_MODULES:
+            found.append('%s line %d: imports %s' % (os.path.relpath(path, ROOT), line, mod))
+        helper = os.path.join(UNIT, top + '.py')
+        if os.path.isfile(helper):
+            found += ros_imports_of_test(helper, seen)
+    return found
+
+
+def _tests_of(folder):
+    out = []
+    for dirpath, dirs, files in os.walk(os.path.join(UNIT, folder)):
+        dirs[:] = sorted(d for d in dirs if d != '__pycache__')
+        out += [os.path.join(dirpath, f) for f in sorted(files) if f.endswith('.py')]
+    return out
+
+
+WIRE_TESTS = [p for folder in ROS_FREE_TESTS for p in _tests_of(folder)]
+
+
+@pytest.mark.parametrize('path', WIRE_TESTS, ids=[os.path.relpath(p, UNIT) for p in WIRE_TESTS])
+def test_wire_tests_import_no_ros(path):
+    """test/unit/wire/ tests the ROS-free codec: none of its files imports rospy or a message package
+    (a check that needs ROS belongs in test/unit/ros/)."""
+    bad = ros_imports_of_test(path)
+    assert not bad, 'move the ROS-dependent test to test/unit/ros/:\n  ' + '\n  '.join(bad)
+
+
+def test_the_wire_test_checker_sees_a_violation(tmp_path):
+    f = tmp_path / 'bad_wire_test.py'
+    f.write_text('import numpy\nfrom helpers import ROOT\nimport roslib.message\n')
+    assert ros_imports_of_test(str(f)) == ['%s line 3: imports roslib.message' % os.path.relpath(str(f), ROOT)]

@@ -5,7 +5,7 @@ import datetime
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pynmea2.nmea_utils import dm_to_sd
+from pynmea2.nmea_utils import datestamp, dm_to_sd, timestamp
 
 from morai_bridge.wire import nmea, udp
 
@@ -111,37 +111,71 @@ def test_build_errors_are_nmea_errors():
         nmea.build("GP", "NOPE", ())
 
 
-# ---- the fast GGA/RMC path gives exactly what the pynmea2 path gives (or steps aside)
+# ---- GGA and RMC field by field against pynmea2's own converters
+# (until issue 42 these compared a hand-written GGA/RMC parser with the pynmea2 path; pynmea2 now
+# parses every sentence, and each case is checked against the value pynmea2's field rules give)
 
-def _both(text):
-    """(fast result or None, pynmea2 result or the NmeaError's class)."""
-    fast = nmea._parse_fast(text)
+def _coordinate(dm, direction, dirs):
+    """pynmea2's latitude / longitude of a field pair; None when the value is empty."""
+    if not dm:
+        return None
+    if direction not in tuple(dirs):      # '' is no direction
+        raise ValueError(direction)
+    value = dm_to_sd(dm)
+    return value if direction == dirs[0] else -value
+
+
+def _number(text, kind):
+    return kind(text) if text else None
+
+
+def expected(text):
+    """The sentence ``parse`` must give for a GGA or RMC with a good checksum (fields without ',' or
+    '*'): each field through pynmea2's converters (``timestamp``, ``datestamp``, ``dm_to_sd``)
+    or float / int, the time naive (UTC); the class NmeaError where one rejects its field."""
+    head, *f = text[1:text.index("*")].split(",")
+    kind = head[2:].upper()
     try:
-        slow = nmea._parse_pynmea(text)
+        t = timestamp(f[0]).replace(tzinfo=None) if f[0] else None
+        if kind == "GGA":
+            lat, ns, lon, ew = f[1:5]
+            values = dict(fix_quality=_number(f[5], int), num_satellites=_number(f[6], int),
+                          hdop=_number(f[7], float), altitude=_number(f[8], float),
+                          geoid_separation=_number(f[10], float))
+        else:
+            lat, ns, lon, ew = f[2:6]
+            values = dict(status=f[1] or None, speed_knots=_number(f[6], float),
+                          course_deg=_number(f[7], float), date=datestamp(f[8]) if f[8] else None)
+        values.update(latitude=_coordinate(lat, ns, "NS"), longitude=_coordinate(lon, ew, "EW"))
+    except Exception:       # noqa: BLE001 - a converter rejects its field: parse must refuse it
+        return nmea.NmeaError
+    return nmea.NmeaSentence(raw=text, talker=head[:2].upper(), sentence_type=kind, utc_time=t, **values)
+
+
+def _parsed(text):
+    """parse's sentence, or the class NmeaError."""
+    try:
+        return nmea.parse(text)
     except nmea.NmeaError as e:
-        slow = type(e)
-    return fast, slow
+        return type(e)
 
 
-def _assert_agree(text):
-    fast, slow = _both(text)
-    if fast is not None:
-        assert slow is not nmea.NmeaError, f"fast path accepted what pynmea2 rejects: {text!r}"
-        assert repr(fast) == repr(slow), text     # repr: nan and -0.0 compare as themselves
-        assert [type(v) for v in fast] == [type(v) for v in slow], text
-    # and parse() itself gives the pynmea2 answer either way
-    if slow is nmea.NmeaError:
-        with pytest.raises(nmea.NmeaError):
-            nmea.parse(text)
-    else:
-        assert repr(nmea.parse(text)) == repr(slow)
+def _assert_expected(text):
+    """``parse(text)`` is :func:`expected`'s sentence, repr for repr and type for type (repr: nan
+    and -0.0 compare as themselves), or raises NmeaError where that does; True when accepted."""
+    got, want = _parsed(text), expected(text)
+    if want is nmea.NmeaError:
+        assert got is nmea.NmeaError, f"parse accepted what pynmea2's field rules reject: {text!r}"
+        return False
+    assert got is not nmea.NmeaError, f"parse refused {text!r}"
+    assert repr(got) == repr(want), text
+    assert [type(v) for v in got] == [type(v) for v in want], text
+    return True
 
 
-def test_fast_path_takes_morai_sentences():
+def test_morai_sentences_are_accepted():
     for raw in (GGA, RMC):
-        text = raw[:-2].decode()
-        assert nmea._parse_fast(text) is not None
-        _assert_agree(text)
+        assert _assert_expected(raw[:-2].decode())
 
 
 GGA_FIELDS = ["223047.5", "3714.4040", "N", "12646.4377", "E", "1", "09", "1.0", "29.1", "M", "0.0", "M",
@@ -152,50 +186,49 @@ ODD_VALUES = ["", "0", "x", "1.5", "-3", "99", "12a", "3714.4040", "N", "S", "E"
               "320224", "000000", "12.", ".5", "1e3", " 7", "nan", "inf", "12345.6789", "0000.0000"]
 
 
-def test_fast_path_agrees_field_by_field():
+def test_each_field_by_odd_values():
     """Every field of GGA and RMC replaced by each odd value (empty, wrong case, garbage, edge
-    numbers): the fast path either gives the pynmea2 path's sentence or steps aside."""
-    taken = 0
+    numbers): parse gives the sentence pynmea2's field rules give, or NmeaError where they reject."""
+    accepted = 0
     for head, fields in (("GPGGA", GGA_FIELDS), ("GNRMC", RMC_FIELDS), ("gpgga", GGA_FIELDS)):
         for i in range(len(fields)):
             for v in ODD_VALUES:
                 f = list(fields)
                 f[i] = v
                 body = ",".join([head] + f)
-                text = f"${body}*{checksum(body)}"
-                _assert_agree(text)
-                taken += nmea._parse_fast(text) is not None
-    assert taken > 100      # the fast path is actually exercised
+                accepted += _assert_expected(f"${body}*{checksum(body)}")
+    assert accepted > 100      # the accepting side is actually exercised
 
 
-def test_fast_path_steps_aside_for_unusual_framing():
+def test_unusual_framing():
+    """Framings at the edge of pynmea2's sentence pattern, each with the outcome pynmea2 gives."""
     body = ",".join(["GPGGA"] + GGA_FIELDS)
     good = checksum(body)
-    for text in (f"${body}*{good.lower()}",        # pynmea2 accepts lower-case hex too
-                 f"${body}*{int(good, 16) ^ 1:02X}",  # checksum mismatch -> NmeaError
-                 f"${body}*{good} ",
+    odd_head = body.replace("GPGGA", "GP_GA")
+    odd_sep = body.replace(",", ";", 1)
+    accepted = (f"${body}*{good.lower()}",         # pynmea2 accepts lower-case hex too
+                f"${body}*{good} ")                # and trailing white space
+    for text in accepted:
+        assert _assert_expected(text)
+    assert nmea.parse(f"$GPGSV,3,1,11*{checksum('GPGSV,3,1,11')}").sentence_type == "GSV"
+    for text in (f"${body}*{int(good, 16) ^ 1:02X}",   # checksum mismatch
                  f"${body}*{good}0",
-                 f"${body.replace('GPGGA', 'GP_GA')}*{checksum(body.replace('GPGGA', 'GP_GA'))}",
-                 f"${body.replace(',', ';', 1)}*{checksum(body.replace(',', ';', 1))}",
+                 f"${odd_head}*{checksum(odd_head)}",
+                 f"${odd_sep}*{checksum(odd_sep)}",
                  f"$GPGGA,1*{checksum('GPGGA,1')}",
-                 f"$GPGGA*{checksum('GPGGA')}",
-                 f"$GPGSV,3,1,11*{checksum('GPGSV,3,1,11')}"):
-        _assert_agree(text)
-    mismatch = f"${body}*{int(good, 16) ^ 1:02X}"
-    assert nmea._parse_fast(mismatch) is None
-    with pytest.raises(nmea.NmeaError):
-        nmea.parse(mismatch)
+                 f"$GPGGA*{checksum('GPGGA')}"):
+        with pytest.raises(nmea.NmeaError):
+            nmea.parse(text)
 
 
-def test_fast_path_on_emulator_sentences():
+def test_emulator_sentences():
     t = datetime.time(23, 59, 59, 900000)
     for lat, lon in ((37.5, 127.1), (-33.9, 151.2), (0.0, -0.5), (89.99999, -179.99999)):
         for s in (nmea.make_gga(t, lat, lon, 12.3), nmea.make_rmc(t, datetime.date(2026, 11, 22), lat, lon, 3.2, 45.0)):
-            assert nmea._parse_fast(s.raw) is not None
-            _assert_agree(s.raw)
+            assert _assert_expected(s.raw)
 
 
-# ---- property tests: generated fields, the fast path against pynmea2
+# ---- property tests: generated fields against pynmea2's field rules
 
 # digits, the separators and signs a number may carry, a few letters and a space
 FIELD_CHARS = "0123456789.-+eE_ xNSEWAV"
@@ -204,15 +237,18 @@ FIELD = st.text(alphabet=FIELD_CHARS, max_size=12)
 
 @given(st.one_of(FIELD, st.from_regex(r"\A[0-9]{0,6}\.?[0-9]{0,6}\Z")))
 @settings(max_examples=2000, deadline=None)
-def test_degrees_is_pynmea2_dm_to_sd(dm):
-    """The inline dm_to_sd gives pynmea2's value or fails where pynmea2 fails."""
+def test_latitude_is_pynmea2_dm_to_sd(dm):
+    """A GGA's latitude is pynmea2's dm_to_sd of its field (None when empty), or NmeaError where
+    dm_to_sd fails."""
+    body = ",".join(["GPGGA", "120000.0", dm, "N"] + GGA_FIELDS[3:])
+    text = f"${body}*{checksum(body)}"
     try:
-        want = dm_to_sd(dm)
-    except Exception:       # noqa: BLE001 - pynmea2 rejects it: so must the inline one
-        with pytest.raises(ValueError):
-            nmea._degrees(dm)
+        want = dm_to_sd(dm) if dm else None
+    except Exception:       # noqa: BLE001 - pynmea2 rejects it: so must parse
+        with pytest.raises(nmea.NmeaError):
+            nmea.parse(text)
         return
-    assert repr(nmea._degrees(dm)) == repr(want)
+    assert repr(nmea.parse(text).latitude) == repr(want)
 
 
 COORD = st.one_of(FIELD, st.from_regex(r"\A[0-9]{3,5}\.[0-9]{1,5}\Z"))
@@ -224,15 +260,15 @@ NUMBER = st.one_of(FIELD, st.from_regex(r"\A-?[0-9]{1,4}(\.[0-9]{0,2})?\Z"))
        st.sampled_from(["GPGGA", "GNGGA", "GPRMC", "GNRMC"]), st.sampled_from("AV"),
        st.one_of(FIELD, st.from_regex(r"\A[0-3][0-9][01][0-9][0-9]{2}\Z")))
 @settings(max_examples=1000, deadline=None)
-def test_fast_path_property(t, lat, ns, lon, ew, a, b, c, d, e, head, status, date):
-    """Generated GGA / RMC sentences (well-formed numbers mixed with garbage): the fast path
-    gives exactly the pynmea2 path's sentence, or steps aside."""
+def test_generated_sentences(t, lat, ns, lon, ew, a, b, c, d, e, head, status, date):
+    """Generated GGA / RMC sentences (well-formed numbers mixed with garbage): parse gives exactly
+    the sentence pynmea2's field rules give, or NmeaError where they reject a field."""
     if head.endswith("GGA"):
         fields = [t, lat, ns, lon, ew, a.lstrip("-"), b.lstrip("-"), c, d, "M", e, "M", "", ""]
     else:
         fields = [t, status, lat, ns, lon, ew, a, b, date, "000.0", "E", "A", ""]
     body = ",".join([head] + fields)
-    _assert_agree(f"${body}*{checksum(body)}")
+    _assert_expected(f"${body}*{checksum(body)}")
 
 
 @given(st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x7f), max_size=90),
@@ -274,10 +310,10 @@ def test_utc_naive_refuses_a_time_that_is_not_utc():
 
 
 @pytest.mark.parametrize("raw", [GGA, RMC])
-def test_both_paths_give_naive_utc_times_with_the_installed_pynmea2(raw):
+def test_naive_utc_times_with_the_installed_pynmea2(raw):
     """Whatever pynmea2 this machine has (1.15 here and under py38, 1.19 on Debian 13), the
-    pynmea2 path and the fast path agree, to the tzinfo."""
+    parsed sentence is the expected one, its time naive."""
     text = raw[:-2].decode()
-    slow, fast = nmea._parse_pynmea(text), nmea._parse_fast(text)
-    assert slow == fast
-    assert slow.utc_time.tzinfo is None and fast.utc_time.tzinfo is None
+    got = nmea.parse(text)
+    assert got == expected(text)
+    assert got.utc_time == datetime.time(22, 30, 47, 500000) and got.utc_time.tzinfo is None

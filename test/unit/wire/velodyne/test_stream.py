@@ -3,7 +3,7 @@ and the receive pipeline CloudStream give, bit for bit, the points and packed cl
 revolution at once, for paced senders, MORAI's bursts, every point-time mode and the fallbacks.
 
 The reference is the codec's own one-batch decode (VelodyneDecoder + RevolutionAssembler, tested against
-the spec and ros-drivers/velodyne in wire/test_velodyne.py).  No ROS.
+the spec and ros-drivers/velodyne in wire/velodyne/test_decode.py).  No ROS.
 """
 import struct
 
