@@ -62,7 +62,7 @@ from morai_bridge.configuration import sim_versions
 from morai_bridge.configuration.params import ANY_FREE_PORT, DISABLED, EMULATOR_ANY_FREE_PORT, FROM_VERSION
 from morai_bridge.wire import lockstep, udp
 from morai_bridge.wire.enums import CtrlMode, ObjectType, Platform, SimResult, SimState
-from morai_bridge.wire.units import MPS_TO_KMH
+from morai_bridge.wire.units import MPS_TO_KMH, NS
 
 from . import sim_packets as packets
 from .geo import boxes_overlap
@@ -87,7 +87,6 @@ __all__ = ["SimConfig", "SimEmulator", "SimSnapshot", "EgoSnapshot", "ObjectSnap
 
 log = logging.getLogger("morai_bridge.emu.sim")
 
-NS = 1_000_000_000
 #: a loop that falls behind makes up at most this many step periods at once (each one
 #: stepped and sent, late); beyond that it gives up real time and its clock lags
 MAX_CATCHUP = 5

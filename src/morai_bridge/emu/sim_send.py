@@ -9,12 +9,11 @@ IMU's size and its seconds.  No ROS.
 import time
 
 from morai_bridge.wire import udp
+from morai_bridge.wire.units import NS
 
 from . import sim_packets as packets
 
 __all__ = ["SimSending"]
-
-NS = 1_000_000_000
 
 
 class SimSending:

@@ -15,14 +15,13 @@ without it none of this is reachable.  No ROS.
 import logging
 
 from morai_bridge.wire import lockstep
+from morai_bridge.wire.units import NS
 
 from .sim_vehicle import Drive
 
 __all__ = ["LockStep"]
 
 log = logging.getLogger("morai_bridge.emu.sim")
-
-NS = 1_000_000_000
 
 
 class LockStep:
