@@ -15,8 +15,7 @@ built from a string: its converter in ``CONVERTERS`` of :mod:`morai_bridge.ros.s
 (received) or :mod:`morai_bridge.ros.ros_to_sim` (sent), the receiver's or sender's method in
 their tables (``SimReceiver`` / ``CommandSender``), the emulator's packet builder in
 :data:`morai_bridge.emu.sim_send.BUILDERS` and its command handler in
-:data:`morai_bridge.emu.sim_commands.COMMAND_HANDLERS`.  Its layout's wire name (``TYPE_NAME``)
-is the stream's name where one layout travels on one stream.
+:data:`morai_bridge.emu.sim_commands.COMMAND_HANDLERS`.
 
 :func:`add` declares rows (this module declares its own with it); the modules that read the table
 read it once, at import, so a row added at run time must be added before they are imported
