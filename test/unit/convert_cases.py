@@ -5,7 +5,10 @@
 and random object lists; :func:`wire_inputs` randomises further (NaN, -0.0, inf, subnormals,
 values beyond float32, integer extremes, 0 / 1 / 20 objects of every type, collision pairs
 with and without a second vehicle, GGA / RMC with and without altitude, fix and position).
-:func:`check_converters` checks, for each, the message of the converter of ros/sim_to_ros.
+:func:`check_converters` checks, for each, the message of the converter of ros/sim_to_ros
+(``sim_to_ros.CONVERTERS``).  :data:`CASES` holds the converters' argument variants by hand; a
+stream added later that goes straight to its converter ``(w, stamp, frame_id)`` (no receiver
+method) is checked without an edit here.
 """
 import io
 import math
@@ -15,8 +18,8 @@ import struct
 import genpy
 import rospy
 
-from morai_bridge.ros import sim_to_ros
-from morai_bridge.wire import udp, udp_samples
+from morai_bridge.ros import sim_receive, sim_to_ros
+from morai_bridge.wire import streams, udp, udp_samples
 
 import helpers
 
@@ -39,6 +42,8 @@ CASES = [  # (converter name, codec class, variants of the arguments after the p
                                ('gps', 0.0, 0.0, float('inf'))]),
     ('imu', udp.ImuData, [('imu',), ('',)]),
 ]
+CASES += [(s.name, s.classes[0], [('map',), ('',)]) for s in streams.FROM_SIM
+          if not s.extension and s.name not in sim_receive.SimReceiver.METHODS and s.name not in {c[0] for c in CASES}]
 
 
 def inputs():
@@ -186,7 +191,7 @@ def check_converters(messages, seqs=(0, 1, 4711, 2 ** 32 - 1)):
             for extra in variants:
                 k += 1
                 stamp = (rospy.Time(1, 2), genpy.Time(3, 4), rospy.Time(2 ** 32 - 1, 999999999))[k % 3]
-                got = getattr(sim_to_ros, name)(w, stamp, *extra)
+                got = sim_to_ros.CONVERTERS[name](w, stamp, *extra)
                 for m in (got if name == 'gps' else [got]):
                     if m is None:
                         continue

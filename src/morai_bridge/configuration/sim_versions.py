@@ -37,10 +37,9 @@ from morai_bridge.wire import streams
 
 DEFAULT = '25.S4'
 SIDES = ('left', 'right')
-#: sim -> user streams whose default port a version may change (and the competition status,
-#: which only the competition build sends; 0 = not sent)
-VERSIONED_PORTS = {'ego_status': streams.BY_NAME['ego_status'].port, 'competition_status': 0,
-                   'gps': streams.BY_NAME['gps'].port}
+#: sim -> user streams whose default port a version may change (their rows' ``versioned``; the
+#: competition status, which only the competition build sends, has port 0 = not sent)
+VERSIONED_PORTS = {s.name: s.port for s in streams.STREAMS if s.versioned}
 _KEYS = ('ctrl_steer_positive', 'status_steer_positive', 'ghost_steer_positive', 'ctrl_cmd_bytes', 'imu_bytes',
          'empty_collision_slot', 'packet_clock', 'imu_seconds', 'nmea_time', 'rmc_speed', 'rmc_course', 'ports')
 _DOC_KEYS = ('name', 'description', 'sources', 'confidence')

@@ -30,8 +30,9 @@ the world's state and stepping, receiving and sending.  Around it, by job:
 ========================  ======================================================
 :mod:`.sim_config`        PARAMS (every option once), SimConfig, LISTEN_PORTS / SEND_PORTS
 :mod:`.sim_snapshot`      the immutable snapshot types
-:mod:`.sim_commands`      one handler per user -> simulator command
+:mod:`.sim_commands`      receiving: one handler per user -> simulator command
 :mod:`.sim_sync`          the lock-step extension (only with ``emulator_sync``)
+:mod:`.sim_send`          sending: one packet builder per simulator -> user stream
 :mod:`.sim_packets`       world state -> udp message objects
 :mod:`.sim_vehicle`       the ego's kinematic bicycle model
 :mod:`.scenario`          scenario files and the moving actors
@@ -62,7 +63,7 @@ from morai_bridge.configuration import sim_versions
 from morai_bridge.configuration.params import ANY_FREE_PORT, DISABLED, EMULATOR_ANY_FREE_PORT, FROM_VERSION
 from morai_bridge.wire import lockstep, udp
 from morai_bridge.wire.enums import CtrlMode, ObjectType, Platform, SimResult, SimState
-from morai_bridge.wire.units import MPS_TO_KMH
+from morai_bridge.wire.units import MPS_TO_KMH, NS
 
 from . import sim_packets as packets
 from .geo import boxes_overlap
@@ -77,7 +78,7 @@ from .sim_snapshot import (EgoSnapshot, IntersectionSnapshot, LightSnapshot, Obj
                            PortCounters, PortTally, SimSnapshot, SimStatusSnapshot,
                            SyncSnapshot)
 from .sim_send import SimSending
-from .sim_sync import LockStep
+from .sim_sync import LockStep, LockStepHooks
 from .sim_vehicle import CMD_EXTERNAL, Drive, EgoModel, wrap_deg
 
 __all__ = ["SimConfig", "SimEmulator", "SimSnapshot", "EgoSnapshot", "ObjectSnapshot",
@@ -87,7 +88,6 @@ __all__ = ["SimConfig", "SimEmulator", "SimSnapshot", "EgoSnapshot", "ObjectSnap
 
 log = logging.getLogger("morai_bridge.emu.sim")
 
-NS = 1_000_000_000
 #: a loop that falls behind makes up at most this many step periods at once (each one
 #: stepped and sent, late); beyond that it gives up real time and its clock lags
 MAX_CATCHUP = 5
@@ -96,7 +96,6 @@ _AUTO, _KEYBOARD = int(CtrlMode.AUTO), int(CtrlMode.KEYBOARD)
 _VEHICLE = int(ObjectType.VEHICLE)
 _PLAYING, _PAUSED = int(SimState.PLAYING), int(SimState.PAUSE)
 _SUCCESS = int(SimResult.SUCCESS)
-_HANDLERS = COMMAND_HANDLERS
 
 
 def main(argv=None) -> int:
@@ -167,7 +166,9 @@ class SimEmulator(SimCommands, SimSending):
         self._rx = UdpReceiver(socks, allowed, self._on_datagram)
         self._counters = {n: PortTally() for n in socks}
         self._sent = {n: 0 for n in SEND_PORTS}
-        self._handlers = {cls: getattr(self, name) for cls, name in _HANDLERS.items()}
+        self._handlers = {cls: handler.__get__(self) for cls, handler in COMMAND_HANDLERS.items()}
+        #: the event streams (no rate): looked at every step
+        self._events = frozenset(n for n, (_, _, r) in SEND_PORTS.items() if r is None) - EXTENSION_STREAMS
 
         # world state
         self._ego = EgoModel(cfg.vehicle_params(), cfg.initial_gear)
@@ -197,9 +198,9 @@ class SimEmulator(SimCommands, SimSending):
         self._overruns = 0
         self._late_steps = 0
         self._lost_periods = 0
-        # lock-step extension (its mode); the frame counts its ticks
-        self.sync_mode = LockStep(self)
-        self._frame = 0
+        # lock-step extension (its mode and frame count; the world through these hooks only)
+        self.sync_mode = LockStep(self._step_ns, LockStepHooks(
+            lambda: self._time_ns, lambda: self._paused, self._sync_drive, self._sync_advance, self._sync_reply))
         self._handlers.update(dict.fromkeys((lockstep.EmuSyncCmd, lockstep.EmuSyncTick), self.sync_mode.request))
         self._templates = packets.Templates(cfg)
         self._thread: Optional[Worker] = None     # the supervised loop
@@ -412,7 +413,7 @@ class SimEmulator(SimCommands, SimSending):
                 self._time_ns, sec, nsec, self._steps, self._paused, ego, objects, lights,
                 inters, self._contacts, self._npc_pairs, self._lamps, dict(self._sensors),
                 self._scenario_name, self._status_snapshot(),
-                SyncSnapshot(self.sync_mode.on, self.sync_mode.user, self._frame, self.sync_mode.step_ms),
+                self.sync_mode.snapshot(),
                 counters, dict(self._sent), self._overruns, self._late_steps,
                 self._lost_periods,
                 self.sensors.snapshot() if self.sensors is not None else None)
@@ -426,8 +427,24 @@ class SimEmulator(SimCommands, SimSending):
             # lock-step: the data goes out after each frame; only the status keeps its rate
             self._publish({"sim_status"} & self._due())
         else:
-            self._publish(self._due() | {"collision", "vehicle_collision"})
+            self._publish(self._due() | self._events)
         self._ticks += 1
+
+    def _sync_drive(self, m) -> bool:
+        """The lock-step hook: an EmuSyncTick's control command (gear 0: the gear in force); its steer
+        is an Ego Ctrl Cmd's, + left or + right as the sim_version says."""
+        return self._accept_drive(Drive(m.cmd_type, m.gear or self._ego.gear, m.velocity, m.acceleration,
+                                        m.accel, m.brake, self._ctrl_sign * m.steer))
+
+    def _sync_advance(self, steps: int) -> None:
+        """The lock-step hook: ``steps`` physics steps, then every stream of the frame."""
+        for _ in range(steps):
+            self._advance()
+        self._publish(set(self._periods) | self._events)
+
+    def _sync_reply(self, data: bytes) -> None:
+        if "sync_state" in self.dst_ports:
+            self._send("sync_state", data)
 
     def _due(self) -> set:
         return {n for n, period in self._periods.items() if self._ticks % period == 0}
@@ -542,52 +559,6 @@ class SimEmulator(SimCommands, SimSending):
 
     def _status_snapshot(self) -> SimStatusSnapshot:
         return self._status._replace(status=_PAUSED if self._paused else _PLAYING)
-
-    # ------------------------------------------------------------ receiving
-    def _on_datagram(self, name, data, addr, t) -> None:
-        """Decode one datagram from port ``name``, count it, hand it to its handler."""
-        c = self._counters[name]
-        c.received += 1
-        codec, other = (lockstep, udp) if name == "sync" else (udp, lockstep)
-        try:
-            msg = codec.decode(data)
-        except udp.DecodeError as e:
-            try:
-                msg = other.decode(data)      # well-formed, but for another port?
-            except udp.DecodeError:
-                self._count_bad(name, c, "malformed", str(e),
-                                (e.header, e.data_length, e.length))
-                return
-        except Exception as e:  # a codec bug must not stop the emulator
-            c.malformed += 1
-            c.last_error = f"decoder failed: {type(e).__name__}: {e}"
-            log.exception("%s: decoder raised on %r", name, bytes(data[:64]))
-            return
-        if type(msg) not in LISTEN_PORTS[name][2]:
-            self._count_bad(name, c, "wrong_type",
-                            f"{type(msg).__name__} is not accepted on this port", type(msg))
-            return
-        try:
-            with self._lock:
-                ok = self._handlers[type(msg)](msg)
-        except Exception as e:  # a bug: keep running, but say so loudly
-            c.errors += 1
-            c.last_error = f"{type(e).__name__}: {e}"
-            log.exception("%s: handler failed on %r", name, msg)
-            return
-        if ok:
-            c.accepted += 1
-        else:
-            c.ignored += 1
-
-    def _count_bad(self, name, c, kind, text, key) -> None:
-        setattr(c, kind, getattr(c, kind) + 1)
-        c.last_error = text
-        if (kind, key) not in c.logged and len(c.logged) < 32:
-            c.logged.add((kind, key))
-            log.warning("%s port %d: %s datagram dropped: %s", name, self.ports[name], kind, text)
-        else:
-            log.debug("%s: %s datagram dropped: %s", name, kind, text)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,9 @@
 
 :class:`SimCommands` holds one handler per MORAI command (``_on_ctrl_cmd``,
 ``_on_sim_control``, ...); :data:`COMMAND_HANDLERS` maps each message class of
-:mod:`morai_bridge.wire.udp` to its handler's name.  The class is a mixin of
-:class:`~morai_bridge.emu.sim.SimEmulator`: the handlers run in its receive
-path with its lock held and change its world state (``_ego``, ``_actors``,
+:mod:`morai_bridge.wire.udp` to its handler.  The class is a mixin of
+:class:`~morai_bridge.emu.sim.SimEmulator`: its receive path (``_on_datagram``:
+decode, check the port's classes, count) runs the handlers with its lock held and change its world state (``_ego``, ``_actors``,
 ``_lights``, ...).  Each returns True when the command was applied, False when
 it was well-formed but ignored (counted per port).
 
@@ -15,11 +15,12 @@ name yet (spec 3.19, 3.20) are defined here.  No ROS.
 import logging
 import math
 
-from morai_bridge.wire import udp
+from morai_bridge.wire import lockstep, udp
 from morai_bridge.wire.enums import CtrlMode, Gear, ObjectType, Platform, SimCommand, SimResult
 from morai_bridge.wire.units import MPS_TO_KMH
 
 from .scenario import Actor, ActorSpec
+from .sim_config import LISTEN_PORTS
 from .sim_vehicle import CMD_ACCELERATION, CMD_THROTTLE, CMD_VELOCITY, Drive
 
 __all__ = ["SimCommands", "COMMAND_HANDLERS", "CMD_NET_SETTING", "CMD_SEN_SETTING",
@@ -208,20 +209,67 @@ class SimCommands:
         self._record_command(m.platform, m.command, m.option, result)
         return result == _SUCCESS
 
+    # ------------------------------------------------------------ receiving
+    def _on_datagram(self, name, data, addr, t) -> None:
+        """Decode one datagram from port ``name``, count it, hand it to its handler."""
+        c = self._counters[name]
+        c.received += 1
+        codec, other = (lockstep, udp) if name == "sync" else (udp, lockstep)
+        try:
+            msg = codec.decode(data)
+        except udp.DecodeError as e:
+            try:
+                msg = other.decode(data)      # well-formed, but for another port?
+            except udp.DecodeError:
+                self._count_bad(name, c, "malformed", str(e),
+                                (e.header, e.data_length, e.length))
+                return
+        except Exception as e:  # a codec bug must not stop the emulator
+            c.malformed += 1
+            c.last_error = f"decoder failed: {type(e).__name__}: {e}"
+            log.exception("%s: decoder raised on %r", name, bytes(data[:64]))
+            return
+        if type(msg) not in LISTEN_PORTS[name][2]:
+            self._count_bad(name, c, "wrong_type",
+                            f"{type(msg).__name__} is not accepted on this port", type(msg))
+            return
+        try:
+            with self._lock:
+                ok = self._handlers[type(msg)](msg)
+        except Exception as e:  # a bug: keep running, but say so loudly
+            c.errors += 1
+            c.last_error = f"{type(e).__name__}: {e}"
+            log.exception("%s: handler failed on %r", name, msg)
+            return
+        if ok:
+            c.accepted += 1
+        else:
+            c.ignored += 1
 
-#: message class -> name of its handler method (bound per emulator, so subclasses may override)
+    def _count_bad(self, name, c, kind, text, key) -> None:
+        setattr(c, kind, getattr(c, kind) + 1)
+        c.last_error = text
+        if (kind, key) not in c.logged and len(c.logged) < 32:
+            c.logged.add((kind, key))
+            log.warning("%s port %d: %s datagram dropped: %s", name, self.ports[name], kind, text)
+        else:
+            log.debug("%s: %s datagram dropped: %s", name, kind, text)
+
+
+#: message class (of the streams of wire.streams.TO_SIM) -> its handler, bound per emulator; the
+#: lock-step extension's classes are the emulator's ``sync_mode.request``
 COMMAND_HANDLERS = {
-    udp.EgoCtrlCmd: "_on_ctrl_cmd",
-    udp.EgoGhostCmd: "_on_ego_ghost",
-    udp.SetTrafficLight: "_on_set_light",
-    udp.SetIntersectionStatus: "_on_set_intersection",
-    udp.LampControl: "_on_lamp",
-    udp.ScenarioLoad: "_on_scenario_load",
-    udp.SaveSensorData: "_on_save_sensor_data",
-    udp.SensorControl: "_on_sensor_control",
-    udp.NpcGhostCmd: "_on_npc_ghost",
-    udp.MultiEgoSetting: "_on_multi_ego",
-    udp.SimControl: "_on_sim_control",
-    udp.GVDirectCmd: "_on_gv_direct",
-    udp.GVStateCmd: "_on_gv_state",
+    udp.EgoCtrlCmd: SimCommands._on_ctrl_cmd,
+    udp.EgoGhostCmd: SimCommands._on_ego_ghost,
+    udp.SetTrafficLight: SimCommands._on_set_light,
+    udp.SetIntersectionStatus: SimCommands._on_set_intersection,
+    udp.LampControl: SimCommands._on_lamp,
+    udp.ScenarioLoad: SimCommands._on_scenario_load,
+    udp.SaveSensorData: SimCommands._on_save_sensor_data,
+    udp.SensorControl: SimCommands._on_sensor_control,
+    udp.NpcGhostCmd: SimCommands._on_npc_ghost,
+    udp.MultiEgoSetting: SimCommands._on_multi_ego,
+    udp.SimControl: SimCommands._on_sim_control,
+    udp.GVDirectCmd: SimCommands._on_gv_direct,
+    udp.GVStateCmd: SimCommands._on_gv_state,
 }

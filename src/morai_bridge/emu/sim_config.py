@@ -3,9 +3,11 @@
 :data:`PARAMS` declares every option once (name, default, one line of doc), in
 field order: the fields of :class:`SimConfig` (a named tuple, ``check()``
 validates one), the ``sim_emulator`` node's ``~params`` and the program's
-options (:mod:`.sim_cli`).  Every default port comes from
+options (:mod:`.sim_cli`).  The port and rate options are made from the rows of
 :data:`morai_bridge.wire.streams.STREAMS` (the one place a MORAI port number is
-written); the vehicle defaults come from
+written): a listening port per user -> simulator stream, a destination port per
+simulator -> user stream, and a ``<stream>_hz`` rate per stream with an ``emu_hz``;
+the vehicle defaults come from
 :class:`~morai_bridge.emu.sim_vehicle.VehicleParams`.  The port tables the rest
 of the emulator (and the tests) iterate over are built here from the streams:
 
@@ -28,7 +30,7 @@ from morai_bridge.configuration.params import DISABLED, EMULATOR_ANY_FREE_PORT, 
 from morai_bridge.wire import camera as wire_camera
 from morai_bridge.wire import udp
 from morai_bridge.wire.enums import Gear
-from morai_bridge.wire.streams import BY_NAME, STREAMS, USER_TO_SIM
+from morai_bridge.wire.streams import FROM_SIM, STREAMS, TO_SIM
 
 from .sim_vehicle import VehicleParams
 
@@ -53,19 +55,18 @@ def _only_with_sync(name):
     return "; only with emulator_sync" if name in EXTENSION_STREAMS else ""
 
 
-def _listening_port(name):
-    """The option of the port the emulator receives stream ``name`` on (user -> simulator)."""
-    s = BY_NAME[name]
-    return Param(name + "_port", s.port, f"listening port of {', '.join(c.__name__ for c in s.classes)} "
-                                         f"(-1 ephemeral, 0 disabled{_only_with_sync(name)})")
+def _listening_port(s):
+    """The option of the port the emulator receives stream ``s`` on (user -> simulator)."""
+    return Param(s.param, s.port, f"listening port of {', '.join(c.__name__ for c in s.classes)} "
+                                  f"(-1 ephemeral, 0 disabled{_only_with_sync(s.name)})")
 
 
-def _destination_port(name):
-    """The option of the port the emulator sends stream ``name`` to (simulator -> user); the version's
+def _destination_port(s):
+    """The option of the port the emulator sends stream ``s`` to (simulator -> user); the version's
     by default where versions differ."""
-    versioned = name in sim_versions.VERSIONED_PORTS
-    return Param(name + "_port", FROM_VERSION if versioned else BY_NAME[name].port,
-                 f"destination port of the {name.replace('_', ' ')} stream (0 disabled{_only_with_sync(name)}"
+    versioned = s.name in sim_versions.VERSIONED_PORTS
+    return Param(s.param, FROM_VERSION if versioned else s.port,
+                 f"destination port of the {s.name.replace('_', ' ')} stream (0 disabled{_only_with_sync(s.name)}"
                  + ("; -1: the sim_version's" if versioned else "") + ")")
 
 
@@ -86,24 +87,11 @@ PARAMS = [
     # added to every port below 1024 (link.transport.shift_privileged), as the bridge does
     Param("privileged_port_offset", 0, "added to every port below 1024 once the sim_version's ports are in (909 -> "
           "1909 with 1000): give udp_bridge the same value (the demo does); 0: ports as given"),
-    # listening ports (user -> simulator)
-    *[_listening_port(name) for name in ("ctrl_cmd", "ego_ghost", "set_traffic_light", "set_intersection", "lamps",
-                                         "scenario_load", "save_sensor_data", "sensor_control", "npc_ghost",
-                                         "multi_ego", "sim_control", "gv_direct", "gv_state", "sync")],
-    # destination ports (simulator -> user)
-    *[_destination_port(name) for name in ("ego_status", "competition_status", "object_info", "traffic_light",
-                                           "intersection", "collision", "vehicle_collision", "sim_status", "gps",
-                                           "imu", "sync_state")],
-    # rates (Hz, rounded to a whole number of steps; 0 disables)
-    Param("ego_status_hz", 50.0, "Ego Vehicle Status rate"),
-    Param("competition_status_hz", 50.0, "competition status rate (only sent where the sim_version has a "
-          "competition status port)"),
-    Param("object_info_hz", 50.0, "Object Info rate"),
-    Param("traffic_light_hz", 10.0, "Get TrafficLight Status rate (one datagram per light)"),
-    Param("intersection_hz", 10.0, "Get Intersection Status rate (one datagram per intersection)"),
-    Param("sim_status_hz", 10.0, "SimStatus rate"),
-    Param("gps_hz", 10.0, "GPS rate ($GPGGA + $GPRMC, one datagram each)"),
-    Param("imu_hz", 50.0, "#IMUData$ rate"),
+    # listening ports (user -> simulator), destination ports (simulator -> user), from the streams' rows
+    *[_listening_port(s) for s in TO_SIM],
+    *[_destination_port(s) for s in FROM_SIM],
+    # rates (Hz, rounded to a whole number of steps; 0 disables): the rows' emu_hz (event streams have none)
+    *[Param(s.name + "_hz", s.emu_hz, s.emu_hz_doc) for s in FROM_SIM if s.emu_hz],
     Param("imu_burst_every_s", 0.0, "send an IMU catch-up burst this often: the IMU datagram imu_burst_copies times "
           "back to back, same stamp and state, as 25.S4's sensor scheduler does (0 = never)"),
     Param("imu_burst_copies", 3, "datagrams in an IMU catch-up burst (the first included)"),
@@ -316,23 +304,8 @@ _START_GEARS = (int(Gear.P), int(Gear.R), int(Gear.N), int(Gear.D))
 
 # ------------------------------------------------------------------ port tables from the streams
 
-
-def _port_fields():
-    """(stream, config field) for every ``*_port`` field, in field order."""
-    out = []
-    for field in SimConfig._fields:
-        if field.endswith("_port") and field not in SENSOR_PORT_FIELDS:
-            out.append((BY_NAME[field[:-len("_port")]], field))
-    return out
-
-
 #: name -> (config field, default port, message classes accepted there)
-LISTEN_PORTS = {s.name: (field, s.port, s.classes)
-                for s, field in _port_fields() if s.direction == USER_TO_SIM}
+LISTEN_PORTS = {s.name: (s.param, s.port, s.classes) for s in TO_SIM}
 
 #: name -> (port field, default port, rate field or None = event-driven)
-SEND_PORTS = {s.name: (field, s.port, None if s.event else s.name + "_hz")
-              for s, field in _port_fields() if s.direction != USER_TO_SIM}
-
-assert {s.name for s in STREAMS} == set(LISTEN_PORTS) | set(SEND_PORTS), \
-    "every stream of wire/streams.py needs a *_port field in SimConfig"
+SEND_PORTS = {s.name: (s.param, s.port, s.name + "_hz" if s.emu_hz else None) for s in FROM_SIM}

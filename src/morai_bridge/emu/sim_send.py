@@ -1,20 +1,124 @@
 """What the simulator emulator sends each step: the streams due, per the simulator version.
 
 :class:`SimSending` is a mixin of :class:`~morai_bridge.emu.sim.SimEmulator`; it runs with the
-emulator's lock held and builds each packet with :mod:`.sim_packets` from the world's state.
-The version (``SimEmulator.version``, :mod:`morai_bridge.configuration.sim_versions`) decides what
-differs between simulator releases: the competition status, the empty collision slots, the
-IMU's size and its seconds.  No ROS.
+emulator's lock held.  Each simulator -> user stream of :mod:`morai_bridge.wire.streams` has one
+packet builder in :data:`BUILDERS`, a function of a :class:`Step` (the emulator and what the
+streams sent at one step share) that returns the stream's messages for that step (none, one, or
+several datagrams: one per light, per intersection, per NMEA sentence, an IMU burst); the builders
+take the world's state to :mod:`.sim_packets`.  The version (``SimEmulator.version``,
+:mod:`morai_bridge.configuration.sim_versions`) decides what differs between simulator releases:
+the competition status, the empty collision slots, the IMU's size and its seconds.  No ROS.
 """
 import time
 
 from morai_bridge.wire import udp
+from morai_bridge.wire.units import NS
 
 from . import sim_packets as packets
 
-__all__ = ["SimSending"]
+__all__ = ["SimSending", "Step", "BUILDERS"]
 
-NS = 1_000_000_000
+
+class Step:
+    """One step's sending: the emulator (lock held), the packets' time, and the Ego Vehicle Status
+    of the step, built once for the streams derived from it."""
+
+    def __init__(self, sim, streams):
+        self.sim = sim
+        #: the streams sent at this step
+        self.streams = streams
+        # the clock follows the wall clock at millisecond resolution in real time, as the
+        # simulator's host clock does (docs/versions.md), and simulated time in lock-step
+        self.sec, self.nsec = divmod(sim._time_ns, NS)
+        self._status = None
+
+    def status(self):
+        """The Ego Vehicle Status of this step (its competition status is made from the same one)."""
+        if self._status is None:
+            sim = self.sim
+            self._status = packets.ego_status(sim._templates, sim._ego, sim.config, sim._ctrl_mode, self.sec,
+                                              self.nsec, sim._status_sign)
+        return self._status
+
+
+def ego_status(step):
+    return (step.status(),)
+
+
+def competition_status(step):
+    return (packets.competition_status(step.status()),)
+
+
+def object_info(step):
+    sim = step.sim
+    return (packets.object_info(sim._templates, [a for _, a in sim._sorted_actors()], step.sec, step.nsec,
+                                sim.config.velocity_frame),)
+
+
+def collision(step):
+    sim = step.sim
+    return (packets.collision(sim._templates, [sim._actors[i] for i in sim._contacts], sim.config, step.sec,
+                              step.nsec, sim._ego if sim.version.empty_collision_slot == "minus_one" else None),)
+
+
+def vehicle_collision(step):
+    sim = step.sim
+    if not sim._npc_pairs:
+        return ()
+    return (packets.vehicle_collision([(sim._actors[i], sim._actors[j]) for i, j in sim._npc_pairs],
+                                      sim.config.velocity_frame),)
+
+
+def traffic_light(step):
+    sim = step.sim
+    return tuple(packets.traffic_light(lt, lt.status(sim._elapsed_ns)) for lt in sim._lights)
+
+
+def intersection(step):
+    return tuple(packets.intersection(i) for i in step.sim._intersections)
+
+
+def sim_status(step):
+    return (packets.sim_status(step.sim._status_snapshot()),)
+
+
+def gps(step):
+    sim = step.sim
+    e = sim._ego
+    blackout = any(x0 <= e.x <= x1 and y0 <= e.y <= y1 for x0, y0, x1, y1 in sim._gps_blackouts)
+    return packets.gps(e, sim._time_ns, sim.config, sim.version, blackout)
+
+
+def imu(step):
+    sim, cfg = step.sim, step.sim.config
+    if sim.version.imu_bytes == 107:
+        m = packets.imu(sim._ego, None, None)
+    else:   # 25.S4: seconds of the host's local time, milliseconds of UTC
+        m = packets.imu(sim._ego, step.sec + sim._utc_offset(), step.nsec)
+    # a catch-up burst: the same datagram again, back to back (25.S4's scheduler, the heven
+    # report section 6.6)
+    every = round(cfg.imu_burst_every_s * NS)
+    if every and sim._time_ns - sim._imu_burst_t >= every:
+        sim._imu_burst_t = sim._time_ns
+        return (m,) * cfg.imu_burst_copies
+    return (m,)
+
+
+#: stream name (wire.streams.FROM_SIM, the lock-step extension aside) -> its packet builder,
+#: ``builder(step) -> messages``, in the order a step sends them.  The tests hold that the keys are
+#: the stream names.
+BUILDERS = {
+    "ego_status": ego_status,
+    "competition_status": competition_status,
+    "object_info": object_info,
+    "collision": collision,
+    "vehicle_collision": vehicle_collision,
+    "traffic_light": traffic_light,
+    "intersection": intersection,
+    "sim_status": sim_status,
+    "gps": gps,
+    "imu": imu,
+}
 
 
 class SimSending:
@@ -27,57 +131,17 @@ class SimSending:
     def _publish(self, streams) -> None:
         """Send the given streams for the current state (lock held)."""
         streams = set(streams) & set(self.dst_ports)
-        if not streams:
-            return
-        # the clock follows the wall clock at millisecond resolution in real time, as the
-        # simulator's host clock does (docs/versions.md), and simulated time in lock-step
-        sec, nsec = divmod(self._time_ns, NS)
-        t, cfg, encode = self._templates, self.config, udp.encode
-        if "ego_status" in streams or "competition_status" in streams:
-            status = packets.ego_status(t, self._ego, cfg, self._ctrl_mode, sec, nsec, self._status_sign)
-            if "ego_status" in streams:
-                self._send("ego_status", encode(status))
-            if "competition_status" in streams:
-                self._send("competition_status", encode(packets.competition_status(status)))
-        if "object_info" in streams:
-            self._send("object_info", encode(packets.object_info(
-                t, [a for _, a in self._sorted_actors()], sec, nsec, cfg.velocity_frame)))
         # Collision Data goes out with every status, also when nothing touches the ego (as
         # the simulator sends it: 40-55 Hz in the 2024 captures and in 25.S4)
-        if "collision" in streams or ("ego_status" in streams and "collision" in self.dst_ports):
-            self._send("collision", encode(packets.collision(
-                t, [self._actors[i] for i in self._contacts], cfg, sec, nsec,
-                self._ego if self.version.empty_collision_slot == "minus_one" else None)))
-        if "vehicle_collision" in streams and self._npc_pairs:
-            self._send("vehicle_collision", encode(packets.vehicle_collision(
-                [(self._actors[i], self._actors[j]) for i, j in self._npc_pairs], cfg.velocity_frame)))
-        if "traffic_light" in streams:
-            for lt in self._lights:
-                self._send("traffic_light", encode(packets.traffic_light(
-                    lt, lt.status(self._elapsed_ns))))
-        if "intersection" in streams:
-            for i in self._intersections:
-                self._send("intersection", encode(packets.intersection(i)))
-        if "sim_status" in streams:
-            self._send("sim_status", encode(packets.sim_status(self._status_snapshot())))
-        if "gps" in streams:
-            e = self._ego
-            blackout = any(x0 <= e.x <= x1 and y0 <= e.y <= y1 for x0, y0, x1, y1 in self._gps_blackouts)
-            for sentence in packets.gps(e, self._time_ns, cfg, self.version, blackout):
-                self._send("gps", encode(sentence))
-        if "imu" in streams:
-            if self.version.imu_bytes == 107:
-                data = encode(packets.imu(self._ego, None, None))
-            else:   # 25.S4: seconds of the host's local time, milliseconds of UTC
-                data = encode(packets.imu(self._ego, sec + self._utc_offset(), nsec))
-            self._send("imu", data)
-            # a catch-up burst: the same datagram again, back to back (25.S4's scheduler, the heven
-            # report section 6.6)
-            every = round(cfg.imu_burst_every_s * NS)
-            if every and self._time_ns - self._imu_burst_t >= every:
-                self._imu_burst_t = self._time_ns
-                for _ in range(cfg.imu_burst_copies - 1):
-                    self._send("imu", data)
+        if "ego_status" in streams and "collision" in self.dst_ports:
+            streams.add("collision")
+        if not streams:
+            return
+        step, encode = Step(self, streams), udp.encode
+        for name, build in BUILDERS.items():
+            if name in streams:
+                for m in build(step):
+                    self._send(name, encode(m))
 
     def _utc_offset(self):
         """Seconds the host's local time is ahead of UTC, where the version's IMU seconds are

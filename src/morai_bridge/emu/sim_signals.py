@@ -31,6 +31,7 @@ at its first phase.
 from typing import NamedTuple, Optional, Sequence, Tuple
 
 from morai_bridge.wire.enums import TrafficLightBit, TrafficLightType
+from morai_bridge.wire.units import NS
 
 __all__ = ["TL_RED", "TL_YELLOW", "TL_GREEN", "TL_LEFT", "DEFAULT_PLANS", "LightSpec",
            "IntersectionSpec", "DEFAULT_LIGHTS", "DEFAULT_INTERSECTIONS", "TrafficLight",
@@ -42,7 +43,6 @@ TL_RED, TL_YELLOW, TL_GREEN, TL_LEFT = (
     int(TrafficLightBit.GREEN_LEFT))
 _RYG, _RYG_LEFT, _RYG_LEFT_G = (int(TrafficLightType.RYG), int(TrafficLightType.RYG_LEFT),
                                 int(TrafficLightType.RYG_LEFT_G))
-NS = 1_000_000_000
 UNPLANNED_PHASE_S = 10.0
 
 DEFAULT_PLANS = {

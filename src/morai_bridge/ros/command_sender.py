@@ -2,9 +2,10 @@
 
 :class:`CommandSender` subscribes to every enabled command topic of
 :data:`morai_bridge.wire.streams.TO_SIM` (which declares each command's port, topic, message
-type and queue), converts each message with the stream's function of :mod:`.ros_to_sim`
+type and queue), converts each message with the stream's converter in :data:`.ros_to_sim.CONVERTERS`
 (``converter(m)``: a packet or a list of them), or, for a command that needs the bridge's
-parameters or state, with the sender's ``_build_<stream>(m)`` method (a list of packets);
+parameters or state, with the sender's method in its table :attr:`CommandSender.METHODS` (``(m)``:
+a list of packets);
 ``ros_to_sim`` refuses NaN, out-of-range and too-long values with a CommandError (nothing is
 sent; what is mapped or clamped instead is counted).  It sends the packets to the simulator's port of
 that stream, holds the command state that travels with control commands (gear, control mode,
@@ -144,6 +145,7 @@ class CommandSender:
             self.watchdog = Worker('ctrl_cmd_watchdog', self._watch, log=log, on_dead=on_dead)
             if supervisor is not None:
                 supervisor.watch(lambda: [self.watchdog])
+        self.methods = {name: method.__get__(self) for name, method in self.METHODS.items()}
         for s in streams.TO_SIM:
             if s.topic and cfg[s.param]:
                 rospy.Subscriber(cfg[s.name + '_topic'], roslib.message.get_message_class(s.ros_type),
@@ -242,12 +244,22 @@ class CommandSender:
                 self.adjusted.update(notes)
         return [packet]
 
+    #: command stream name -> the method that builds its packets ``(m)``, for the commands that need the
+    #: bridge's parameters or state (written out: a reader who greps a stream's name finds it here)
+    METHODS = {
+        'ctrl_cmd': _build_ctrl_cmd,
+        'set_traffic_light': _build_set_traffic_light,
+        'ego_ghost': _build_ego_ghost,
+        'lamps': _build_lamps,
+        'gv_direct': _build_gv_direct,
+    }
+
     def _builder(self, s):
-        """message -> [packets] of command stream ``s``: its _build_ method, or its converter."""
-        build = getattr(self, '_build_' + s.name, None)
+        """message -> [packets] of command stream ``s``: its method, or its converter."""
+        build = self.methods.get(s.name)
         if build is not None:
             return build
-        convert = getattr(ros_to_sim, s.converter)
+        convert = ros_to_sim.CONVERTERS[s.name]
 
         def build(m):
             p = convert(m)

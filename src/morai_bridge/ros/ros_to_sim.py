@@ -281,3 +281,23 @@ def sim_proc_handle(h):
         return sim_control(SimCommand.PAUSE)
     raise CommandError('sim_process_status 0x%02x (replay control) has no UDP equivalent; only 0x01 play '
                        'and 0x10 pause can be sent' % h.sim_process_status)
+
+
+#: command stream name (wire.streams.TO_SIM, the lock-step extension aside) -> its converter.  The
+#: sender calls a command's converter as ``(m)`` (a packet or a list of them) unless its own table
+#: of methods (``CommandSender.METHODS``) has the stream; sim_control's packets are the services'.
+CONVERTERS = {
+    'ctrl_cmd': ctrl_cmd,
+    'set_traffic_light': set_traffic_light,
+    'set_intersection': set_intersection,
+    'lamps': lamps,
+    'scenario_load': scenario_load,
+    'save_sensor_data': save_sensor_data,
+    'sensor_control': sensor_control,
+    'npc_ghost': npc_ghost,
+    'multi_ego': multi_ego,
+    'ego_ghost': ego_ghost,
+    'gv_direct': gv_direct,
+    'gv_state': gv_state,
+    'sim_control': sim_control,
+}

@@ -4,8 +4,9 @@
 :data:`morai_bridge.wire.streams.FROM_SIM`, which declares each stream's port, topic, message
 type, queue, stamp rule and counters) and runs one path for every datagram (:meth:`_dispatch`):
 decode, stamp (the stream's rule), convert, publish, count.  The converter is the stream's
-function of :mod:`.sim_to_ros` (``converter(w, stamp, frame_id)``), or, for a stream that needs more
-than that, the receiver's ``_on_<stream>(w, stamp)`` method, which returns the message to publish
+in :data:`.sim_to_ros.CONVERTERS` (called ``(w, stamp, frame_id)``), or, for a stream that needs more
+than that, the receiver's method in its table :attr:`SimReceiver.METHODS` (``(w, stamp)``), which
+returns the message to publish
 (None: nothing) and keeps what the services need (the latest ego status and SimStatus, the
 traffic lights).  Everything is counted per stream
 (:class:`morai_bridge.link.transport.StreamStats`); in replay mode (``live=False``) datagrams come
@@ -162,6 +163,7 @@ class SimReceiver:
                 depth = (s.queue or state_depth) if live else 1000
                 self.pubs[name] = rospy.Publisher(cfg[name + '_topic'], roslib.message.get_message_class(s.ros_type),
                                                   queue_size=depth)
+        self.methods = {name: method.__get__(self) for name, method in self.METHODS.items()}
         # stream name -> what _dispatch needs, read from the stream's declaration
         self.handlers = {name: self._handler(streams.BY_NAME[name]) for name in self.enabled}
         self._feed_log = ThrottledLog(log or (lambda text: rospy.logerr('%s', text)), 5.0)
@@ -200,9 +202,9 @@ class SimReceiver:
     def _handler(self, s):
         """(stats, wire class, decode, tolerant decode, stamped, convert, publish) of stream ``s``:
         what :meth:`_dispatch` does with its datagrams."""
-        on_packet = getattr(self, '_on_' + s.name, None)
+        on_packet = self.methods.get(s.name)
         if on_packet is None:                 # the plain case: the stream's converter and its frame
-            on_packet = functools.partial(getattr(sim_to_ros, s.converter), frame_id=self._frame_id)
+            on_packet = functools.partial(sim_to_ros.CONVERTERS[s.name], frame_id=self._frame_id)
         stamped = s.stamp == streams.PACKET and not (s.name == 'imu' and self._imu_on_arrival)
         if s.extension:
             return self.stats[s.name], s.classes[0], lockstep.decode, None, stamped, on_packet, None
@@ -363,3 +365,17 @@ class SimReceiver:
         """The ego status message stamped (sec, nsec) if it arrives within timeout, else None."""
         got = self.published_status.wait_for(lambda p: p[0].sec == sec and p[0].nsec == nsec, timeout)
         return None if got is None else got[1]
+
+    #: stream name -> the method that handles its packets ``(w, stamp)``, for the streams that need more
+    #: than their converter (written out: a reader who greps a stream's name finds it here)
+    METHODS = {
+        'sync_state': _on_sync_state,
+        'ego_status': _on_ego_status,
+        'competition_status': _on_competition_status,
+        'object_info': _on_object_info,
+        'collision': _on_collision,
+        'traffic_light': _on_traffic_light,
+        'sim_status': _on_sim_status,
+        'gps': _on_gps,
+        'imu': _on_imu,
+    }

@@ -336,3 +336,20 @@ def message_set_problems():
     if unread:
         problems.append(f"{CtrlCmd._type} has {', '.join(sorted(unread))}, which no morai_msgs set has")
     return problems
+
+
+#: stream name (wire.streams.FROM_SIM, the lock-step extension aside) -> its converter.  The receiver
+#: calls a stream's converter as ``(w, stamp, frame_id)`` unless its own table of methods
+#: (``SimReceiver.METHODS``) has the stream; the tests hold that the keys are the stream names.
+CONVERTERS = {
+    'ego_status': ego_status,
+    'competition_status': ego_status,
+    'object_info': object_info,
+    'traffic_light': traffic_light,
+    'collision': collision,
+    'intersection': intersection,
+    'vehicle_collision': vehicle_collision,
+    'sim_status': sim_status,
+    'gps': gps,
+    'imu': imu,
+}

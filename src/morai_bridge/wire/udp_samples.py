@@ -4,13 +4,37 @@
 distinct non-zero value in every field; :func:`per_stream` gives one realistic message per
 simulator -> user stream at the size the simulator sends today (20 occupied object slots,
 two collisions, a GGA sentence, ...), with ``sec``/``nsec`` set to :data:`MARK` where the
-packet carries a time, so a sender can find those bytes and write its own clock there.
+packet carries a time, so a sender can find those bytes and write its own clock there.  A stream
+written here by hand has its realistic sample; any other stream of the rows (one added later, whose
+class no stream here carries) gets its layout's current variant filled as :func:`per_variant` fills
+it, so a new stream needs no edit here.
 """
 import datetime
 
-from morai_bridge.wire import nmea, udp
+from morai_bridge.wire import nmea, streams, udp
 
 MARK = (0x1A2B3C4D, 0x0E0D0C0B)     # the sentinel sec/nsec of per_stream()
+
+
+def _filled(info, floats):
+    """A message of variant ``info`` with a distinct non-zero value in every field."""
+    fields = {}
+    for f in info.fields:
+        if f.const is not None:
+            continue
+        if f.is_text:
+            fields[f.name] = 'A219BS010391'[:f.size - 1]
+        elif f.letter == '?':
+            fields[f.name] = True
+        elif f.letter in 'fd':
+            fields[f.name] = tuple(next(floats) for _ in range(f.count)) if f.is_array else next(floats)
+        else:
+            fields[f.name] = 1
+    if info.records is not None:
+        rs = info.records
+        rec = rs.record(**{f.name: ('L%d' % i) if f.is_text else i + 1 for i, f in enumerate(rs.fields)})
+        fields[rs.attr] = tuple((rec,) * rs.group if rs.group > 1 else rec for _ in range(rs.count // rs.group))
+    return udp.make(info.cls, info.data_length, **fields)
 
 
 def per_variant():
@@ -18,24 +42,8 @@ def per_variant():
     floats = iter([0.5 + i * 0.25 for i in range(1000)])
     out = []
     for info in udp.VARIANTS:
-        fields = {}
-        for f in info.fields:
-            if f.const is not None:
-                continue
-            if f.is_text:
-                fields[f.name] = 'A219BS010391'[:f.size - 1]
-            elif f.letter == '?':
-                fields[f.name] = True
-            elif f.letter in 'fd':
-                fields[f.name] = tuple(next(floats) for _ in range(f.count)) if f.is_array else next(floats)
-            else:
-                fields[f.name] = 1
-        if info.records is not None:
-            rs = info.records
-            rec = rs.record(**{f.name: ('L%d' % i) if f.is_text else i + 1 for i, f in enumerate(rs.fields)})
-            fields[rs.attr] = tuple((rec,) * rs.group if rs.group > 1 else rec for _ in range(rs.count // rs.group))
         variant = info.data_length if info.header else f'msg_type {info.msg_type}'
-        out.append((f'{info.cls.__name__} {variant}', udp.make(info.cls, info.data_length, **fields)))
+        out.append((f'{info.cls.__name__} {variant}', _filled(info, floats)))
     out.append(('NmeaSentence GGA', nmea.make_gga(datetime.time(22, 30, 47, 500000), 37.24006, 126.77396, 29.1)))
     return out
 
@@ -63,7 +71,7 @@ def _npc_record(i):
 def per_stream():
     """stream name (wire.streams.FROM_SIM) -> codec message, sec/nsec = MARK where carried."""
     sec, nsec = MARK
-    return {
+    out = {
         'ego_status': udp.make(
             udp.EgoVehicleStatus, 200, sec=sec, nsec=nsec, ctrl_mode=2, gear=4, signed_vel=36.0,
             map_data_id=12, accel=0.3, brake=0.0, size_x=4.6, size_y=1.9, size_z=1.5, overhang=0.9,
@@ -93,3 +101,13 @@ def per_stream():
                         ori_z=0.1, ang_vel_x=0.001, ang_vel_y=0.002, ang_vel_z=0.05,
                         lin_acc_x=0.3, lin_acc_y=0.1, lin_acc_z=9.81),
     }
+    sampled = {type(m) for m in out.values()}
+    for s in streams.FROM_SIM:
+        cls = s.classes[0]
+        if s.name in out or s.extension or cls in sampled:
+            continue
+        info = next(v for v in udp.variants_of(cls) if v.data_length == cls.CURRENT_DATA_LENGTH)
+        m = _filled(info, iter([0.5 + i * 0.25 for i in range(1000)]))
+        out[s.name] = m._replace(sec=sec, nsec=nsec) if getattr(m, 'sec', None) is not None else m
+        sampled.add(cls)
+    return out

@@ -6,6 +6,7 @@ this package goes through these names.  No ROS, no numpy.
 * ``KMH_TO_MPS``: multiply km/h by it to get m/s (1 / 3.6).
 * ``MPS_TO_KMH``: multiply m/s by it to get km/h (3.6).
 * ``DEG_TO_RAD`` / ``RAD_TO_DEG``.
+* ``NS``: nanoseconds in a second (the emulators' clocks count ns).
 * :func:`quaternion_from_rpy`: (x, y, z, w) of intrinsic roll-pitch-yaw in radians.
 * :func:`utm_central_meridian` and the ``UTM_*`` constants of the UTM projection.
 """
@@ -15,6 +16,7 @@ KMH_TO_MPS = 1.0 / 3.6
 MPS_TO_KMH = 3.6
 DEG_TO_RAD = math.pi / 180.0
 RAD_TO_DEG = 180.0 / math.pi
+NS = 1_000_000_000
 
 #: Universal Transverse Mercator: scale on the central meridian, false easting [m],
 #: false northing of the northern hemisphere [m].

@@ -21,22 +21,36 @@ def test_every_topic_has_a_message_type_of_the_built_workspace():
 
 def test_every_received_stream_has_a_converter_or_a_receiver_method():
     for s in streams.FROM_SIM:
-        method = getattr(sim_receive.SimReceiver, '_on_' + s.name, None)
-        assert method is not None or callable(getattr(sim_to_ros, s.converter, None)), s.name
+        method = sim_receive.SimReceiver.METHODS.get(s.name)
+        assert method is not None or callable(sim_to_ros.CONVERTERS.get(s.name)), s.name
 
 
 def test_every_command_has_a_converter_or_a_sender_method():
     for s in SENT:
-        method = getattr(command_sender.CommandSender, '_build_' + s.name, None)
-        assert method is not None or callable(getattr(ros_to_sim, s.converter, None)), s.name
+        method = command_sender.CommandSender.METHODS.get(s.name)
+        assert method is not None or callable(ros_to_sim.CONVERTERS.get(s.name)), s.name
+
+
+def test_the_tables_of_references_are_keyed_by_the_streams_of_their_direction():
+    """Each table that says what handles a stream has exactly the stream names of its direction (the
+    lock-step extension's only where our code handles it), so a stream's name finds every handler."""
+    received = {s.name for s in streams.FROM_SIM if not s.extension}
+    sent = {s.name for s in streams.TO_SIM if not s.extension}
+    assert set(sim_to_ros.CONVERTERS) == received
+    assert set(ros_to_sim.CONVERTERS) == sent
+    assert set(sim_receive.SimReceiver.METHODS) <= {s.name for s in streams.FROM_SIM}
+    assert set(command_sender.CommandSender.METHODS) <= {s.name for s in SENT}
+    for table in (sim_receive.SimReceiver.METHODS, command_sender.CommandSender.METHODS):
+        for name, method in table.items():
+            assert callable(method) and name in method.__name__, (name, method)
 
 
 def test_plain_converters_make_the_declared_type():
     # the streams without a receiver method go straight to their converter: (w, stamp, frame_id)
-    plain = [s for s in RECEIVED if not hasattr(sim_receive.SimReceiver, '_on_' + s.name)]
+    plain = [s for s in RECEIVED if s.name not in sim_receive.SimReceiver.METHODS]
     assert plain, 'every stream has a method: the plain path is not exercised'
     for s in plain:
-        m = getattr(sim_to_ros, s.converter)(udp.make(s.classes[0]), rospy.Time(3, 4), 'map')
+        m = sim_to_ros.CONVERTERS[s.name](udp.make(s.classes[0]), rospy.Time(3, 4), 'map')
         assert m._type == s.ros_type
         assert m.header.stamp == rospy.Time(3, 4) and m.header.frame_id == 'map'
 
@@ -45,11 +59,11 @@ def test_sender_builders_return_lists_of_the_streams_class():
     # the commands without a sender method: their converter's packet(s), of the stream's wire class
     checked = []
     for s in SENT:
-        if hasattr(command_sender.CommandSender, '_build_' + s.name):
+        if s.name in command_sender.CommandSender.METHODS:
             continue
         m = roslib.message.get_message_class(s.ros_type)()
         try:
-            p = getattr(ros_to_sim, s.converter)(m)
+            p = ros_to_sim.CONVERTERS[s.name](m)
         except ros_to_sim.CommandError:
             continue          # a default message the converter refuses (e.g. an empty scenario name)
         for packet in (p if isinstance(p, list) else [p]):

@@ -30,6 +30,7 @@ from typing import Dict, Optional
 from morai_bridge.configuration.params import DISABLED
 from morai_bridge.link.workers import Worker
 from morai_bridge.link.transport import UdpSender
+from morai_bridge.wire.units import NS
 
 from ..sim_snapshot import SensorsSnapshot
 from .lidar import VelodyneSensor
@@ -38,7 +39,6 @@ from .scene import Mount, Scene, SceneBoxes
 
 __all__ = ["SensorRig", "mount_of", "SENSOR_PREFIXES"]
 
-NS = 1_000_000_000
 #: config prefix of each sensor: <prefix>_port, <prefix>_x ... <prefix>_yaw
 SENSOR_PREFIXES = ("camera", "lidar", "lidar2d")
 

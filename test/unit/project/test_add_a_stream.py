@@ -1,0 +1,133 @@
+"""Adding a ground-truth (simulator -> user) stream takes its layout, its row, its converter and its
+emulator builder, nothing else (docs/architecture.md, "Where to add things").
+
+A child process declares a made-up stream the way the code declares its own (a layout with
+``udp_schema.define_message`` before ``wire.udp`` compiles the registry, a row with ``streams.add``,
+an entry in ``sim_to_ros.CONVERTERS`` and one in ``emu.sim_send.BUILDERS``), before the modules that
+read those tables are imported, and then checks that the stream reaches:
+
+* the emulator: its ``made_up_port`` and ``made_up_hz`` options exist, and a step sends the datagram
+  on a real loopback UDP socket to the port given by that option;
+* the bridge's receive path: ``SimReceiver.feed`` of that datagram decodes it and publishes what the
+  converter made (rospy's Publisher replaced by a recorder: no ROS master);
+* the generated launch files (``tools/gen_launch.launch_text`` of udp_bridge and sim_emulator) and
+  the docs' port table (``ports_table``).
+"""
+import json
+import os
+import subprocess
+import sys
+
+import helpers
+
+CHILD = r'''
+import json
+import socket
+import sys
+
+sys.path.insert(0, sys.argv[1])                      # tools/, for gen_launch
+from morai_bridge.wire import udp_layouts, udp_schema  # noqa: F401  (the MORAI layouts, not yet compiled)
+assert 'morai_bridge.wire.udp' not in sys.modules
+
+# 1. its layout
+MadeUp = udp_schema.define_message(
+    'MadeUp', 'made_up', b'#MadeUp$', 'sim->user', 'A made-up ground-truth stream.',
+    [udp_schema.Variant(12, udp_schema.table((('sec', 'i', 's'), ('nsec', 'i', 'ns'),
+                                              ('value', 'f', 'm; a made-up quantity'))))],
+    current=12)
+
+# 2. its row
+from morai_bridge.wire import streams, udp
+streams.add(streams.Stream('made_up', 9555, streams.SIM_TO_USER, (MadeUp,), 'made_up_topic', 'std_msgs/Float64',
+                           stamp=streams.PACKET, sim_row='Made Up', emu_hz=25.0, emu_hz_doc='Made Up rate'))
+
+# 3. its converter
+from std_msgs.msg import Float64
+from morai_bridge.ros import sim_to_ros
+
+
+def made_up(w, stamp, frame_id):
+    return Float64(w.value * 2.0)
+
+
+sim_to_ros.CONVERTERS['made_up'] = made_up
+
+# 4. its emulator builder
+from morai_bridge.emu import sim_send
+
+
+def build_made_up(step):
+    return (udp.make(MadeUp, sec=step.sec, nsec=step.nsec, value=1.25),)
+
+
+sim_send.BUILDERS['made_up'] = build_made_up
+
+out = {}
+# the emulator: the options made from the row, the datagram on the option's port
+from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, FIELD_DOCS, SimConfig, SimEmulator
+rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+rx.bind(('127.0.0.1', 0))
+rx.settimeout(5.0)
+kw = {field: 0 for field, _, _ in list(LISTEN_PORTS.values()) + list(SEND_PORTS.values())}
+kw['made_up_port'] = rx.getsockname()[1]
+out['defaults'] = [SimConfig().made_up_port, SimConfig().made_up_hz, FIELD_DOCS['made_up_hz']]
+with SimEmulator(SimConfig(deterministic=True, **kw)) as sim:
+    out['dst_ports'] = sorted(sim.dst_ports)
+    sim.step(1)
+    data = rx.recv(65535)
+out['datagram'] = data.hex()
+w = udp.decode(data)
+out['decoded'] = [type(w).__name__, w.value]
+
+# the bridge's receive path: decoded, converted by the referenced converter, published
+import rospy
+published = []
+
+
+class Recorder:
+    def __init__(self, topic, cls, queue_size=None):
+        self.topic = topic
+
+    def publish(self, m):
+        published.append((self.topic, m.data))
+
+
+rospy.Publisher = Recorder
+from morai_bridge.configuration.params import Config
+from morai_bridge.nodes import udp_bridge
+from morai_bridge.ros.sim_receive import SimReceiver
+cfg = Config({p.name: p.default for p in udp_bridge.PARAMS})
+out['bridge_defaults'] = [cfg.made_up_port, cfg.made_up_topic]
+receiver = SimReceiver(cfg, '127.0.0.1', '127.0.0.1', live=False, clock=rospy.Time)
+out['fed'] = receiver.feed(9555, data)
+out['published'] = [p for p in published if p[0] == 'made_up_topic']
+out['counted'] = receiver.stats['made_up'].published
+
+# the generated launch files and the docs' port table
+import gen_launch
+out['udp_bridge_launch'] = [line for line in gen_launch.launch_text('udp_bridge').splitlines() if 'made_up' in line]
+out['sim_emulator_launch'] = [line for line in gen_launch.launch_text('sim_emulator').splitlines()
+                              if 'made_up' in line]
+out['ports_table'] = [line for line in gen_launch.ports_table().splitlines() if 'made_up' in line]
+print(json.dumps(out))
+'''
+
+
+def test_a_made_up_stream_reaches_the_emulator_the_bridge_the_launch_files_and_the_docs():
+    tools = os.path.join(helpers.ROOT, 'tools')
+    run = subprocess.run([sys.executable, '-c', CHILD, tools], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out['defaults'] == [9555, 25.0, 'Made Up rate']
+    assert out['dst_ports'] == ['made_up']
+    assert out['decoded'] == ['MadeUp', 1.25]
+    assert bytes.fromhex(out['datagram']).startswith(b'#MadeUp$')
+    assert out['bridge_defaults'] == [9555, 'made_up_topic']
+    assert out['fed'] is True
+    assert out['published'] == [['made_up_topic', 2.5]] and out['counted'] == 1
+    assert any('name="made_up_port" default="9555"' in line for line in out['udp_bridge_launch'])
+    assert any('name="made_up_topic" default="made_up_topic"' in line for line in out['udp_bridge_launch'])
+    assert any('name="made_up_port" default="9555"' in line for line in out['sim_emulator_launch'])
+    assert any('name="made_up_hz" default="25.0"' in line for line in out['sim_emulator_launch'])
+    assert len(out['ports_table']) == 1 and out['ports_table'][0].startswith('| Made Up | network settings |')
+    assert '`made_up_port:=`' in out['ports_table'][0]
