@@ -11,13 +11,15 @@ Read top to bottom:
    datagram's size, header and data_length name the variant), ``encode``, ``make``,
    ``to_wire_precision`` and the registries ``VARIANTS`` / ``MESSAGE_CLASSES`` / ...
 
-Beside it, so that the code of one datagram's decode or encode stays in this module:
-:mod:`.udp_errors` (what is raised and warned), :mod:`.udp_values` (what encode accepts of a
-field's value, and the wire's precision), :mod:`.udp_framing` (the base of :class:`Protocol`:
-the dispatch tables, ``HEADERS``, the framings other than a tailed ``#NAME$`` datagram of a known
-size, why a datagram is refused, ``decode_tolerant``, truncated datagrams, ``classify``).  This
-module's ``__all__`` still names the classes of those modules the public API (:mod:`.udp`) and
-:mod:`.lockstep` import from here.  No ROS imports.
+The rest of the codec is beside it, so that this module holds all the code that decoding a
+datagram of the fast path runs, and encoding a message without text fields (the path of the ego
+status and of ``/ctrl_cmd``, whose modules docs/architecture.md counts): :mod:`.udp_errors` (what is
+raised and warned), :mod:`.udp_values` (what encode accepts of a field's value, text encoding, the
+wire's precision), :mod:`.udp_framing` (the base of :class:`Protocol`: the dispatch tables,
+``HEADERS``, the framings other than a tailed ``#NAME$`` datagram of a known size, why a datagram
+is refused, ``decode_tolerant``, truncated datagrams, ``classify``).  This module's ``__all__``
+still names the classes of those modules that the public API (:mod:`.udp`) and :mod:`.lockstep`
+import from here.  No ROS imports.
 """
 
 import struct

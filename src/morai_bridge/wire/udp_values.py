@@ -9,8 +9,9 @@ reads as after the trip.
 * :func:`round_field`: a value as the wire gives it back (float32 rounded, text normalised, bool),
   for ``to_wire_precision``.
 
-The compiled codec (:mod:`.udp_codec`) makes these functions once per field when it compiles a
-layout; none of them is looked up per packet.  Decoding text is the codec's own (``text_of``).
+The compiled codec (:mod:`.udp_codec`) makes the encoders and checks once per field when it
+compiles a layout and keeps them; per message it calls what it kept (no lookup here).  Decoding
+text is the codec's own (``text_of``).
 No ROS imports.
 """
 
