@@ -33,7 +33,8 @@ quietly (``'stopped'``): shutting down often makes blocking calls fail.
 :class:`LatestValue` keeps a stream's latest value for services that wait for one.
 
 :func:`worker_diagnostics` turns a list of workers into a diagnostics entry
-(level, summary, key/values) so the ROS side stays a one-liner.
+(level, summary, key/values) so the ROS side stays a one-liner; its levels, :data:`OK`,
+:data:`WARN` and :data:`ERROR`, are the project's one definition of diagnostic_msgs' levels.
 
 Tests use :meth:`Worker.inject` to make the next iteration raise.
 """
@@ -51,7 +52,9 @@ RESTARTING = 'restarting'
 DEAD = 'dead'
 STOPPED = 'stopped'
 
-# Levels of diagnostic_msgs/DiagnosticStatus, repeated here to stay free of ROS.
+#: The levels of a diagnostics entry: diagnostic_msgs/DiagnosticStatus.OK, WARN and ERROR, defined
+#: here, the lowest layer that reports them (worker_diagnostics), to stay free of ROS; every ROS module
+#: imports them from here (test/unit/link/test_workers.py checks them against diagnostic_msgs).
 OK, WARN, ERROR = 0, 1, 2
 
 _default_logger = logging.getLogger('morai_bridge.link.workers')

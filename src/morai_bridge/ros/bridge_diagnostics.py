@@ -2,16 +2,14 @@
 one for the simulator's reported control state (why a command 'does nothing')."""
 import time
 
-from diagnostic_msgs.msg import DiagnosticStatus
-
 import diagnostic_updater
 
+from morai_bridge.link.workers import ERROR, OK, WARN
 from morai_bridge.ros.command_sender import ZERO_AS_NAMES
 from morai_bridge.ros.supervision import RosTimer
 from morai_bridge.wire import streams
 from morai_bridge.wire.enums import CtrlMode, Gear, name_of
 
-OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 #: a ctrl command within this many seconds counts as 'commanding' [s]
 ACTIVE_S = 2.0
 

@@ -19,7 +19,6 @@ import collections
 import time
 
 import rospy
-from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import Quaternion, TwistStamped
 from nav_msgs.msg import Odometry
 from std_msgs.msg import Bool, Int32
@@ -27,11 +26,11 @@ from std_msgs.msg import Bool, Int32
 from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, ERP42Info
 
 from morai_bridge.kinematics.dead_reckoning import DeadReckoning
+from morai_bridge.link.workers import ERROR, OK, WARN
 from morai_bridge.ros import msg_set
 from morai_bridge.wire import erp42, erp42_convert
 from morai_bridge.wire.units import yaw_quaternion
 
-OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 MODE_TEXT = {0: 'MANUAL', 1: 'AUTO'}
 GEAR_TEXT = {erp42.GEAR_FORWARD: 'forward', erp42.GEAR_NEUTRAL: 'neutral', erp42.GEAR_BACKWARD: 'backward'}
 

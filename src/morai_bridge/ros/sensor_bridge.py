@@ -27,17 +27,17 @@ import tf2_ros
 from geometry_msgs.msg import Quaternion, Transform, TransformStamped, Vector3
 from std_msgs.msg import Header
 
-from morai_bridge.configuration import morai_settings, topic_names
+from morai_bridge.configuration import topic_names
 from morai_bridge.configuration.params import DISABLED, ParamError
+from morai_bridge.configuration.sim_settings_files import SettingsError
 from morai_bridge.link import memory, transport
 from morai_bridge.link.measure import Recent, Timing
+from morai_bridge.link.workers import ERROR, OK, WARN
 from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.params import load
 from morai_bridge.ros.sensor_params import apply_settings
 from morai_bridge.ros.supervision import NodeSupervisor
 from morai_bridge.wire.units import quaternion_from_rpy
-
-OK, WARN, ERROR = 0, 1, 2
 
 #: rotation of a camera's optical frame (z forward, x right, y down) in its body frame (x forward,
 #: y left, z up): roll -90 deg, then yaw -90 deg, as (x, y, z, w).  REP-103 "Suffix frames".
@@ -237,7 +237,7 @@ def run_node(node_name, params, bridge_class):
         bridge.memory_kept = kept
         for name in left:           # the convention's name, for rosparam get
             rospy.set_param('~' + name, cfg[name])
-    except (ParamError, transport.TransportError, morai_settings.SettingsError) as e:
+    except (ParamError, transport.TransportError, SettingsError) as e:
         rospy.logfatal('%s: %s', node_name, e)
         raise SystemExit(2)
     supervisor.watch(lambda: bridge.workers)

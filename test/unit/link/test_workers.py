@@ -2,6 +2,9 @@
 
 Real threads, no mocks; every wait is bounded and generous (shared machine).
 """
+import importlib
+import os
+import re
 import threading
 import time
 
@@ -291,3 +294,28 @@ def test_latest_value_loses_no_wake_up():
         waiter.join(2.0)
         assert not waiter.is_alive(), f'round {k}: the put did not wake the waiter'
     assert got == list(range(1, 301))
+
+
+def test_the_levels_are_diagnostic_msgs_and_defined_only_here():
+    """OK, WARN, ERROR are DiagnosticStatus's 0, 1, 2 (checked against diagnostic_msgs when it can be
+    imported), and the ROS modules that report levels take these instead of defining their own."""
+    assert (OK, WARN, ERROR) == (0, 1, 2)
+    try:
+        from diagnostic_msgs.msg import DiagnosticStatus
+    except ImportError:
+        DiagnosticStatus = None
+    if DiagnosticStatus is not None:
+        assert (OK, WARN, ERROR) == (DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR)
+    src = os.path.join(os.path.dirname(importlib.import_module('morai_bridge').__file__))
+    defined = []
+    for dirpath, _, files in os.walk(src):
+        for f in files:
+            if f.endswith('.py'):
+                with open(os.path.join(dirpath, f), encoding='utf-8') as fh:
+                    if re.search(r'(?m)^OK, WARN, ERROR = ', fh.read()):
+                        defined.append(os.path.relpath(os.path.join(dirpath, f), src))
+    assert defined == [os.path.join('link', 'workers.py')]
+    if DiagnosticStatus is not None:
+        for name in ('sensor_bridge', 'bridge_diagnostics', 'erp42_ros'):
+            module = importlib.import_module('morai_bridge.ros.' + name)
+            assert (module.OK, module.WARN, module.ERROR) == (OK, WARN, ERROR), name

@@ -228,51 +228,6 @@ def test_ground_vehicle_header_version_cannot_confuse_dispatch(version):
         assert udp.classify(data) == msg.TYPE_NAME
 
 
-# ----------------------------------------------------------------------------- the compiler
-
-def test_public_api_is_the_compiled_morai_registry():
-    from morai_bridge.wire import lockstep, udp_codec, udp_schema
-    assert isinstance(udp.PROTOCOL, udp_codec.Protocol)
-    assert udp.decode == udp.PROTOCOL.decode and udp.encode == udp.PROTOCOL.encode
-    assert udp.VARIANTS is udp.PROTOCOL.VARIANTS and udp.HEADERS is udp.PROTOCOL.HEADERS
-    assert [s.cls for s in udp_schema.SPECS] == list(udp.MESSAGE_CLASSES[:-1])
-    assert udp.DecodeError is udp_codec.DecodeError is lockstep.DecodeError
-    assert udp.EncodeError is udp_codec.EncodeError is lockstep.EncodeError
-    assert udp.DecodeError.__module__ == "morai_bridge.wire.udp"
-
-
-def test_a_registry_of_its_own_compiles_with_defaults():
-    from morai_bridge.wire.udp_codec import Protocol
-    from morai_bridge.wire.udp_schema import PAD_NUL, Field, Registry, Variant, define_message
-    reg = Registry("test_registry", data_length_field=False)
-    fields = (Field("n", "H", "count", default=7), Field("on", "?", "bool"),
-              Field("name", "8s", "ASCII", PAD_NUL), Field("x", "f", "m"))
-    Demo = define_message("Demo", "demo", b"#Demo$", "user->sim", "A test message.",
-                          [Variant(15, fields)], current=15, registry=reg)
-    assert Demo._fields == ("n", "on", "name", "x") and Demo() == Demo(7, False, "", 0.0)
-    assert Demo.__module__ == "test_registry" and "n (H): count (default 7)" in Demo.__doc__
-    proto = Protocol("Demo", reg, strict=True)
-    data = proto.encode(Demo(n=3, on=True, name="ab", x=1.5))
-    assert data == b"#Demo$" + struct.pack("<I", 15) + bytes(12) + \
-        struct.pack("<H?8sf", 3, True, b"ab", 1.5) + b"\r\n"
-    assert proto.decode(data) == Demo(3, True, "ab", 1.5)
-    assert proto.make(Demo) == Demo() and proto.classify(data) == "demo"
-    assert proto.HEADERS[b"#Demo$"].lengths == {15: (len(data),)}
-    for bad, field in ((Demo(on=2), "on"), (Demo(n=True), "n"), (Demo(x="1"), "x"),
-                       (Demo(n=70000), "n"), (Demo(name="x" * 9), "name")):
-        with pytest.raises(udp.EncodeError) as info:
-            proto.encode(bad)
-        assert info.value.field == field
-    with pytest.raises(udp.DecodeError, match="not a Demo datagram"):
-        proto.decode(b"$GPGGA,1*00\r\n")
-    with pytest.raises(udp.DecodeError, match="unknown header"):
-        proto.decode(udp.encode(udp.make(udp.LampControl)))
-    with pytest.raises(udp.DecodeError, match="unknown header"):
-        udp.decode(data)  # registries never accept each other's packets
-    with pytest.raises(TypeError):
-        proto.encode(udp.make(udp.LampControl))
-
-
 # ----------------------------------------------------------------------------- docs/codec.md
 
 CODEC_DOC = SRC.parent / "docs" / "codec.md"
