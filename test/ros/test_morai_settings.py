@@ -35,7 +35,7 @@ from sensor_msgs.msg import CameraInfo, CompressedImage, Imu, PointCloud2
 
 from harness import Collector, free_ports, wait_for  # noqa: E402
 
-from morai_bridge.configuration import morai_settings as ms
+from morai_bridge.configuration import settings_plan, sim_settings_files
 from morai_bridge.emu.sensors.camera import CameraSensor
 from morai_bridge.emu.sensors.scene import Mount, Scene
 from morai_bridge.nodes import morai_settings as writer
@@ -62,7 +62,7 @@ def rewrite_ports(sensor_src, network_src, tmp):
     with open(network_src) as f:
         network = json.load(f)
     ports = {}
-    for list_name, kind in ms.SENSOR_LISTS:
+    for list_name, kind in sim_settings_files.SENSOR_LISTS:
         for entry in sensors.get(list_name, []):
             cfg = [v for v in entry.values() if isinstance(v, dict) and 'commType' in v][0]
             if cfg['commType'] == 1:
@@ -70,8 +70,9 @@ def rewrite_ports(sensor_src, network_src, tmp):
                     free_ports(1)[0]
     for ego in network['egoNetworkData']:
         for info in ego['listEgoNetworkInfo']:
-            known = ms.PUBSUB_STREAMS.get(info['PUBSUB_TYPE'])
-            if info['netType'] != 1 or (known is None and info['PUBSUB_TYPE'] != ms.PUBSUB_COMPETITION_STATUS):
+            known = sim_settings_files.PUBSUB_STREAMS.get(info['PUBSUB_TYPE'])
+            competition = info['PUBSUB_TYPE'] == sim_settings_files.PUBSUB_COMPETITION_STATUS
+            if info['netType'] != 1 or (known is None and not competition):
                 continue
             if info['PUBSUB_TYPE'] == 771:
                 info['EgoCtrlConfig']['udpConfig']['hostPort'] = ports['ctrl_cmd'] = free_ports(1)[0]
@@ -91,7 +92,7 @@ def rewrite_ports(sensor_src, network_src, tmp):
 
 def emulator_args(ports, camera=None, lidar=None, user_ip='127.0.0.1'):
     """Arguments of python3 -m morai_bridge.emu.sim: every stream port from ``ports`` or 0 (off), the
-    camera and LiDAR as :class:`~morai_bridge.configuration.morai_settings.Sensor` (mounted as they say), all
+    camera and LiDAR as :class:`~morai_bridge.configuration.sim_settings_files.Sensor` (mounted as they say), all
     sent to ``user_ip`` from 127.0.0.1."""
     args = ['--user-ip', user_ip, '--listen-ip', '127.0.0.1', '--gps-hz', '10', '--imu-hz', '20',
             '--ego-status-hz', '20', '--object-info-hz', '5']
@@ -181,7 +182,7 @@ class MoraiSettingsTest(unittest.TestCase):
         ports (``ports`` gets them) through the generated file's own port args."""
         launch = os.path.join(self.tmp, 'generated.launch')
         self.assertEqual(writer.main([sensors, network, '--output', 'log', '-o', launch]), 0)
-        moved = dict(zip(sorted(ms.UNLISTED_KEPT), free_ports(len(ms.UNLISTED_KEPT))))
+        moved = dict(zip(sorted(settings_plan.UNLISTED_KEPT), free_ports(len(settings_plan.UNLISTED_KEPT))))
         if ports is not None:
             ports.update(moved)
         return [(launch, [f'{name}_port:={port}' for name, port in sorted(moved.items())])]
@@ -201,7 +202,7 @@ class MoraiSettingsTest(unittest.TestCase):
         sensors, network, ports = rewrite_ports(
             os.path.join(DATA, 'heven_SensorInfo_2023_Hyundai_Ioniq5.json'),
             os.path.join(DATA, 'heven_NetworkInfo_2023_Hyundai_Ioniq5.template.json'), self.tmp)
-        settings = ms.load_sensors(sensors)
+        settings = sim_settings_files.load_sensors(sensors)
         cams = [s for s in settings.sensors if s.kind == 'camera']
         lidar = [s for s in settings.sensors if s.kind == 'lidar'][0]
         ports.update(gps=ports['gps_6'], imu=ports['imu_7'])
@@ -250,7 +251,7 @@ class MoraiSettingsTest(unittest.TestCase):
     def test_baqu4_mixed_ros_udp(self):
         sensors, network, ports = rewrite_ports(os.path.join(DATA, 'baqu4_morai_sensor.json'),
                                                 os.path.join(DATA, 'baqu4_morai_network.json'), self.tmp)
-        settings = ms.load_sensors(sensors)
+        settings = sim_settings_files.load_sensors(sensors)
         lidar = [s for s in settings.sensors if s.kind == 'lidar'][0]
         cloud = Collector('/lidar3D', PointCloud2)
         ego = Collector('/Ego_topic', EgoVehicleStatus)
@@ -304,7 +305,7 @@ class MoraiSettingsTest(unittest.TestCase):
                 text = f.read()
             with open(path, 'w') as f:
                 f.write(text.replace('"destinationIP": "127.0.0.1"', '"destinationIP": "127.0.0.2"'))
-        lidar = [s for s in ms.load_sensors(sensors).sensors if s.kind == 'lidar'][0]
+        lidar = [s for s in sim_settings_files.load_sensors(sensors).sensors if s.kind == 'lidar'][0]
         self.assertEqual(lidar.dest_ip, '127.0.0.2')
         generated = self.generate(sensors, network)
         with open(generated[0][0]) as f:
@@ -335,7 +336,7 @@ class MoraiSettingsTest(unittest.TestCase):
         sensors, network, ports = rewrite_ports(
             os.path.join(DATA, 'heven_SensorInfo_2023_Hyundai_Ioniq5.json'),
             os.path.join(DATA, 'heven_NetworkInfo_2023_Hyundai_Ioniq5.template.json'), self.tmp)
-        settings = ms.load_sensors(sensors)
+        settings = sim_settings_files.load_sensors(sensors)
         cam2 = [s for s in settings.sensors if s.key == 'cameraList[1]'][0]
         lidar = [s for s in settings.sensors if s.kind == 'lidar'][0]
         ports.update(gps=ports['gps_6'], imu=ports['imu_7'])

@@ -1,8 +1,8 @@
 """Fixtures shared by the unit tests, and the layout: test/unit/<package>/test_<module>.py mirrors
 src/morai_bridge/<package>/<module>.py (docs/architecture.md, "Tests"; project/ holds the checks of
 the repository as a whole).  Every folder is a package (an __init__.py), so that two folders may hold
-files of the same name (configuration/test_morai_settings.py, nodes/test_morai_settings.py): pytest imports
-them as unit.wire.test_morai_settings and unit.nodes.test_morai_settings.  The helper modules beside
+files of the same name (link/test_workers.py and a future ros/test_workers.py, say): pytest imports
+them as unit.link.test_workers and unit.ros.test_workers.  The helper modules beside
 this file (helpers.py, capture_frames.py, ...) are imported by their plain names: this folder is put
 on sys.path here, for every test below it."""
 import os

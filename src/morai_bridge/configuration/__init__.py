@@ -5,8 +5,7 @@
 * :mod:`.sim_versions`: the simulator version profiles (``config/sim_versions/``);
 * :mod:`.vehicle_profiles`: the vehicle profiles (``config/vehicles/``);
 * :mod:`.sim_settings_files`: MORAI SIM's saved sensor / network settings (JSON) read and checked;
-  :mod:`.settings_plan`: the bridge nodes and parameters they call for (:mod:`.morai_settings`:
-  both modules' names under the former name, for the importers not moved yet).
+  :mod:`.settings_plan`: the bridge nodes and parameters they call for.
 
 Reading the tables from ROS is :mod:`morai_bridge.ros.params`.  Imports only ``wire``.
 """

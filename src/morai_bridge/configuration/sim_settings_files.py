@@ -25,6 +25,8 @@ import json
 import math
 from typing import Dict, NamedTuple, Optional, Tuple
 
+from morai_bridge.wire.streams import BY_NAME, SIM_TO_USER, STREAMS
+
 __all__ = ['SettingsError', 'Pose', 'Sensor', 'SensorSettings', 'NetworkEntry', 'NetworkSettings',
            'load_sensors', 'load_network', 'parse_sensors', 'parse_network', 'rep103_pose', 'wrap_deg',
            'key_warnings', 'address_origin', 'COMM_UDP', 'COMM_NAMES', 'LIDAR3D_TYPES', 'PUBSUB_STREAMS',
@@ -51,22 +53,12 @@ LIDAR3D_TYPES = {
 
 #: PUBSUB_TYPE -> (udp_bridge stream, direction, evidence).  rx: the simulator sends, the bridge
 #: binds ``config.udpConfig.destinationPort``; tx: the simulator listens on ``hostPort`` (ego
-#: control: ``EgoCtrlConfig.udpConfig.hostPort``).  docs/settings.md gives the sources.
-PUBSUB_STREAMS = {
-    770: ('ego_status', 'rx', 'heven-ad-2026 docs/morai/network-persistence.md (MoraiInfoPublisher); '
-                              'Onlyti/MORAI_CPP_Networks VEHICLE_STATE_PUBSUB_TYPE'),
-    772: ('object_info', 'rx', 'Onlyti/MORAI_CPP_Networks OBJECT_INFO_PUBSUB_TYPE; heven file 7605 -> 7505 '
-                               '= their ObjectInfo port'),
-    258: ('traffic_light', 'rx', 'Onlyti/MORAI_CPP_Networks TRAFFIC_LIGHT_PUBSUB_TYPE'),
-    261: ('collision', 'rx', 'inferred: heven file 9091 -> 9092 = their CollisionData port'),
-    259: ('set_traffic_light', 'tx', 'inferred: heven file host port 7607 = their traffic-light command port'),
-    260: ('multi_ego', 'tx', 'inferred: heven file host port 7604 = their multi-ego command port'),
-    783: ('ego_ghost', 'tx', 'inferred: heven file host port 9095 = their ego-ghost command port'),
-    771: ('ctrl_cmd', 'tx', 'inferred: heven file EgoCtrlConfig host port 9093 = their CtrlCmd port'),
-}
+#: control: ``EgoCtrlConfig.udpConfig.hostPort``).  The stream rows (wire/streams.py) declare them.
+PUBSUB_STREAMS = {s.pubsub: (s.name, 'rx' if s.direction == SIM_TO_USER else 'tx', s.pubsub_source)
+                  for s in STREAMS if s.pubsub and s.name != 'competition_status'}
 #: the 25.S4 competition build's vehicle status (the #MoraiInfo$ layout with position withheld):
 #: udp_bridge's competition_status port, published on /Competition_topic (heven network-persistence.md)
-PUBSUB_COMPETITION_STATUS = 295
+PUBSUB_COMPETITION_STATUS = BY_NAME['competition_status'].pubsub
 
 SENSOR_LISTS = (('cameraList', 'camera'), ('Lidar3DList', 'lidar'), ('Lidar2DList', 'lidar2d'),
                 ('GPSList', 'gps'), ('IMUList', 'imu'))

@@ -65,15 +65,15 @@ def profile_ports(version_names, offset=0, search_dir=None):
 def settings_ports(sensor_file=None, network_file=None):
     """(ports, {port: sensor kind}, warnings) of MORAI's saved settings: the destination port of
     every stream the network file has the simulator send over UDP, and of every sensor sent over UDP."""
-    from morai_bridge.configuration import morai_settings as ms
+    from morai_bridge.configuration import sim_settings_files
     ports, sensors, warnings = set(), {}, []
     if network_file:
-        net = ms.load_network(network_file)
+        net = sim_settings_files.load_network(network_file)
         warnings += net.warnings
         rx = {s.name for s in streams.FROM_SIM}
         ports |= {e.port for e in net.entries if e.stream in rx and e.port}
     if sensor_file:
-        sen = ms.load_sensors(sensor_file)
+        sen = sim_settings_files.load_sensors(sensor_file)
         warnings += sen.warnings
         for s in sen.sensors:
             if s.udp and s.dest_port:

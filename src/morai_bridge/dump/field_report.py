@@ -82,7 +82,7 @@ def main(argv=None, out=None):
     sensors = dict(args.sensor)
     from_settings = bool(args.sensor_settings or args.network_settings)
     if from_settings:
-        from morai_bridge.configuration.morai_settings import SettingsError
+        from morai_bridge.configuration.sim_settings_files import SettingsError
         try:
             ports, found, warnings = settings_ports(args.sensor_settings, args.network_settings)
         except (OSError, SettingsError) as e:

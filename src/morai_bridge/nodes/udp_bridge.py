@@ -23,7 +23,7 @@ from morai_bridge.ros.sim_receive import SimReceiver
 from morai_bridge.ros.sim_services import SimServices
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 from morai_bridge.ros.sync_services import SyncServices
-from morai_bridge.configuration import morai_settings
+from morai_bridge.configuration import settings_plan, sim_settings_files
 from morai_bridge.configuration.sim_versions import VersionError
 from morai_bridge.configuration.vehicle_profiles import ProfileError
 
@@ -64,10 +64,10 @@ PARAMS = [
 def apply_settings(cfg):
     """Overwrite ``cfg`` with the ports (and GPS / IMU topics, frames, addresses) that ``~settings``
     and ``~network_settings`` give udp_bridge (docs/settings.md)."""
-    sensors = morai_settings.load_sensors(cfg.settings) if cfg.settings else None
-    network = morai_settings.load_network(cfg.network_settings) if cfg.network_settings else None
+    sensors = sim_settings_files.load_sensors(cfg.settings) if cfg.settings else None
+    network = sim_settings_files.load_network(cfg.network_settings) if cfg.network_settings else None
     declared = {p.name: p for p in PARAMS}
-    plan = morai_settings.plan(sensors, network, udp_bridge=True)
+    plan = settings_plan.plan(sensors, network, udp_bridge=True)
     for line in plan.warnings:
         rospy.logwarn('udp_bridge: %s', line)
     for node in plan.nodes:
@@ -127,7 +127,7 @@ def main(argv=None):
             if cfg[k] != loaded[k]:
                 rospy.set_param('~' + k, cfg[k])
         node = UdpBridge(cfg, version=version)
-    except (ParamError, ProfileError, VersionError, transport.TransportError, morai_settings.SettingsError) as e:
+    except (ParamError, ProfileError, VersionError, transport.TransportError, sim_settings_files.SettingsError) as e:
         rospy.logfatal('udp_bridge: %s', e)
         raise SystemExit(2)
     rospy.on_shutdown(node.shutdown)

@@ -10,7 +10,7 @@
 * :data:`SETTINGS_PARAMS` and :func:`apply_settings`: ``~settings``, a SensorInfo file of MORAI
   SIM, overriding the port, mount, frames, topics and sensor options (docs/settings.md).
 """
-from morai_bridge.configuration import morai_settings
+from morai_bridge.configuration import settings_plan, sim_settings_files
 from morai_bridge.configuration.params import Param
 from morai_bridge.link import transport
 from morai_bridge.ros.supervision import FAULT_INJECTION
@@ -71,20 +71,20 @@ def apply_settings(cfg, params, kind, warn):
     """Overwrite ``cfg`` with what ``cfg.settings`` (a SensorInfo file) gives the ``kind`` sensor
     (camera, lidar, lidar2d); ``warn(text)`` is called for each key of the file that is not read.
     False when the file sends no such sensor over UDP.  Raises
-    :class:`~morai_bridge.configuration.morai_settings.SettingsError` / :class:`ParamError` naming the key, and
+    :class:`~morai_bridge.configuration.sim_settings_files.SettingsError` / :class:`ParamError` naming the key, and
     :class:`~morai_bridge.link.transport.TransportError` when the address the file has the simulator
     send to is not this machine's."""
-    sensors = morai_settings.load_sensors(cfg.settings)
+    sensors = sim_settings_files.load_sensors(cfg.settings)
     for line in sensors.warnings:
         warn(line)
-    sensor = morai_settings.node_sensor(kind, sensors, cfg.settings_sensor)
+    sensor = settings_plan.node_sensor(kind, sensors, cfg.settings_sensor)
     if sensor is None:
         return False
     declared = {p.name: p for p in params}
-    for name, value in morai_settings.sensor_node_params(sensor, False, cfg.parent_frame).items():
+    for name, value in settings_plan.sensor_node_params(sensor, False, cfg.parent_frame).items():
         if name in declared:        # cx / cy: only where the camera node declares them
             cfg[name] = declared[name].coerce(value)
-    transport.check_local_address(cfg.bind_ip, '~bind_ip', morai_settings.address_origin(sensors, sensor))
+    transport.check_local_address(cfg.bind_ip, '~bind_ip', sim_settings_files.address_origin(sensors, sensor))
     return True
 
 

@@ -1,6 +1,6 @@
 """morai_settings, the node side: the launch XML of nodes.morai_settings (its command line, the writer's
 checks against the nodes' parameter tables, roslaunch's check), and the nodes that apply the saved settings
-themselves (udp_bridge, the sensor nodes).  Reading the settings (configuration.morai_settings):
+themselves (udp_bridge, the sensor nodes).  Reading the settings (configuration.sim_settings_files):
 configuration/test_morai_settings.py; the public files in test/data/morai_settings/ (README there names their
 repositories and commits)."""
 import io
@@ -11,7 +11,7 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 
 import helpers
-from morai_bridge.configuration import morai_settings as ms
+from morai_bridge.configuration import settings_plan, sim_settings_files
 from settings_files import BAQU4, BAQU4_NET, HEVEN, HEVEN_NET, edited, with_destination, write
 
 ROOT = helpers.ROOT
@@ -135,13 +135,15 @@ def test_cli_bad_file_prints_nothing_and_exits_2(tmp_path):
 
 
 def test_writer_refuses_a_parameter_the_node_does_not_declare():
-    plan = ms.Plan((ms.NodePlan('lidar_bridge', 'lidar_bridge', {'port': 2368, 'rpm': 600}, 'x'),), (), ())
+    plan = settings_plan.Plan(
+        (settings_plan.NodePlan('lidar_bridge', 'lidar_bridge', {'port': 2368, 'rpm': 600}, 'x'),), (), ())
     with pytest.raises(writer.LaunchError, match='lidar_bridge declares no parameter ~rpm'):
         writer.launch_xml(plan, ['x'])
 
 
 def test_writer_checks_values_with_the_params_table():
-    plan = ms.Plan((ms.NodePlan('lidar_bridge', 'lidar_bridge', {'model': 'HDL64'}, 'x'),), (), ())
+    plan = settings_plan.Plan(
+        (settings_plan.NodePlan('lidar_bridge', 'lidar_bridge', {'model': 'HDL64'}, 'x'),), (), ())
     with pytest.raises(writer.LaunchError, match='~model'):
         writer.launch_xml(plan, ['x'])
 
@@ -246,7 +248,7 @@ def test_node_settings_overlay_camera_and_lidar():
     cfg = load(camera_bridge.PARAMS, lambda n, d: {'settings': BAQU4}.get(n, d))
     assert not sensor_params.apply_settings(cfg, camera_bridge.PARAMS, 'camera', WARN)     # its camera is ROS
     cfg = load(camera_bridge.PARAMS, lambda n, d: {'settings': BAQU4, 'settings_sensor': 4}.get(n, d))
-    with pytest.raises(ms.SettingsError, match='cameraList\\[0\\] .* is sent over ROS'):
+    with pytest.raises(sim_settings_files.SettingsError, match='cameraList\\[0\\] .* is sent over ROS'):
         sensor_params.apply_settings(cfg, camera_bridge.PARAMS, 'camera', WARN)
 
 
