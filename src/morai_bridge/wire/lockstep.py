@@ -111,7 +111,7 @@ EmuSyncTick = _message(
     ))
 
 EmuSyncState = _message(
-    "EmuSyncState", "emu_sync_state", b"#EmuSyncState$", "sim->user",
+    "EmuSyncState", "sync_state", b"#EmuSyncState$", "sim->user",
     "The emulator's answer to an EmuSyncCmd or EmuSyncTick.", (
         Field("reply_to", "B", f"uint8; {REPLY_CMD} answers an EmuSyncCmd, {REPLY_TICK} an "
                                f"EmuSyncTick ({REPLY_NONE} none)"),

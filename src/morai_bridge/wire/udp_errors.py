@@ -47,7 +47,7 @@ class DataLengthMismatch(NamedTuple):
     data_length: int    # the value the datagram carries
     expected: int       # the data_length of the variant its length identifies
     length: int         # datagram size, bytes
-    type_name: str      # message-type name of that variant, e.g. 'npc_vehicle_collision'
+    type_name: str      # message-type name of that variant, e.g. 'vehicle_collision'
 
     def __str__(self):
         return (f"{describe(self.header)}: data_length {self.data_length} received, "

@@ -50,7 +50,7 @@ _CTRL = (
                    "(wire name front_steer in the 27-byte variant)"),
 )
 EgoCtrlCmd = define_message(
-    "EgoCtrlCmd", "ego_ctrl_cmd", b"#MoraiCtrlCmd$", "user->sim",
+    "EgoCtrlCmd", "ctrl_cmd", b"#MoraiCtrlCmd$", "user->sim",
     "Ego Ctrl Cmd: longitudinal and steering command for the ego vehicle.",
     [Variant(23, table(_CTRL), note="55 B, documented by the manual, all official examples"),
      Variant(27, table(_CTRL + (("rear_steer", "f", "-1..1; rear-wheel angle, normalised"),)),
@@ -59,7 +59,7 @@ EgoCtrlCmd = define_message(
 
 # --------------------------------------------------------------------------- 3.2
 EgoGhostCmd = define_message(
-    "EgoGhostCmd", "ego_ghost_cmd", b"#EgoGhostCmd$", "user->sim",
+    "EgoGhostCmd", "ego_ghost", b"#EgoGhostCmd$", "user->sim",
     "Ego Ghost Cmd: places the ego vehicle at a pose (ghost mode).",
     [Variant(32, table(_xyz("position_", "m", "map frame") + (
         ("rotation_x", "f", "deg; roll"),
@@ -136,7 +136,7 @@ SensorControl = define_message(
 
 # --------------------------------------------------------------------------- 3.8
 LampControl = define_message(
-    "LampControl", "lamp_control", b"#LampControl$", "user->sim",
+    "LampControl", "lamps", b"#LampControl$", "user->sim",
     "Turn Signal Lamp Control.",
     [Variant(2, table((
         ("turn_signal", "b", "enum: 0 none, 1 left, 2 right"),
@@ -171,7 +171,7 @@ _EGO_RECORD_LEGACY = table((
 MultiEgoRecord = define_record(
     "MultiEgoRecord", "One ego vehicle of Multi Ego Setting.", _EGO_RECORD)
 MultiEgoSetting = define_message(
-    "MultiEgoSetting", "multi_ego_setting", b"#MultiEgoSetting$", "user->sim",
+    "MultiEgoSetting", "multi_ego", b"#MultiEgoSetting$", "user->sim",
     "Multi Ego Setting: pose, speed, gear and control mode of up to 20 egos.  "
     "num_of_ego is sent as given (it is not derived from len(egos)).",
     [Variant(648, _EGO_PREFIX, Records("egos", MultiEgoRecord, _EGO_RECORD, 20),
@@ -195,7 +195,7 @@ _NPC_GHOST_RECORD = table((
 NpcGhostRecord = define_record(
     "NpcGhostRecord", "One NPC of NPC Ghost Cmd (car_name space-padded).", _NPC_GHOST_RECORD)
 NpcGhostCmd = define_message(
-    "NpcGhostCmd", "npc_ghost_cmd", b"#NpcGhostCmd$", "user->sim",
+    "NpcGhostCmd", "npc_ghost", b"#NpcGhostCmd$", "user->sim",
     "NPC Ghost Cmd: places up to 20 NPC vehicles (play/replay mode).",
     [Variant(1000, (), Records("npcs", NpcGhostRecord, _NPC_GHOST_RECORD, 20),
              note="1031 B")],
@@ -229,7 +229,7 @@ _GV_DIRECT = (
     ("steer_angle", "10f", "-1..1 per steerable axle; ACKERMANN only; angle / max angle, + right"),
 )
 GVDirectCmd = define_message(
-    "GVDirectCmd", "gv_direct_cmd", None, "user->sim",
+    "GVDirectCmd", "gv_direct", None, "user->sim",
     "Ground Vehicle Direct Ctrl Cmd (85 B, no '#' framing; header defaults 0).  "
     "steer_angle is a tuple of exactly 10 floats.",
     [Variant(None, table(_gv_header(65) + _GV_DIRECT), note="85 B", tail=False)],
@@ -241,7 +241,7 @@ _GV_STATE = (
     ("target_angular_velocity", "f", "rad/s; target angular velocity"),
 )
 GVStateCmd = define_message(
-    "GVStateCmd", "gv_state_cmd", None, "user->sim",
+    "GVStateCmd", "gv_state", None, "user->sim",
     "Ground Vehicle State Ctrl Cmd (41 B, no '#' framing; header defaults 0).",
     [Variant(None, table(_gv_header(66) + _GV_STATE), note="41 B", tail=False)],
     current=None, msg_type=66,
@@ -328,7 +328,7 @@ ObjectInfo = define_message(
 
 # --------------------------------------------------------------------------- 3.14
 GetTrafficLightStatus = define_message(
-    "GetTrafficLightStatus", "traffic_light_status", b"#TrafficLight$", "sim->user",
+    "GetTrafficLightStatus", "traffic_light", b"#TrafficLight$", "sim->user",
     "Get TrafficLight Status: state of one traffic light (no timestamp).",
     [Variant(16, table((
         ("traffic_light_index", "12s", "ASCII id, e.g. C119BS010007"),
@@ -346,7 +346,7 @@ _COLLISION_RECORD = table((
 CollisionRecord = define_record(
     "CollisionRecord", "One object colliding with the ego.", _COLLISION_RECORD)
 CollisionData = define_message(
-    "CollisionData", "collision_data", b"#CollisionData$", "sim->user",
+    "CollisionData", "collision", b"#CollisionData$", "sim->user",
     "Collision Data: up to 5 objects colliding with the ego.",
     [Variant(148, table(_TIME), Records("records", CollisionRecord, _COLLISION_RECORD, 5),
              note="181 B, current (captured)"),
@@ -356,7 +356,7 @@ CollisionData = define_message(
 
 # --------------------------------------------------------------------------- 3.16
 GetIntersectionStatus = define_message(
-    "GetIntersectionStatus", "intersection_status", b"#IntStatus$", "sim->user",
+    "GetIntersectionStatus", "intersection", b"#IntStatus$", "sim->user",
     "Get Intersection Status (no timestamp).",
     [Variant(8, table((
         ("intersection_index", "h", "intersection id"),
@@ -375,7 +375,7 @@ _NPC_COLLISION_RECORD = table((
 NpcCollisionRecord = define_record(
     "NpcCollisionRecord", "One vehicle of an NPC-NPC collision pair.", _NPC_COLLISION_RECORD)
 NpcVehicleCollision = define_message(
-    "NpcVehicleCollision", "npc_vehicle_collision", b"#VehicleCollision$", "sim->user",
+    "NpcVehicleCollision", "vehicle_collision", b"#VehicleCollision$", "sim->user",
     "NPC Vehicle Collision Data: up to 10 pairs of colliding vehicles.  `pairs` "
     "holds 2-tuples (first, second) of NpcCollisionRecord; all-zero pairs are skipped.",
     [Variant(1120, (), Records("pairs", NpcCollisionRecord, _NPC_COLLISION_RECORD, 20,

@@ -56,7 +56,7 @@ def test_unexpected_data_length_is_decoded_marked_and_counted(tmp_path, capsys):
     status, lines, err = run(capsys, path, "--utc")
     shown = [ln for ln in lines if " -> " in ln]
     assert len(shown) == 4
-    npc = [ln for ln in shown if "npc_vehicle_collision" in ln]
+    npc = [ln for ln in shown if " vehicle_collision " in ln]
     assert len(npc) == 2 and all("[data_length 0, expected 1120] 1 pair: veh 4 <-> veh 5" in ln
                                  for ln in npc)
     assert "imu" in shown[1] and "[data_length 96, expected 88] stamp=1726147847.000000005" \
@@ -64,7 +64,7 @@ def test_unexpected_data_length_is_decoded_marked_and_counted(tmp_path, capsys):
     assert "DECODE ERROR #1" in shown[3]             # a truncated status is still an error
     assert "decoded despite an unexpected data_length (warnings): 3" in lines
     assert any(ln.split() == ["2", "#VehicleCollision$", "data_length", "0,", "expected", "1120",
-                              "(1156", "B,", "npc_vehicle_collision)"] for ln in lines), lines
+                              "(1156", "B,", "vehicle_collision)"] for ln in lines), lines
     assert "decode errors: 1" in lines and status == 1 and err == ""
     # only the mismatches: exit status 0, the messages counted as messages
     path = write_capture(tmp_path / "only.pcap", MISMATCHED[:3])
@@ -77,9 +77,9 @@ def test_unexpected_data_length_is_decoded_marked_and_counted(tmp_path, capsys):
     assert records[0]["msg"]["data_length"] == 1120 and len(records[0]["msg"]["pairs"]) == 1
     summary = records[-1]
     assert summary["decode_errors"] == 0 and summary["data_length_mismatches"] == 3
-    assert summary["types"] == {"npc_vehicle_collision": 2, "imu": 1}
+    assert summary["types"] == {"vehicle_collision": 2, "imu": 1}
     assert summary["mismatches"] == {
-        "#VehicleCollision$ data_length 0, expected 1120 (1156 B, npc_vehicle_collision)": 2,
+        "#VehicleCollision$ data_length 0, expected 1120 (1156 B, vehicle_collision)": 2,
         "#IMUData$ data_length 96, expected 88 (115 B, imu)": 1}
 
 

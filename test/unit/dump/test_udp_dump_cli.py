@@ -118,11 +118,11 @@ def test_capture_one_line_per_datagram_and_summary(capsys, capture):
     assert "3 objects (veh 1, ped 1, obj 1)" in objects
     assert "nearest id 7 (ped) 3.0 m" in objects  # distance from the ego status before it
 
-    assert "C119BS010007 type=2 (R-Y-GLeft-G) status=16 (G)" in _line(lines, "traffic_light_status")
-    assert "1 collision: veh 5" in _line(lines, "collision_data")
+    assert "C119BS010007 type=2 (R-Y-GLeft-G) status=16 (G)" in _line(lines, " traffic_light ")
+    assert "1 collision: veh 5" in _line(lines, " collision ")
     gps = _line(lines, "gps_nmea")
     assert "GPRMC lat=37.2400667 lon=126.7739617" in gps
-    ctrl = _line(lines, "ego_ctrl_cmd")
+    ctrl = _line(lines, " ctrl_cmd ")
     assert "mode=auto gear=D cmd_type=2 velocity=30.0 km/h" in ctrl
     assert f"{USER}:50000 -> {SIM}:9093" in ctrl
 
@@ -139,8 +139,8 @@ def test_capture_one_line_per_datagram_and_summary(capsys, capture):
     text = "\n".join(summary)
     assert "datagrams: 8 in 0.070 s" in text
     assert "MORAI messages: 6" in text
-    for name in ("ego_status", "object_info", "traffic_light_status", "collision_data",
-                 "gps_nmea", "ego_ctrl_cmd"):
+    for name in ("ego_status", "object_info", "traffic_light", "collision",
+                 "gps_nmea", "ctrl_cmd"):
         assert any(ln.split()[:2] == [name, "1"] for ln in summary), name
     assert "ports 908->909" in _line(summary, "ego_status")
     assert "(GPRMC 1)" in _line(summary, "gps_nmea")
@@ -221,8 +221,8 @@ def test_json_lines(capsys, capture):
 
     summary = records[-1]
     assert summary["datagrams"] == 8 and summary["messages"] == 6
-    assert summary["types"] == {"ego_status": 1, "object_info": 1, "traffic_light_status": 1,
-                                "collision_data": 1, "gps_nmea": 1, "ego_ctrl_cmd": 1}
+    assert summary["types"] == {"ego_status": 1, "object_info": 1, "traffic_light": 1,
+                                "collision": 1, "gps_nmea": 1, "ctrl_cmd": 1}
     assert summary["decode_errors"] == 1
     assert summary["errors"] == {"#MoraiInfo$ data_length 200: 100 B, expected 229 B": 1}
     assert summary["not_morai"] == 1 and summary["not_morai_ports"] == {"1900": 1}
@@ -351,7 +351,7 @@ def test_listen_with_count(capsys):
     assert len(shown) == 4
     assert any(f"-> 127.0.0.1:{p1} " in ln and "ego_status" in ln and "gear=D" in ln
                for ln in shown)
-    assert any(f"-> 127.0.0.1:{p2} " in ln and "traffic_light_status" in ln for ln in shown)
+    assert any(f"-> 127.0.0.1:{p2} " in ln and " traffic_light " in ln for ln in shown)
     assert "MORAI messages: 4" in lines and "decode errors: 0" in lines
     assert not any(ln.startswith("capture reader") for ln in lines)
 
@@ -444,7 +444,7 @@ def test_script_ctrl_c_prints_summary_without_ros():
             proc.kill()
             proc.wait()
     assert proc.returncode == 0, out
-    assert "traffic_light_status" in out
+    assert " traffic_light " in out
     assert "(interrupted)" in out and "MORAI messages: 1" in out
     assert "ros modules: []" in out
 
@@ -462,8 +462,8 @@ def test_real_capture_decodes_without_errors(capsys):
     summary = json.loads(lines[-1])
     assert status == 0 and summary["decode_errors"] == 0 and summary["errors"] == {}
     types = summary["types"]
-    for name in ("ego_status", "object_info", "traffic_light_status", "collision_data",
-                 "intersection_status"):
+    for name in ("ego_status", "object_info", "traffic_light", "collision",
+                 "intersection"):
         assert types.pop(name) == 115, name
     gps = types.pop("gps_nmea")
     assert types == {}

@@ -43,3 +43,17 @@ def test_the_topic_tables_of_the_docs_are_the_declarations():
         assert (s.topic, s.ros_type) in published, s.name
     subscribed = _topic_table('### Subscribed topics')
     assert sorted(subscribed) == sorted((s.topic, s.ros_type) for s in SENT)
+
+
+#: streams whose wire name cannot be theirs (docs/codec.md "Type names"): the competition status
+#: shares the ego status layout, sync carries two classes, gps is NMEA text
+WIRE_NAME_EXCEPTIONS = {'competition_status': ('ego_status',),
+                        'sync': ('emu_sync_cmd', 'emu_sync_tick'),
+                        'gps': ('gps_nmea',)}
+
+
+def test_a_streams_wire_name_is_its_name():
+    # one name per stream from the wire (TYPE_NAME, udp.classify) to the dump and the docs
+    for s in streams.STREAMS:
+        names = tuple(c.TYPE_NAME for c in s.classes)
+        assert names == WIRE_NAME_EXCEPTIONS.get(s.name, (s.name,)), s.name

@@ -21,7 +21,7 @@ def test_header_map():
     assert h[b"#MoraiInfo$"].lengths[200] == (229,)
     assert set(h[b"#MoraiInfo$"].lengths[94]) == {121, 123}
     assert h[b"#MoraiObjInfo$"].lengths == {2128: (2160,), 2120: (2152,)}
-    assert h[b"#TrafficLight$"].types == {16: "traffic_light_status", 14: "set_traffic_light",
+    assert h[b"#TrafficLight$"].types == {16: "traffic_light", 14: "set_traffic_light",
                                          15: "set_traffic_light"}
     assert h[b"#TrafficLight$"].data_lengths == {14, 15, 16}
     assert h[b"#CollisionData$"].lengths == {148: (181,), 140: (173,)}
@@ -198,8 +198,8 @@ def test_classify():
     assert udp.classify(udp.encode(udp.make(udp.EgoVehicleStatus))) == "ego_status"
     assert udp.classify(udp.encode(udp.make(udp.SetTrafficLight))) == "set_traffic_light"
     assert udp.classify(udp.encode(udp.make(udp.GetTrafficLightStatus))) == \
-        "traffic_light_status"
-    assert udp.classify(udp.encode(udp.GVStateCmd())) == "gv_state_cmd"
+        "traffic_light"
+    assert udp.classify(udp.encode(udp.GVStateCmd())) == "gv_state"
     assert udp.classify(b"$GPGGA,...") == "gps_nmea"
     assert udp.classify(b"#MoraiInfo$" + struct.pack("<I", 201)) is None
     assert udp.classify(b"") is None and udp.classify(b"MORAI") is None
