@@ -18,7 +18,6 @@ A fix is two sentences (GGA + RMC); the share of one core at 10, 50 and 100 Hz f
 (docs/ros_api.md), the emulator 10 Hz.  No ROS imports.
 """
 
-import argparse
 import platform
 import statistics
 import sys
@@ -30,6 +29,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 import pynmea2  # noqa: E402
 
+from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
 from morai_bridge.wire import udp  # noqa: E402
 
 # Verbatim from the captured MORAI traffic (9090 -> 9091), as in test/unit/wire/test_nmea.py.
@@ -74,10 +74,9 @@ def cold_us(datagram: bytes, calls: int) -> float:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="fewer calls (a smoke test)")
-    ap.add_argument("--reps", type=int, default=15, help="hot batches per sentence (best taken)")
-    args = ap.parse_args(argv)
+    args = parse_args([Param("quick", False, "fewer calls (a smoke test)", switch=True),
+                       Param("reps", 15, "hot batches per sentence (best taken)", minimum=1)],
+                      argv, description=__doc__.split("\n")[0])
     reps, calls = (3, 40) if args.quick else (max(3, args.reps), 400)
     for d in SENTENCES.values():        # the path works and imports are done before timing
         udp.decode(d)

@@ -16,12 +16,16 @@ sentences per fix at up to 20 Hz, SimStatus) about 150/s; 1,000/s is an upper bo
 No master is needed (rospy's wall clock is marked initialised as ``init_node`` does).
 """
 
-import argparse
+import os
 import statistics
+import sys
 import time
 
 import rospy
 import rospy.rostime
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
+from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
 
 RATES = {"packet stamps, 250/s": 250, "arrival stamps, 150/s": 150, "upper bound, 1000/s": 1000}
 
@@ -82,9 +86,8 @@ def cold_us(fn, args, calls):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="fewer calls (a smoke test)")
-    args = ap.parse_args(argv)
+    args = parse_args([Param("quick", False, "fewer calls (a smoke test)", switch=True)],
+                      argv, description=__doc__.split("\n")[0])
     reps, calls = (3, 40) if args.quick else (15, 400)
     rospy.rostime.set_rostime_initialized(True)     # wall clock, as init_node leaves it without /use_sim_time
     stamp = (1732300000, 123456789)

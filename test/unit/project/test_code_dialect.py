@@ -50,3 +50,26 @@ def test_one_dialect(path):
         tree = ast.parse(f.read(), path)
     found = ['%s:%d: %s' % (path, line, what) for line, what in old_forms(tree)]
     assert not found, '\n'.join(found)
+
+
+def argparse_imports(tree):
+    """Lines that import argparse (``import argparse``, ``from argparse import ...``)."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import) and any(a.name == 'argparse' for a in n.names):
+            yield n.lineno
+        elif isinstance(n, ast.ImportFrom) and n.module == 'argparse':
+            yield n.lineno
+
+
+def test_options_are_declared_one_way():
+    """Every program's command line is a table of Params (issue 42 item 3): argparse is imported by
+    src/morai_bridge/configuration/params.py alone (and its own tests, which hand add_options a parser), in
+    the package, the tools, the benches and the tests' helpers alike."""
+    assert list(argparse_imports(ast.parse('import os, argparse\nfrom argparse import Action\n'))) == [1, 2]
+    found = []
+    for path in python_files():
+        if path in ('src/morai_bridge/configuration/params.py', 'test/unit/configuration/test_params.py'):
+            continue
+        with open(os.path.join(ROOT, path), encoding='utf-8') as f:
+            found += [f'{path}:{line}' for line in argparse_imports(ast.parse(f.read(), path))]
+    assert not found, 'argparse outside configuration/params.py (declare Params instead): ' + ', '.join(found)
