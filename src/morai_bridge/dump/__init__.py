@@ -25,6 +25,11 @@ Modules, by job:
 * :mod:`.formatters` - one-line summary per message type, ``-v`` fields, hex dump;
 * :mod:`.jsonout` - ``--json`` records.
 
+The package also holds morai_field_report (what a simulator sends, and which version profile it
+matches; docs/field_report.md): :mod:`.field_report` (its command line), :mod:`.field_listen` (ports and
+listening), :mod:`.field_analysis` (the analysis), :mod:`.field_profiles` (facts and profile matching)
+and :mod:`.field_text` (the report's text).
+
 Exit status: 0 = no decode errors, 1 = at least one decode error, 2 = usage or
 I/O error.  Reference: docs/udp_dump.md.
 """
