@@ -60,8 +60,9 @@ OUTPUT_PARAMS = [
     Param('publish_tf', False, 'broadcast TF frame_id -> child_frame_id'),
     Param('gps_east_offset', 0.0, 'GPSMessage.eastOffset: map origin east [m]'),
     Param('gps_north_offset', 0.0, 'GPSMessage.northOffset: map origin north [m]'),
-    Param('state_queue_size', 1, 'publisher queue depth of the state topics, NavSatFix and odometry included (1: subscribers get the latest; raise '
-          'it when every message must be recorded, e.g. rosbag on a loaded machine); event topics keep 100',
+    Param('state_queue_size', 1, 'publisher queue depth of the state topics, NavSatFix and odometry included '
+          '(1: subscribers get the latest; raise it when every message must be recorded, e.g. rosbag on a '
+          'loaded machine); event topics keep 100',
           minimum=1, maximum=10000),
     Param('stale_timeout', 1.0, 'a stream silent for this long is stale (diagnostics WARN) [s]', minimum=0.05),
 ]
@@ -89,13 +90,6 @@ def enabled_streams(cfg):
             if cfg[s.param] and (not s.extension or cfg.get('emulator_sync', False))]
 
 
-def receive_clock():
-    """The function that stamps a packet without a time: ``rospy.Time.now`` (the wall clock,
-    or /clock with ``/use_sim_time``).  (A copy of its wall-clock rule built with
-    ``object.__new__`` saved under 1 % of a core at MORAI's rates: bench/bench_stamps.py.)"""
-    return rospy.Time.now
-
-
 class SimReceiver:
     """Decode and publish every enabled receive stream (see the module docstring)."""
 
@@ -103,7 +97,7 @@ class SimReceiver:
         """``cfg``: the parameters with the sim_version's values filled in
         (:func:`morai_bridge.ros.package_config.apply_sim_version`); ``version``: that SimVersion;
         ``clock``: the function that stamps a packet without a time of its own (default: the
-        receive time, :func:`receive_clock`; a replay passes the capture's record time)."""
+        receive time, ``rospy.Time.now``; a replay passes the capture's record time)."""
         self.cfg = cfg
         self.version = version or sim_versions.load_version(sim_versions.DEFAULT)
         self.live = live
@@ -122,7 +116,10 @@ class SimReceiver:
         self._frame_id = cfg.frame_id
         self._gps_frame_id, self._imu_frame_id = cfg.gps_frame_id, cfg.imu_frame_id
         self._gps_offsets = (cfg.gps_east_offset, cfg.gps_north_offset)
-        self._now = clock or receive_clock()  # rospy.Time.now, shorter on the wall clock
+        # the receive clock: rospy.Time.now (wall clock, or /clock with /use_sim_time).  A copy of its
+        # wall-clock rule built with object.__new__ saved under 1 % of a core at MORAI's rates
+        # (bench/bench_stamps.py), so there is none
+        self._now = clock or rospy.Time.now
         # live: state topics keep the latest ~state_queue_size; replay as fast as possible must not drop.
         # The derived topics (NavSatFix, odometry) queue like the state topics they come from.
         state_depth = cfg.state_queue_size if live else 1000
