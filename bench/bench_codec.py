@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Benchmark of the MORAI UDP codec (morai_bridge.wire.udp).
 
 Usage:  /usr/bin/python3 bench/bench_codec.py [--quick] [--reps N]

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Sensors and ground truth in one run: two LiDARs, a camera and the udp_bridge (120 Hz by default), together.
 
     bash tools/dev.sh build && source <(bash tools/dev.sh env)

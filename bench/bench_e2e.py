@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """End-to-end benchmark: every sim -> user stream through the running udp_bridge node,
 next to the same traffic through the "rospy floor" (bench/rospy_floor.py).
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """ERP-42 benchmark: command frame cadence of the erp42_serial node against the PCU emulator.
 
 Called by bench/run.py; on its own (a ROS master must be running):

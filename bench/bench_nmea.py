@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Cost of one GPS NMEA sentence through the bridge's parse path, and its share of a core.
 
 Usage:  flock /tmp/morai_heavy.lock /usr/bin/python3 bench/bench_nmea.py [--quick] [--reps N]

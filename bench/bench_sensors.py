@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Sensor bridge benchmark: CPU of lidar_bridge and camera_bridge at full rate, and latencies.
 
     bash tools/dev.sh build && source <(bash tools/dev.sh env)

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Cost of building a header stamp (rospy.Time) per received datagram, and its share of a core.
 
     source <(bash tools/dev.sh env)

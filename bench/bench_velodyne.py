@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Benchmark of the Velodyne packet decoder (morai_bridge.wire.velodyne).
 
 Usage:  /usr/bin/python3 bench/bench_velodyne.py [--quick] [--no-peer] [--venv DIR] [--runs 5]

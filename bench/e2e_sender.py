@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The simulator's side of the end-to-end benchmark: every sim -> user stream at one rate.
 
 Usage: e2e_sender.py --ports '{"ego_status": 40001, ...}' --rate 120 --t0 WALL --seconds 22

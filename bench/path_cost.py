@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """CPU time of the bridge's receive path against the rospy floor's, in one process.
 
     source <(bash tools/dev.sh env)

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The ERP-42 PCU emulator in a process of its own, recording when each command frame arrived.
 
 Usage: pcu_timed.py LINK OUT.json

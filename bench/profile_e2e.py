@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Where the CPU of the end-to-end benchmark goes: py-spy samples of the bridge and the rospy floor.
 
 Run through bench/run.sh's environment (a private master is started here):

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The "rospy floor" of the end-to-end benchmark: the least a rospy node can do per datagram.
 
 Usage: rospy_floor.py --ports '{"ego_status": 40001, ...}' [__ns:=NS] [__name:=NAME]

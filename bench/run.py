@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """All benchmarks in one run: codec, end to end through the udp_bridge node, ERP-42 cadence.
 
 Run through bench/run.sh (builds and sets up the environment).  Options:

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The "serial floor" of the ERP-42 benchmark: the best cadence plain Python gets on this machine now.
 
 Usage: serial_floor.py PORT RATE_HZ

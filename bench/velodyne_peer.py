@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Peer side of bench/bench_velodyne.py: decodes the same packets with the
 C++-backed ``velodyne_decoder`` package (PyPI ``velodyne-decoder``).
 

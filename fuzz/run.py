@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Coverage-guided fuzzing of the decoders with atheris (run by fuzz/run.sh).
 
     fuzz/run.sh                 every target, 1,000,000 inputs each

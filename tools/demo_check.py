@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Run the README's demo command and measure what a newcomer checks first: /Ego_topic's rate.
 
     python3 tools/demo_check.py [--seconds 10] [--startup-timeout 600] [--master-port N] \\

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Write launch/<node>.launch and the parameter table of docs/ros_api.md from a
 node module's PARAMS table.
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The morai_msgs message sets (msg_sets/, docs/versions.md "Message sets"): resolve, check, import.
 
     tools/msg_sets.py files SET            the .msg / .srv files SET builds (what CMakeLists.txt picks)
@@ -509,20 +509,49 @@ def which(md5s):
     return sorted(out, key=lambda r: (r[1] < r[2], -r[1], SETS.index(r[0])))
 
 
-def print_which(what, md5s):
+def fitting_sets(rows):
+    """The sets of :func:`which`'s rows in which every type compared is identical, oldest first."""
+    return sorted((s for s, match, compared, total in rows if compared and match == compared == total), key=SETS.index)
+
+
+def workspace_set():
+    """The set the sourced workspace built, or None (no workspace sourced, or not one set's)."""
+    try:
+        fits = fitting_sets(which(md5s_of_workspace()))
+    except ImportError:
+        return None
+    return fits[-1] if fits else None
+
+
+def print_which(what, md5s, bag=None, built=None):
+    """Print which set ``md5s`` fits; for a ``bag`` of another set than the workspace's (``built``),
+    name both ways to use it: moving the bag to the built set with morai_bag_fix, or building its set."""
     if not md5s:
         print(f'{what}: no morai_msgs type')
         return 1
     rows = which(md5s)
-    fits = [s for s, match, compared, _ in rows if compared and match == compared == len(md5s)]
+    fits = fitting_sets(rows)
     for s, match, compared, total in rows:
         print('  set %s: %d of %d types identical%s' % (s, match, total, '' if compared == total else
                                                          ' (%d not in this set)' % (total - compared)))
-    if fits:
-        print('%s: message set %s; build it with catkin_make -DMORAI_MSGS_SET=%s (or MORAI_MSGS_SET=%s bash '
-              'tools/dev.sh ...)' % (what, ' or '.join(fits), fits[-1], fits[-1]))
-        return 0
-    nearest = rows[0][0]
+    if not fits:
+        return print_mismatch(what, md5s, rows[0][0])
+    build = 'catkin_make -DMORAI_MSGS_SET=%s (or MORAI_MSGS_SET=%s bash tools/dev.sh ...)' % (fits[-1], fits[-1])
+    if bag is None:
+        print('%s: message set %s; build it with %s' % (what, ' or '.join(fits), build))
+    elif built in fits:
+        print('%s: message set %s; this workspace builds set %s: play it as it is' % (what, ' or '.join(fits), built))
+    else:
+        out = '%s.set%s.bag' % (bag[:-4] if bag.endswith('.bag') else bag, built or 'N')
+        print('%s: message set %s; not this workspace\'s (%s): rosrun morai_msgs morai_bag_fix %s %s moves the bag '
+              'to the built set; or build its set with %s' % (
+                  what, ' or '.join(fits), 'set %s' % built if built else 'none sourced: source <(bash tools/dev.sh '
+                  'env) first; N is the set you build', bag, out, build))
+    return 0
+
+
+def print_mismatch(what, md5s, nearest):
+    """The types of ``md5s`` that set ``nearest`` does not have as they are; always 1."""
     known, variants = md5_of_set(nearest), not_carried()
     refs = set()
     for t in sorted(md5s):
@@ -588,8 +617,9 @@ def main(argv=None):
         return 1 if check(a.sets or SETS) else 0
     elif a.cmd == 'which':
         code = 0
+        built = workspace_set() if a.bags else None
         for bag in a.bags:
-            code |= print_which(bag, md5s_of_bag(bag))
+            code |= print_which(bag, md5s_of_bag(bag), bag=bag, built=built)
         if a.master:
             code |= print_which(f"the running ROS master ({os.environ.get('ROS_MASTER_URI')})", md5s_of_master())
         if not a.bags and not a.master:

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Record the paths that the closed-loop client tests follow (test/data/paths/<route>.txt).
 
 A route is a scripted command sequence: legs of (seconds, speed in km/h, turn radius in m: + left,

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Write the rosdep keys that resolve on Ubuntu 20.04 (focal) + ROS Noetic, from ros/rosdistro.
 
     python3 tools/rosdep_keys.py GIT_DIR [COMMIT] > test/data/rosdep_keys_noetic_focal.txt

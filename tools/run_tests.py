@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Run every test layer and print one summary line CI can read.
 
 Layers: catkin_lint, offline unit tests (pytest, no ROS master), Python 3.8

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """A picture of RViz on a machine without a screen (over SSH, in CI): Xvfb, rviz, a PNG.
 
     bash tools/dev.sh snapshot view.png sensors:=true                 # the sensor demo, started for it

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Soak run (not part of the test suite): everything at full rate for N minutes.
 
     bash tools/soak.sh [minutes]          (default 10)

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Stress the ERP-42 serial link with unplug/replug at chosen moments (no ROS).
 
     flock /tmp/morai_heavy.lock /usr/bin/python3 tools/stress_erp42.py [--cycles 200] [--seed 1]

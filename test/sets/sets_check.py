@@ -134,8 +134,10 @@ def migrations():
             continue
         code, log = run(f'which-{a}', sourced(f'/usr/bin/python3 tools/msg_sets.py which {bag}'), env_of(None), 120)
         named = tail(log, 1).strip()
-        report(f'tools/msg_sets.py which names the set of the bag recorded under {a}',
-               code == 0 and (f'message set {a};') in named, named)
+        report(f'tools/msg_sets.py which names the set of the bag recorded under {a}'
+               + ('' if a == default else ' and morai_bag_fix to move it to the workspace\'s'),
+               code == 0 and (f'message set {a};') in named and (
+                   a == default or f'rosrun morai_msgs morai_bag_fix {bag} ' in named), named)
         for b in SETS:
             if b == a:
                 continue

@@ -78,3 +78,28 @@ def test_the_set_lists_agree():
                 and any(getattr(t, 'id', None) == 'SETS' for t in n.targets))
     assert ast.literal_eval(node.value) == msg_sets.SETS == ('2022', '2024', '2026')
     assert msg_sets.DEFAULT in msg_sets.SETS
+
+
+@pytest.mark.parametrize('bag_set', msg_sets.SETS)
+@pytest.mark.parametrize('built', msg_sets.SETS + (None,))
+def test_which_names_morai_bag_fix_for_a_bag_of_another_set(capsys, bag_set, built):
+    """`tools/msg_sets.py which BAG`: a bag of the workspace's set plays as it is; a bag of another set
+    gets both ways out on its last line, morai_bag_fix (to the built set) first, then building its set."""
+    md5s = {t: m for t, m in msg_sets.md5_of_set(bag_set).items()
+            if t in ('morai_msgs/EgoVehicleStatus', 'morai_msgs/CtrlCmd', 'morai_msgs/CollisionData')}
+    assert msg_sets.print_which('drive.bag', md5s, bag='drive.bag', built=built) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith(f'drive.bag: message set {bag_set};'), last
+    if built == bag_set:
+        assert last.endswith(f'this workspace builds set {bag_set}: play it as it is'), last
+        return
+    assert f'rosrun morai_msgs morai_bag_fix drive.bag drive.set{built or "N"}.bag moves the bag' in last, last
+    assert f'catkin_make -DMORAI_MSGS_SET={bag_set}' in last, last
+    assert (f"not this workspace's (set {built})" if built else 'none sourced') in last, last
+
+
+def test_which_of_the_workspace_is_the_built_set():
+    """workspace_set() reads the generated classes: the set ros/msg_set names."""
+    pytest.importorskip('morai_msgs.msg')
+    from morai_bridge.ros import msg_set
+    assert msg_sets.workspace_set() == msg_set.NAME
