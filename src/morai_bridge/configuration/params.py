@@ -282,3 +282,26 @@ def parse_args(params, argv=None, **kw):
 
 def port_param(name, default, doc):
     return Param(name, default, doc + ' (UDP port; 0 disables it)', minimum=0, maximum=65535)
+
+
+#: the arguments that ask a node for its help (``rosrun morai_msgs <node> --help``)
+HELP_ARGS = ('-h', '--help')
+
+
+def node_help(node, params, package='morai_msgs'):
+    """The text ``rosrun <package> <node> --help`` prints: how a ROS node takes its parameters and
+    every declared one, its default and its doc (a node has no options of its own: rospy reads
+    ``_name:=value`` from the command line and ``<param>`` / ``<arg>`` from a launch file)."""
+    import textwrap
+    lines = [f'usage: rosrun {package} {node} [_NAME:=VALUE ...] [__ns:=NS] [__name:=NAME]', '']
+    lines += textwrap.wrap('A ROS node: it needs a running master (roscore, or roslaunch, which starts one). It '
+                           'takes no options; its private parameters are set as _NAME:=VALUE on this command '
+                           'line, or as <param> (an <arg> in the package\'s launch files) in a launch file.', 100)
+    lines += ['', 'parameters (default, then what it does):']
+    for p in params:
+        if p.hidden:
+            continue
+        value = p.shown_default
+        lines.append(f'  _{p.name}:={value}' if value else f'  _{p.name}:=  (empty)')
+        lines += textwrap.wrap(p.doc, 96, initial_indent=' ' * 6, subsequent_indent=' ' * 6)
+    return '\n'.join(lines) + '\n'

@@ -26,7 +26,7 @@ import rospy
 from morai_bridge.link import transport
 from morai_bridge.ros.capture_player import CapturePlayer
 from morai_bridge.configuration.params import Param, ParamError
-from morai_bridge.ros.params import load
+from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.supervision import NodeSupervisor
 from morai_bridge.ros.sim_receive import RECEIVE_PARAMS, VERSION_PARAMS
 from morai_bridge.configuration.sim_versions import VersionError
@@ -65,7 +65,7 @@ def input_path(path, cwd=None, caller=None):
 
 
 def main(argv=None):
-    rospy.init_node('capture_replay')
+    init_node('capture_replay', PARAMS)
     try:
         cfg = load(PARAMS)
         if not cfg.file:

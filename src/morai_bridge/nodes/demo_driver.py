@@ -12,7 +12,7 @@ from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, GetTrafficLightStatus
 
 from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.ros import msg_set
-from morai_bridge.ros.params import load
+from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.supervision import NodeSupervisor, RosTimer
 
 RED, YELLOW = 1, 4
@@ -89,7 +89,7 @@ class DemoDriver:
 
 
 def main(argv=None):
-    rospy.init_node('demo_driver')
+    init_node('demo_driver', PARAMS)
     try:
         node = DemoDriver(load(PARAMS))
     except ParamError as e:

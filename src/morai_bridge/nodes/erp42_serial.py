@@ -14,7 +14,7 @@ import rospy
 from morai_bridge.ros.bridge_diagnostics import make_updater
 from morai_bridge.ros.erp42_ros import Erp42Ros
 from morai_bridge.configuration.params import FROM_PROFILE, Config, Param, ParamError
-from morai_bridge.ros.params import load
+from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 from morai_bridge.ros.package_config import load_vehicle_profile
 from morai_bridge.link.serial_port import Erp42Link
@@ -105,7 +105,7 @@ class Erp42Node:
 
 
 def main(argv=None):
-    rospy.init_node('erp42_serial')
+    init_node('erp42_serial', PARAMS)
     try:
         node = Erp42Node(load(PARAMS))
     except (ParamError, vehicle_profiles.ProfileError, erp42.Erp42Error) as e:

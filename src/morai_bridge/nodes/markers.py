@@ -14,7 +14,7 @@ import rospy
 
 from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.ros.marker_publisher import MarkersNode
-from morai_bridge.ros.params import load
+from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.supervision import NodeSupervisor
 
 PARAMS = [
@@ -43,7 +43,7 @@ PARAMS = [
 
 
 def main(argv=None):
-    rospy.init_node('markers')
+    init_node('markers', PARAMS)
     try:
         supervisor = NodeSupervisor('markers')
         MarkersNode(load(PARAMS), supervisor)

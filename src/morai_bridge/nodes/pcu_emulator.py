@@ -12,7 +12,7 @@ from morai_bridge.emu import pcu
 from morai_bridge.emu.pcu import PcuEmulator
 from morai_bridge.emu.pcu_vehicle import VehicleModel
 from morai_bridge.ros.bridge_diagnostics import make_updater
-from morai_bridge.ros.params import load
+from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 
 PARAMS = pcu.PARAMS + [FAULT_INJECTION]
@@ -48,7 +48,7 @@ class PcuNode:
 
 
 def main(argv=None):
-    rospy.init_node('pcu_emulator')
+    init_node('pcu_emulator', PARAMS)
     try:
         node = PcuNode(load(PARAMS))
     except (ParamError, ValueError, OSError) as e:

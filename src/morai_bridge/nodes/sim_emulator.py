@@ -17,7 +17,7 @@ from morai_bridge.emu import sim as simemu
 from morai_bridge.emu import sim_config
 from morai_bridge.emu.sim_snapshot import snapshot_diagnostics
 from morai_bridge.ros.bridge_diagnostics import make_updater
-from morai_bridge.ros.params import load
+from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 
 
@@ -82,7 +82,7 @@ class SimEmulatorNode:
 
 
 def main(argv=None):
-    rospy.init_node('sim_emulator')
+    init_node('sim_emulator', PARAMS)
     try:
         cfg = load(PARAMS)
         node = SimEmulatorNode(cfg)

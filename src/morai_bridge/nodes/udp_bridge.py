@@ -16,7 +16,7 @@ from morai_bridge.ros import command_sender, info_services, msg_set, sim_receive
 from morai_bridge.ros.bridge_diagnostics import BridgeDiagnostics, make_updater
 from morai_bridge.ros.info_services import InfoServices
 from morai_bridge.configuration.params import FROM_PROFILE, Param, ParamError
-from morai_bridge.ros.params import load
+from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.package_config import apply_sim_version, load_vehicle_profile
 from morai_bridge.ros.command_sender import CommandSender
 from morai_bridge.ros.sim_receive import SimReceiver
@@ -111,7 +111,7 @@ class UdpBridge:
 
 
 def main(argv=None):
-    rospy.init_node('udp_bridge')
+    init_node('udp_bridge', PARAMS)
     try:
         loaded = load(PARAMS)
         given = type(loaded)(loaded)

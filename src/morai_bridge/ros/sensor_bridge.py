@@ -31,10 +31,10 @@ from morai_bridge.configuration import topic_names
 from morai_bridge.configuration.params import DISABLED, ParamError
 from morai_bridge.configuration.sim_settings_files import SettingsError
 from morai_bridge.link import memory, transport
-from morai_bridge.link.measure import Recent, Timing
+from morai_bridge.link.measure import BufferUse, Recent, Timing
 from morai_bridge.link.workers import ERROR, OK, WARN
 from morai_bridge.ros.bridge_diagnostics import make_updater
-from morai_bridge.ros.params import load
+from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.sensor_params import apply_settings
 from morai_bridge.ros.supervision import NodeSupervisor
 from morai_bridge.wire.units import quaternion_from_rpy
@@ -68,6 +68,8 @@ class SensorBridge:
         self.setup(cfg, log, on_dead)
         self.socket = transport.ReceivePort(cfg, self.kind, self.on_datagram, log=log, on_dead=on_dead,
                                             on_idle=self.on_idle)
+        self.buffer_use = BufferUse(self.socket.rcvbuf)
+        self._drops_told = 0
 
     # -------------------------------------------------------------- the subclass's part
 
@@ -141,6 +143,11 @@ class SensorBridge:
         if st.handler_errors:
             level = ERROR
             text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
+        drops = self.socket.kernel_drops()
+        if drops:
+            level = max(level, WARN)
+            text += '; the kernel dropped %d datagrams: receive buffer full (see the log)' % drops
+        self._tell_buffer(st, drops)
         stat.summary(level, text)
         stat.add('port', cfg.port)
         for key, value in values:
@@ -150,11 +157,43 @@ class SensorBridge:
         stat.add('bridge errors', st.handler_errors)
         sock = self.socket
         stat.add('receive buffer [bytes]', '%d (asked %d)' % (sock.rcvbuf, sock.rcvbuf_asked))
+        stat.add('largest backlog read at once [bytes]', st.peak_backlog)
+        stat.add('dropped by the kernel (buffer full)', 'unknown' if drops is None else drops)
         stat.add('freed memory kept for reuse', str(self.memory_kept))
         age = st.age()
         stat.add('age of last datagram [s]', '' if age is None else f'{age:.3f}')
         stat.add('last error', self.last_error or st.last_error)
         return stat
+
+
+    def _tell_buffer(self, st, drops):
+        """Log once whether the receive buffer is enough for this stream's measured rate
+        (:class:`~morai_bridge.link.measure.BufferUse`), and whenever the kernel dropped datagrams
+        since the last time, what an administrator runs."""
+        sock, name = self.socket, rospy.get_name()
+        verdict = self.buffer_use.update(st.bytes, st.peak_backlog)
+        if verdict is not None:
+            enough, holds, rate, peak = verdict
+            what = ('%s: receive buffer %d bytes%s holds %.0f ms of this stream (%.2f MB/s) and %.1f times its '
+                    'largest backlog (%d bytes)' % (name, sock.rcvbuf, '' if sock.rcvbuf >= sock.rcvbuf_asked else
+                                                    ' (asked %d)' % sock.rcvbuf_asked,
+                                                    min(holds, 1e6) * 1000.0, rate / 1e6,
+                                                    sock.rcvbuf / peak if peak else math.inf, peak))
+            if enough:
+                rospy.loginfo('%s: enough', what)
+            else:
+                rospy.logwarn('%s: too little to ride out a pause of the node; %s', what,
+                              rmem_advice(sock.rcvbuf_asked))
+        if drops and drops > self._drops_told:
+            rospy.logwarn('%s: the kernel dropped %d datagrams of this stream so far (receive buffer %d bytes full); '
+                          '%s', name, drops, sock.rcvbuf, rmem_advice(sock.rcvbuf_asked))
+            self._drops_told = drops
+
+
+def rmem_advice(asked):
+    """What an administrator runs so that a normal user's node gets the receive buffer it asks for."""
+    return ('an administrator raises the kernel\'s cap once: sudo sysctl -w net.core.rmem_max=%d (to keep it: '
+            'echo net.core.rmem_max=%d | sudo tee /etc/sysctl.d/60-morai.conf); docs/ros_api.md' % (asked, asked))
 
 
 def stream_level(st, stale_timeout, port, now=None):
@@ -219,7 +258,7 @@ def run_node(node_name, params, bridge_class):
     on_dead)``, diagnostics (the bridge's entry and 'Workers'), static TF, start, spin.  Exits 2 on a
     configuration error, 1 when a worker died, 0 on shutdown (or when the settings send no such
     sensor over UDP)."""
-    rospy.init_node(node_name)
+    init_node(node_name, params)
     kind = bridge_class.kind
     try:
         cfg = load(params)
@@ -251,6 +290,7 @@ def run_node(node_name, params, bridge_class):
     rospy.loginfo('%s: receiving from %s on %s:%d (receive buffer %d bytes%s)', node_name, cfg.sim_ip, cfg.bind_ip,
                   cfg.port, sock.rcvbuf,
                   '' if sock.rcvbuf >= cfg.socket_buffer else
-                  ', asked %d: raise net.core.rmem_max to avoid losing datagrams in bursts' % cfg.socket_buffer)
+                  ' of %d asked, net.core.rmem_max caps it: whether that is enough is logged once data flows'
+                  % cfg.socket_buffer)
     raise SystemExit(supervisor.spin())
 
