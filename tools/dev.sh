@@ -107,7 +107,23 @@ cmd_env() {
   echo "source $WS/devel/setup.bash"
 }
 
+# `bash tools/dev.sh demo --help`: the demo's arguments, read from launch/demo.launch (every user-facing
+# <arg> is one line there: name, default, doc), with no setup, build or ROS: a fresh machine can ask.
+demo_help() {
+  printf 'usage: bash tools/dev.sh demo [NAME:=VALUE ...]\n'
+  printf '       (in a sourced shell: roslaunch morai_msgs demo.launch [NAME:=VALUE ...])\n\n'
+  printf 'Sets up and builds what is missing, then starts launch/demo.launch: the MORAI simulator emulator,\n'
+  printf 'the UDP bridge and an example driver. Its arguments (default, then what it does):\n\n'
+  sed -n 's|^ *<arg name="\([^"]*\)" default="\([^"]*\)" doc="\([^"]*\)".*|\1\t\2\t\3|p' \
+      "$ROOT/launch/demo.launch" | while IFS=$'\t' read -r name default doc; do
+    printf '  %s:=%s\n' "$name" "$default"
+    printf '%s\n' "$doc" | fold -s -w 92 | sed 's/ *$//; s/^/      /'
+  done
+  printf '\nThe message set is chosen at build time: MORAI_MSGS_SET=2022|2024|2026 bash tools/dev.sh demo\n'
+}
+
 cmd_demo() {
+  for a in "$@"; do case "$a" in -h|--help) demo_help; exit 0 ;; esac; done
   cmd_build
   exec bash "$ROOT/tools/demo.sh" "$@"
 }
