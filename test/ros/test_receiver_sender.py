@@ -7,6 +7,7 @@ per-stream build table, refusals that send nothing and change no state, the vers
 sign and size, the braking command on shutdown.
 """
 import collections
+import logging
 import math
 import os
 import socket
@@ -405,6 +406,50 @@ class ReceiverSenderTest(unittest.TestCase):
         self.assertEqual(len(got), tx.tx_counts['ctrl_cmd'])
         self.assertEqual(len([c for c in got if c.velocity == 5.0]), 600)   # every command; the rest: brakes
         tx.shutdown()
+
+    def test_shutdown_while_commands_arrive_brakes_last_and_logs_no_send_error(self):
+        """Three subscriber threads send ctrl commands while the node shuts down (issue 48: 'sending ctrl_cmd
+        failed: ... Bad file descriptor' on a clean shutdown): the final braking command is the last datagram
+        the simulator gets, and no send failure is logged."""
+        sim, cfg, tx = self.sender('closing')
+        sock = sim.cmd['ctrl_cmd']
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+        warnings = []
+
+        class Collect(logging.Handler):
+            def emit(self, record):
+                warnings.append(record.getMessage())
+        handler = Collect(logging.WARNING)
+        logging.getLogger('rosout').addHandler(handler)
+        self.addCleanup(logging.getLogger('rosout').removeHandler, handler)
+        build = tx._make_cb(streams.BY_NAME['ctrl_cmd'])
+        started, stop = threading.Barrier(4), threading.Event()
+
+        def command():
+            started.wait()
+            while not stop.is_set():
+                build(CtrlCmd(longlCmdType=2, velocity=5.0))
+        workers = [threading.Thread(target=command) for _ in range(3)]
+        for w in workers:
+            w.start()
+        started.wait()
+        time.sleep(0.05)
+        tx.shutdown()
+        time.sleep(0.05)                 # the threads go on calling the callback after the close
+        stop.set()
+        for w in workers:
+            w.join()
+        got = []
+        sock.settimeout(0.5)
+        try:
+            while True:
+                got.append(udp.decode(sock.recv(65535)))
+        except socket.timeout:
+            pass
+        self.assertGreater(len(got), 2)
+        self.assertEqual((got[-1].cmd_type, got[-1].accel, got[-1].brake), (1, 0.0, 1.0), 'the brake was not last')
+        self.assertEqual([w for w in warnings if 'failed' in w], [])
+        self.assertEqual(tx.sender.errors, 0)
 
     def test_sender_follows_the_version(self):
         for ns, version, size, sign in (('s24', '24.R2', 23, -1), ('s26', '26.R1', 27, 1)):

@@ -416,6 +416,10 @@ class SensorBridgeTest(unittest.TestCase):
         self.assertTrue(wait_for(lambda: int(self.value(name, 'revolutions cut at their last packet (predicted or '
                                                         'burst)')) >= before + 1, T))
         self.assertGreaterEqual(int(self.value(name, 'clouds with snapshot point times')), 4)
+        # the kernel's count of what it dropped on this socket (its buffer full), read for this very socket
+        self.assertEqual(self.value(name, 'dropped by the kernel (buffer full)'), '0')
+        backlog = int(self.value(name, 'largest backlog read at once [bytes]'))
+        self.assertTrue(1206 <= backlog <= PACKETS_PER_REV * 1206 * 4, backlog)
 
     def test_lidar_paced_sender_one_cloud_per_revolution_with_point_times(self):
         name = 'lidar_bridge: LiDAR'

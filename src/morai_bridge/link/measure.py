@@ -3,7 +3,8 @@
 * :class:`Timing`: percentiles of the last durations of a processing step;
 * :class:`Recent`: did a set of error counters grow lately?
 * :class:`RateMeter`: rate of a growing counter between two reports;
-* :func:`snapshot`: a copy of a counter dict another thread may be growing.
+* :func:`snapshot`: a copy of a counter dict another thread may be growing;
+* :class:`BufferUse`: is a socket's receive buffer enough for the stream it receives?
 """
 import math
 import time
@@ -82,3 +83,40 @@ def snapshot(mapping):
         except RuntimeError:      # changed size during the copy: try again
             continue
     return {}
+
+
+class BufferUse:
+    """Whether a socket's receive buffer is enough for what its stream really sends, decided once
+    from what the receiver counted (:class:`~morai_bridge.link.transport.StreamStats` ``bytes`` and
+    ``peak_backlog``) over the first ``settle_s`` seconds of data.
+
+    The buffer (``granted`` payload bytes: Linux counts each datagram's bookkeeping too, and doubles
+    the size asked for that reason) must hold twice the largest backlog the receiver found waiting
+    (a whole LiDAR revolution or camera frame sent in one burst) and ``hold_s`` of the stream at its
+    measured byte rate (a pause of the receiving thread: a garbage collection, a slow subscriber).
+    :meth:`update` returns None until the verdict, then once ``(enough, holds_s, bytes_per_s,
+    peak_backlog)``, then None again."""
+
+    def __init__(self, granted, settle_s=5.0, hold_s=0.1, clock=time.monotonic):
+        self.granted = int(granted)
+        self.settle_s = float(settle_s)
+        self.hold_s = float(hold_s)
+        self.clock = clock
+        self._start = None
+        self.verdict = None
+
+    def update(self, total_bytes, peak_backlog):
+        if self.verdict is not None or not total_bytes:
+            return None
+        now = self.clock()
+        if self._start is None:
+            self._start = (now, total_bytes)
+            return None
+        t0, b0 = self._start
+        if now - t0 < self.settle_s:
+            return None
+        rate = (total_bytes - b0) / (now - t0)
+        holds = self.granted / rate if rate > 0 else math.inf
+        enough = self.granted >= 2 * peak_backlog and holds >= self.hold_s
+        self.verdict = (enough, holds, rate, peak_backlog)
+        return self.verdict

@@ -15,6 +15,7 @@
   grown as far as the kernel allows (:func:`grow_receive_buffer`).
 """
 import errno
+import os
 import selectors
 import socket
 import time
@@ -141,13 +142,15 @@ def bind_udp(ip, port, param, rcvbuf=1 << 20, ip_param='~bind_ip'):
 class StreamStats:
     """Counters of one receive stream.  Plain ints: updated by one thread."""
 
-    __slots__ = ('name', 'received', 'published', 'decode_errors', 'wrong_type', 'foreign',
+    __slots__ = ('name', 'received', 'bytes', 'peak_backlog', 'published', 'decode_errors', 'wrong_type', 'foreign',
                  'handler_errors', 'last_rx', 'last_error', 'last_foreign', 'data_length_mismatch',
                  'last_mismatch', 'empty_slots', 'zero_position', 'no_fix', 'no_fix_last', 'duplicates')
 
     def __init__(self, name):
         self.name = name
         self.received = 0        # datagrams from the expected sender
+        self.bytes = 0           # their payload bytes
+        self.peak_backlog = 0    # the most payload bytes read in one go, before the socket was empty again
         self.published = 0       # turned into a ROS message
         self.decode_errors = 0   # malformed datagrams
         self.wrong_type = 0      # well-formed but not the message this port carries
@@ -230,6 +233,7 @@ class UdpReceiver:
             name = key.data
             recvfrom = key.fileobj.recvfrom
             st = stats[name]
+            backlog = 0
             while True:
                 try:
                     data, addr = recvfrom(MAX_DATAGRAM)
@@ -245,10 +249,14 @@ class UdpReceiver:
                     continue
                 st.received += 1
                 st.last_rx = now
+                backlog += len(data)
                 try:
                     handler(name, data, addr, now)
                 except Exception as e:      # noqa: BLE001 - a bug in a handler must not stop the stream
                     self._handler_failed(name, st, 'handler', e)
+            st.bytes += backlog
+            if backlog > st.peak_backlog:
+                st.peak_backlog = backlog
         if name is not None and self.on_idle is not None:
             try:
                 self.on_idle()
@@ -293,11 +301,35 @@ class ReceivePort:
     def workers(self):
         return self.receiver.workers
 
+    def kernel_drops(self):
+        """Datagrams the kernel dropped on this port, its buffer full (:func:`kernel_drops`), or None."""
+        return kernel_drops(self.receiver.sockets[self.name])
+
     def start(self):
         self.receiver.start()
 
     def stop(self):
         self.receiver.stop()
+
+
+def kernel_drops(sock, tables=('/proc/net/udp', '/proc/net/udp6')):
+    """Datagrams the kernel dropped on ``sock`` since it was opened, its receive buffer being full
+    (the ``drops`` column of Linux's /proc/net/udp, found by the socket's inode), or None where that
+    cannot be read (not Linux, or the socket is gone)."""
+    try:
+        inode = str(os.fstat(sock.fileno()).st_ino)
+    except (OSError, ValueError):
+        return None
+    for table in tables:
+        try:
+            with open(table) as f:
+                for line in f:
+                    cols = line.split()
+                    if len(cols) > 12 and cols[9] == inode:
+                        return int(cols[12])
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def granted_buffer(sock):
@@ -329,11 +361,18 @@ class UdpSender:
         self.sent = 0
         self.errors = 0
         self.last_error = ''
+        self.closed = False
 
     def send(self, port, data):
+        """True when sent; False on a send error (counted, ``last_error``) or once :meth:`close` began
+        (not an error: a thread that sends while the owner shuts down)."""
+        if self.closed:
+            return False
         try:
             self.sock.sendto(data, (self.host, port))
         except OSError as e:
+            if self.closed:
+                return False
             self.errors += 1
             self.last_error = '%s:%d: %s' % (self.host, port, e.strerror or e)
             return False
@@ -341,4 +380,5 @@ class UdpSender:
         return True
 
     def close(self):
+        self.closed = True
         self.sock.close()

@@ -166,7 +166,7 @@ class CommandSender:
         if ok:
             with self._count_lock:
                 self.tx_counts[name] += 1
-        else:
+        elif not self.sender.closed:         # closed: the node is shutting down, nothing goes out any more
             rospy.logwarn_throttle(5.0, f'udp_bridge: sending {name} failed: {self.sender.last_error}')
         return ok
 
@@ -316,10 +316,14 @@ class CommandSender:
             return True
 
     def shutdown(self):
+        """Stop the watchdog, send the final braking command and close the socket, both under the
+        /ctrl_cmd lock: no command a subscriber thread still delivers can follow the brake, and the
+        commands still arriving are dropped quietly (the sender is closed)."""
         if self.watchdog is not None:
             self.watchdog.stop()
-        try:
-            self.brake()
-        except Exception as e:  # shutting down: report, never raise
-            rospy.logwarn('udp_bridge: final brake command failed: %s', e)
-        self.sender.close()
+        with self._ctrl_lock:
+            try:
+                self.brake()
+            except Exception as e:  # shutting down: report, never raise
+                rospy.logwarn('udp_bridge: final brake command failed: %s', e)
+            self.sender.close()

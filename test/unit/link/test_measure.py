@@ -38,3 +38,32 @@ def test_snapshot_copies():
     s = measure.snapshot(c)
     c['b'] += 1
     assert s == {'a': 1}
+
+
+class Clock:
+    def __init__(self):
+        self.t = 100.0
+
+    def __call__(self):
+        return self.t
+
+
+@pytest.mark.parametrize('granted, rate, peak, enough', [
+    (4194304, 2e6, 90000, True),        # a VLP-16 burst, 2 MB/s: holds 2 s and 46 bursts
+    (212992, 1.5e6, 90000, True),       # a stock kernel's cap: 142 ms and 2.4 bursts
+    (212992, 1.5e6, 120000, False),     # a burst more than half the buffer
+    (212992, 3e6, 60000, False),        # 71 ms of the stream: less than the 100 ms pause it must ride out
+])
+def test_buffer_use_decides_once_from_the_measured_rate_and_backlog(granted, rate, peak, enough):
+    clock = Clock()
+    use = measure.BufferUse(granted, settle_s=5.0, clock=clock)
+    assert use.update(0, 0) is None                     # no data yet: nothing to say
+    assert use.update(1000, peak) is None                # the first data: the measurement starts
+    clock.t += 4.0
+    assert use.update(1000 + int(4 * rate), peak) is None
+    clock.t += 1.0
+    verdict = use.update(1000 + int(5 * rate), peak)
+    assert verdict is not None and verdict[0] is enough
+    assert verdict[1] == pytest.approx(granted / rate, rel=1e-3) and verdict[2] == pytest.approx(rate, rel=1e-3)
+    clock.t += 10.0
+    assert use.update(1000 + int(15 * rate), peak) is None   # said once

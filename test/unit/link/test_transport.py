@@ -6,7 +6,8 @@ import time
 import pytest
 
 from morai_bridge.link.workers import RUNNING, STOPPED
-from morai_bridge.link.transport import TransportError, UdpReceiver, bind_udp, grow_receive_buffer
+from morai_bridge.link.transport import (TransportError, UdpReceiver, UdpSender, bind_udp, grow_receive_buffer,
+                                         kernel_drops)
 
 from helpers import Log, wait_for
 
@@ -171,3 +172,52 @@ def test_an_address_not_on_this_machine_names_its_parameter(kw, named):
     with pytest.raises(TransportError) as e:
         bind_udp('192.0.2.1', 0, '~ego_status_port', **kw)
     assert str(e.value) == f'~ego_status_port: address 192.0.2.1 is not on this machine (check {named})'
+
+
+def test_bytes_and_the_largest_backlog_are_counted(receiver, sender):
+    """StreamStats.bytes: the payload received; peak_backlog: the most read in one round before the
+    socket was empty (what waited in the kernel's buffer), what BufferUse compares with the buffer."""
+    h = Handler()
+    rx, ports = receiver(h)
+    for n in (100, 200, 300):                     # queued before the first poll: one backlog of 600 bytes
+        sender.sendto(b'x' * n, ('127.0.0.1', ports['a']))
+    time.sleep(0.05)
+    rx.poll(0.5)
+    assert (rx.stats['a'].bytes, rx.stats['a'].peak_backlog) == (600, 600)
+    sender.sendto(b'y' * 50, ('127.0.0.1', ports['a']))
+    end = time.monotonic() + 2.0
+    while len(h.got) < 4 and time.monotonic() < end:
+        rx.poll(0.05)
+    assert (rx.stats['a'].bytes, rx.stats['a'].peak_backlog, rx.stats['b'].bytes) == (650, 600, 0)
+
+
+def test_kernel_drops_counts_what_a_full_buffer_lost(sender):
+    """kernel_drops reads the drops column of /proc/net/udp for this very socket: 0 while nothing was
+    lost, then the datagrams sent into a full buffer that nobody read."""
+    s = bind_udp('127.0.0.1', 0, '~port', rcvbuf=4096)
+    try:
+        assert kernel_drops(s) == 0
+        port = s.getsockname()[1]
+        for _ in range(200):
+            sender.sendto(b'z' * 1000, ('127.0.0.1', port))
+        dropped = kernel_drops(s)
+        queued = 0
+        while True:
+            try:
+                s.recv(65535)
+                queued += 1
+            except BlockingIOError:
+                break
+        assert dropped > 0 and queued + dropped == 200, (queued, dropped)
+    finally:
+        s.close()
+    assert kernel_drops(s) is None                  # closed: nothing to read
+
+
+def test_a_sender_closed_while_others_send_fails_quietly():
+    """UdpSender.send after close (a subscriber thread while the node shuts down): False, not an error."""
+    tx = UdpSender('127.0.0.1', '127.0.0.1')
+    assert tx.send(9, b'x')
+    tx.close()
+    assert tx.send(9, b'x') is False
+    assert (tx.sent, tx.errors, tx.last_error) == (1, 0, '')
