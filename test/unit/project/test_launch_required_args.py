@@ -14,7 +14,7 @@ import helpers
 ROOT = helpers.ROOT
 LAUNCH = sorted(glob.glob(os.path.join(ROOT, 'launch', '*.launch')))
 #: (launch file, argument) that have no default because the user must give one
-REQUIRED = {('capture_replay.launch', 'file')}
+REQUIRED = {('capture_replay.launch', 'file'), ('play.launch', 'bag')}
 #: the modules whose PARAMS tables hold the words
 TABLES = ['morai_bridge.nodes.' + n for n in ('camera_bridge', 'lidar_bridge', 'lidar2d_bridge', 'udp_bridge',
                                               'markers', 'sim_emulator', 'erp42_serial', 'pcu_emulator',
