@@ -32,7 +32,8 @@ class DemoTest(unittest.TestCase):
         # on its circle of radius 20 m around (0, 20)
         self.assertAlmostEqual(math.hypot(m.position.x, m.position.y - 20.0), 20.0, delta=2.0)
         objs = rospy.wait_for_message('/Object_topic', ObjectStatusList, timeout=5.0)
-        self.assertEqual((objs.num_of_npcs, objs.num_of_pedestrian, objs.num_of_obstacle), (3, 1, 2))
+        # config/scenarios/demo.json: 3 NPCs, the walker, the cone, the box and eight guardrails
+        self.assertEqual((objs.num_of_npcs, objs.num_of_pedestrian, objs.num_of_obstacle), (3, 1, 10))
 
     def test_pcu_emulator_node_and_serial_driver(self):
         info = rospy.wait_for_message('/erp/erp42_serial/erp42_info', ERP42Info, timeout=30.0)

@@ -39,12 +39,16 @@ def display_color(cls):
 EXPECTED = {name: screenshot.to_rgb8(COLORS[name])
                 for name in ('ego', 'npc', 'pedestrian', 'obstacle', 'red', 'yellow', 'green')}
 EXPECTED['lidar points'] = display_color('rviz/PointCloud2')
+EXPECTED['scan points'] = display_color('rviz/LaserScan')
 # Boxes seen from above at the view's 6.5 px/m: ego 4.6 x 1.9 m (~370 px), three NPCs
 # (~1100 px), the pedestrian 0.5 x 0.5 m (~10 px), obstacles 0.4 x 0.4 and 1.2 x 0.8 m (~45 px),
+# eight guardrails 10 x 0.5 m (~200 px each),
 # traffic light heads 1 m (~30 px each, at least one lit per light).  The VLP-16 cloud: 2-pixel
-# points of its rings on the ground and its hits on the objects around the ego.
-MINIMUM = {'ego': 150, 'npc': 300, 'pedestrian': 3, 'obstacle': 12, ('red', 'yellow', 'green'): 20,
-           'lidar points': 300}
+# points of its rings on the ground and its hits on the objects around the ego.  The 2D scan: pink
+# points (6 px, half of each under the box whose side it hit) of its hits within 10 m, every scan 60 to 95 of
+# 360 on the guardrails (README: "pink").
+MINIMUM = {'ego': 150, 'npc': 300, 'pedestrian': 3, 'obstacle': 300, ('red', 'yellow', 'green'): 20,
+           'lidar points': 300, 'scan points': 50}
 # The camera panel (left dock) shows /image_raw scaled into it: the emulator's sky is the upper part
 # of the picture (the camera looks level).  A panel with no image or in error has none of it.
 OUTSIDE = {'camera sky': SKY}
