@@ -157,8 +157,9 @@ def _receive_ports(plan, offset):
 
 
 def _what(lp):
-    return f"{lp.node}'s {lp.param[:-len('_port')] + ' port' if lp.param != 'port' else 'port'} {lp.port}" + \
-        (f' ({lp.origin})' if lp.origin else '')
+    """The port in words: udp_bridge's competition_status port 909 (file: key), lidar_bridge's port 368 (...)."""
+    port = 'port' if lp.param == 'port' else lp.param[:-len('_port')] + ' port'
+    return f"{lp.node}'s {port} {lp.port}" + (f' ({lp.origin})' if lp.origin else '')
 
 
 def port_offset(plan, given=None, may_bind=may_bind, launch='morai.launch'):
