@@ -182,7 +182,8 @@ def main():
 
         # 3b. docs/settings.md: the launch file morai_settings writes starts as the user who wrote it
         port = free_port()
-        env = user.env(ROS_MASTER_URI='http://127.0.0.1:%d' % port)
+        # unbuffered: udp_bridge's "receiving from" line reaches the log file while it runs
+        env = user.env(ROS_MASTER_URI='http://127.0.0.1:%d' % port, PYTHONUNBUFFERED='1')
         gen = 'rosrun morai_msgs morai_settings test/data/morai_settings/baqu4_morai_sensor.json ' \
               'test/data/morai_settings/baqu4_morai_network.json -o "$HOME/baqu4.launch"'
         p, log = user.run(ENV + '%s && exec roslaunch -p %d "$HOME/baqu4.launch"' % (gen, port),
