@@ -12,6 +12,9 @@ $MORAI_NONROOT_USER) for every step; as a normal user it runs the steps as that 
 3. `roslaunch morai_msgs udp_bridge.launch` with its defaults (MORAI's ports, 909 among them):
    the bridge stops with the message that says what to do (the argument that moves the port,
    the sysctl and its file, not setcap), or runs, where this machine lets users bind 909.
+3b. docs/settings.md: `rosrun morai_msgs morai_settings` on baqu4's saved settings (competition status
+   on 909), then `roslaunch` of the file it wrote: udp_bridge starts as the user (909 moved to 1909 by
+   the file's privileged_port_offset, or kept where this machine lets users bind it).
 4. A rostest, `rostest morai_msgs demo.test`, as the user.
 4b. docs/day_one.md's private master and headless RViz: `roslaunch -p PORT morai_msgs demo.launch`, then
    `python3 tools/rviz_snapshot.py` against it (Xvfb and rviz as the user, no XDG_RUNTIME_DIR).
@@ -176,6 +179,25 @@ def main():
             report(f"udp_bridge.launch with its defaults stops with what to do ({', '.join(needed)})",
                    found is not None and not missing,
                    f'missing {missing} in: {tail(out)}' if found else f'neither message: {tail(out)}')
+
+        # 3b. docs/settings.md: the launch file morai_settings writes starts as the user who wrote it
+        port = free_port()
+        # unbuffered: udp_bridge's "receiving from" line reaches the log file while it runs
+        env = user.env(ROS_MASTER_URI='http://127.0.0.1:%d' % port, PYTHONUNBUFFERED='1')
+        gen = 'rosrun morai_msgs morai_settings test/data/morai_settings/baqu4_morai_sensor.json ' \
+              'test/data/morai_settings/baqu4_morai_network.json -o "$HOME/baqu4.launch"'
+        p, log = user.run(ENV + '%s && exec roslaunch -p %d "$HOME/baqu4.launch"' % (gen, port),
+                          'morai_settings.log', None, env=env, background=True)
+        try:
+            found, out = wait_for_text(log.name, ['only root may bind UDP port', 'udp_bridge: receiving from'],
+                                       90, p)
+        finally:
+            stop(p, log)
+        moved = unprivileged_port_start() > 909
+        want = 'competition_status:%d' % (1909 if moved else 909)
+        report(f'morai_settings on baqu4\'s settings, then roslaunch of its file as {user.name} (udp_bridge up, '
+               f'{want})', found == 'udp_bridge: receiving from' and want in out and
+               (not moved or 'udp_bridge receives it on 1909' in out), tail(out))
 
         # 4. a rostest as the user
         code, out = user.run(ENV + 'rostest --results-base-dir "$HOME/test_results" morai_msgs demo.test',

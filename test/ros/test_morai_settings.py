@@ -26,6 +26,7 @@ import threading
 import time
 import unittest
 
+import rosgraph
 import roslaunch
 import rospy
 import rostest
@@ -115,6 +116,18 @@ def emulator_args(ports, camera=None, lidar=None, user_ip='127.0.0.1'):
 LAUNCH_DIR = os.path.join(HERE, '..', '..', 'launch')
 
 
+def low_port_free_above(offset, first=909):
+    """A port below 1024 whose port + ``offset`` is free on 127.0.0.1 (``first`` if it is)."""
+    for port in [first] + list(range(1023, 23, -1)):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            try:
+                s.bind(('127.0.0.1', port + offset))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError(f'no free port from {24 + offset} to {1023 + offset}')
+
+
 class Run:
     """roslaunch of a generated file (or of shipped launch files with args), the emulator, and extra
     camera senders."""
@@ -176,12 +189,13 @@ class MoraiSettingsTest(unittest.TestCase):
         self.tf_listener.unregister() if hasattr(self.tf_listener, 'unregister') else None
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def generate(self, sensors, network, ports=None):
+    def generate(self, sensors, network, ports=None, may_bind=writer.may_bind):
         """The launch file morai_settings writes, as roslaunch takes it with args: the streams the network file
         leaves out that the plan keeps on MORAI's default ports (traffic lights 7502, ...) are moved to free
-        ports (``ports`` gets them) through the generated file's own port args."""
+        ports (``ports`` gets them) through the generated file's own port args.  ``may_bind``: whether the user
+        who generates it may bind a port (default: this process's user)."""
         launch = os.path.join(self.tmp, 'generated.launch')
-        self.assertEqual(writer.main([sensors, network, '--output', 'log', '-o', launch]), 0)
+        self.assertEqual(writer.main([sensors, network, '--output', 'log', '-o', launch], may_bind=may_bind), 0)
         moved = dict(zip(sorted(settings_plan.UNLISTED_KEPT), free_ports(len(settings_plan.UNLISTED_KEPT))))
         if ports is not None:
             ports.update(moved)
@@ -293,6 +307,48 @@ class MoraiSettingsTest(unittest.TestCase):
             cloud.close()
             ego.close()
             lights.close()
+
+    def test_baqu4_generated_by_a_normal_user_on_its_port_below_1024(self):
+        """Issue 48: baqu4's competition status row sends to 909, which only root may bind on a stock Linux.  The
+        file morai_settings writes for a normal user moves it by the demo's privileged_port_offset (1000); the
+        simulator, its destination port set as morai_settings says (the port + 1000), is received there, on
+        /Competition_topic, with the version the row implies.  The camera, GPS and IMU the simulator publishes
+        over ROS get no second publisher.  (The ports below 1024 are not bound here: run as a normal user by the
+        nonroot layer, test/nonroot/nonroot_check.py.)"""
+        sensors, network, ports = rewrite_ports(os.path.join(DATA, 'baqu4_morai_sensor.json'),
+                                                os.path.join(DATA, 'baqu4_morai_network.json'), self.tmp)
+        low = low_port_free_above(writer.OFFSET)        # baqu4's 909 unless 1909 is taken on this machine
+        with open(network) as f:
+            d = json.load(f)
+        for info in d['egoNetworkData'][0]['listEgoNetworkInfo']:
+            if info['PUBSUB_TYPE'] == sim_settings_files.PUBSUB_COMPETITION_STATUS:
+                info['config']['udpConfig']['destinationPort'] = low
+        with open(network, 'w') as f:
+            json.dump(d, f)
+        ports['competition_status'] = low + writer.OFFSET            # the simulator's setting, moved as told
+        lidar = [s for s in sim_settings_files.load_sensors(sensors).sensors if s.kind == 'lidar'][0]
+        competition = Collector('/Competition_topic', EgoVehicleStatus)
+        ego = Collector('/Ego_topic', EgoVehicleStatus)
+        launch = self.generate(sensors, network, may_bind=lambda port: port >= 1024)
+        with open(launch[0][0]) as f:
+            self.assertIn('<arg name="privileged_port_offset" default="1000"', f.read())
+        run = Run(launch, emulator_args(ports, lidar=lidar))
+        try:
+            self.assertTrue(wait_for(lambda: competition.first() is not None and ego.first() is not None, T),
+                            'nothing on /Competition_topic from the port + 1000 (or on /Ego_topic)')
+            # the file gives the settings' port and the offset; the node writes back the port it binds
+            self.assertEqual(rospy.get_param('/udp_bridge/competition_status_port'), low + writer.OFFSET)
+            self.assertEqual(rospy.get_param('/udp_bridge/privileged_port_offset'), writer.OFFSET)
+            self.assertEqual(rospy.get_param('/udp_bridge/sim_version'), '25.S4.MolitComp03')
+            published = {t for t, _ in rosgraph.Master('/test_morai_settings').getPublishedTopics('')}
+            for topic in ('/gps', '/imu', '/image_jpeg/compressed'):
+                self.assertNotIn(topic, published, f'{topic}: the simulator publishes it over ROS; the bridge must not')
+            self.assertEqual(run.running(), ['lidar_bridge', 'udp_bridge'])
+            self.assertIsNone(run.emu.poll(), f'the emulator exited: {run.emu.stderr.read(2000)}')
+        finally:
+            run.close()
+            competition.close()
+            ego.close()
 
     def test_two_pcs_the_destination_address_is_bound(self):
         """Two PCs: the simulator sends to the ROS PC's address, the files' destinationIP (here 127.0.0.2, a

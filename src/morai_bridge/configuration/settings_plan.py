@@ -9,15 +9,15 @@ checks them against those tables), what is not started and why, and the udp_brid
 off (:class:`StreamOff`).  :func:`node_sensor` / :func:`sensor_node_params` are the same for one
 sensor node that reads ``~settings`` itself.  Facts and their sources: docs/settings.md.
 """
-from typing import Dict, NamedTuple, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple
 
 from morai_bridge.configuration import sim_versions, topic_names
-from morai_bridge.configuration.sim_settings_files import BRIDGE_SENSORS, COMM_NAMES, COMM_UDP, SENSOR_NODES, \
-    SettingsError, address_origin
+from morai_bridge.configuration.sim_settings_files import BRIDGE_SENSORS, COMM_NAMES, COMM_ROS, COMM_UDP, \
+    PUBSUB_COMPETITION_STATUS, SENSOR_NODES, SettingsError, address_origin, sensor_key
 from morai_bridge.wire import streams as wire_streams
 
-__all__ = ['NodePlan', 'Plan', 'StreamOff', 'plan', 'node_params', 'node_sensor', 'sensor_node_params',
-           'UNLISTED_KEPT']
+__all__ = ['NodePlan', 'Plan', 'StreamOff', 'LowPort', 'plan', 'node_params', 'node_sensor', 'sensor_node_params',
+           'implied_version', 'low_ports', 'UNLISTED_KEPT']
 
 #: udp_bridge streams that a network file may leave out while the simulator still sends them (or
 #: listens for them) on MORAI's default port: with a network file that has no entry for one, the plan
@@ -47,13 +47,16 @@ class NodePlan(NamedTuple):
     params: Dict         # private parameter -> value
     source: str          # what it comes from, for the launch file's comment
     bind_origin: str = ''  # the file and key ~bind_ip was read from ('' when given), for errors
+    port_origins: Optional[Dict] = None   # port parameter -> the file and key it was read from
 
 
 class StreamOff(NamedTuple):
     """A udp_bridge stream the plan leaves off (port 0), why, and the port that would enable it."""
     stream: str          # the stream (its port parameter: stream + '_port')
     why: str             # what the settings say (or do not say) about it
-    port: int            # MORAI's default port for it in the default simulator version (0: none)
+    port: int            # MORAI's default port for it in the simulator version (0: none)
+    switch: str = ''     # a row of the files that is not UDP: what to set in it to make it UDP ('' no row)
+    ros_topic: str = ''  # that row sends over ROS: the topic the simulator publishes (or subscribes to) itself
 
 
 class Plan(NamedTuple):
@@ -62,6 +65,18 @@ class Plan(NamedTuple):
     notes: Tuple[str, ...]            # facts the user should see (poses for a URDF, mismatches)
     warnings: Tuple[str, ...] = ()    # keys of the files that were not read (unknown or misplaced)
     streams_off: Tuple[StreamOff, ...] = ()   # udp_bridge streams left off, when it is in the plan
+    sim_version: str = ''             # the simulator version the files imply ('' none: sim_version_why says why)
+    sim_version_why: str = ''         # why that version, or why none (with udp_bridge in the plan)
+    ros_topics: Tuple[Tuple[str, str], ...] = ()   # (topic, sensor) the simulator publishes over ROS itself
+
+
+class LowPort(NamedTuple):
+    """A port below 1024 the plan gives a node (:func:`low_ports`)."""
+    node: str            # node name
+    param: str           # its port parameter
+    port: int
+    receive: bool        # True: the node binds it (the simulator sends there); False: the simulator listens there
+    origin: str          # the file and key it was read from ('' a default)
 
 
 def _prefix(kind, s, many):
@@ -125,6 +140,18 @@ def _node_name(kind, s, many):
     return '%s_%d' % (base, s.uid) if many else base
 
 
+#: what a sensor sent over ROS gets when no udp_bridge port can take it: the simulator keeps publishing it
+_KEEP_ROS = 'keep ROS and leave the bridge off'
+
+
+def _ros_line(s, advice=''):
+    """The not-started line of sensor ``s`` (not sent over UDP): a ROS row gets ``advice`` (one way or the
+    other, never both: :data:`_KEEP_ROS`, or switch the row to UDP)."""
+    line = '%s (%s, m_SensorUniqueID %d): %s%s' % (s.key, s.kind, s.uid, s.comm_name,
+                                                   ' on %s' % s.topic if s.comm == COMM_ROS and s.topic else '')
+    return f'{line}; {advice}' if advice and s.comm == COMM_ROS else line
+
+
 def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind_ip=None, udp_bridge=False,
          native_names=False):
     """The nodes that bridge what ``sensors`` (:class:`SensorSettings`) and ``network``
@@ -132,15 +159,20 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
     network file or when GPS / IMU are sent over UDP, always with ``udp_bridge`` (its ~settings).
     ``native_names``: the sensor topics the file does not name get MORAI's native ROS mode's names."""
     nodes, off, notes = [], [], []
-    bridge = {}
+    bridge, origins = {}, {}
     listen = []         # (file: key, address) of every stream udp_bridge receives: the address it binds
+    ros_topics = []     # (topic, sensor) of the sensors the simulator publishes over ROS itself
+    with_bridge = udp_bridge or network is not None or sensors is not None and any(
+        s.udp for s in sensors.sensors if s.kind in BRIDGE_SENSORS)
+    version, version_why = implied_version(network)
     if sensors is not None:
         for kind in ('camera', 'lidar', 'lidar2d'):
             udp = [s for s in sensors.sensors if s.kind == kind and s.udp]
             for s in udp:
                 params = sensor_node_params(s, len(udp) > 1, parent_frame, sim_ip, bind_ip, native_names)
                 nodes.append(NodePlan(SENSOR_NODES[kind], _node_name(kind, s, len(udp) > 1), params,
-                                      '%s (m_SensorUniqueID %d)' % (s.key, s.uid)))
+                                      '%s (m_SensorUniqueID %d)' % (s.key, s.uid),
+                                      port_origins={'port': address_origin(sensors, s, 'udpConfig.destinationPort')}))
                 if kind == 'camera' and s.extra.get('fx_file') is not None \
                         and abs(s.extra['fx_file'] - s.extra['fx']) > 1.0:
                     notes.append('%s: focalLengthpixel %.1f disagrees with cameraFOV %.1f deg at %d px '
@@ -148,10 +180,22 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
                                                                         s.extra['fov_deg'], s.extra['width'],
                                                                         s.extra['fx']))
         for s in sensors.sensors:
-            if not s.udp:
-                off.append('%s (%s, m_SensorUniqueID %d): %s%s' % (
-                    s.key, s.kind, s.uid, s.comm_name,
-                    ' on %s' % s.topic if s.comm_name == 'ROS' and s.topic else ''))
+            if s.udp:
+                continue
+            if s.comm == COMM_ROS and s.topic:
+                ros_topics.append((s.topic, '%s (%s, m_SensorUniqueID %d)' % (s.key, s.kind, s.uid)))
+            same = [x for x in sensors.sensors if x.kind == s.kind]
+            if s.kind in BRIDGE_SENSORS and with_bridge and not any(x.udp for x in same):
+                if s is same[0]:
+                    continue        # its udp_bridge stream's line says it (Plan.streams_off)
+                advice = "%s (udp_bridge receives one %s stream, %s's)" % (_KEEP_ROS, s.kind, same[0].key)
+            elif s.kind in BRIDGE_SENSORS and any(x.udp for x in same):
+                advice = "%s (udp_bridge receives one %s stream, %s's)" % (
+                    _KEEP_ROS, s.kind, [x for x in same if x.udp][0].key)
+            else:
+                advice = "%s, or switch the simulator's row to UDP (%s 1) and run morai_settings again" % (
+                    _KEEP_ROS, sensor_key(s, 'commType'))
+            off.append(_ros_line(s, advice))
         for kind in BRIDGE_SENSORS:
             udp = [s for s in sensors.sensors if s.kind == kind and s.udp]
             for s in udp[1:]:
@@ -160,6 +204,7 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
             if udp:
                 s = udp[0]
                 bridge[f'{kind}_port'] = s.dest_port
+                origins[f'{kind}_port'] = address_origin(sensors, s, 'udpConfig.destinationPort')
                 if s.topic:
                     bridge[f'{kind}_topic'] = s.topic
                 if s.frame_id:
@@ -170,6 +215,12 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
                              % (s.key, kind, s.frame_id or '-', _fmt_pose(s.pose), parent_frame))
             elif any(s.kind == kind for s in sensors.sensors):
                 bridge[f'{kind}_port'] = 0
+                # where the simulator publishes it now, so that the stream, once switched to UDP, takes its place
+                s = [s for s in sensors.sensors if s.kind == kind][0]
+                if s.topic:
+                    bridge[f'{kind}_topic'] = s.topic
+                if s.frame_id:
+                    bridge[f'{kind}_frame_id'] = s.frame_id
         for name, count in sensors.ignored_lists:
             off.append('%s: %d sensor(s), no UDP codec in this bridge' % (name, count))
     if network is not None:
@@ -179,6 +230,7 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
                 by_stream.setdefault(n.stream, n)
         for stream, n in sorted(by_stream.items()):
             bridge[f'{stream}_port'] = n.port
+            origins[f'{stream}_port'] = f'{network.path}: {n.key}.{_port_key(stream)}'
             if sim_ip is None and n.host_ip:
                 bridge.setdefault('sim_ip', n.host_ip)
             if n.dest_ip:
@@ -189,9 +241,9 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
                            % (n.key, n.pubsub, COMM_NAMES.get(n.net_type, n.net_type)))
     # udp_bridge: with a network file, or when the sensor file sends GPS / IMU over UDP
     streams_off = ()
-    if udp_bridge or network is not None or any(v for k, v in bridge.items() if k.endswith('_port')):
+    if with_bridge:
         taken = {n.params['port']: n.name for n in nodes}        # the sensor nodes' receive ports
-        streams_off, kept = _unconfigured(bridge, sensors, network, taken)
+        streams_off, kept = _unconfigured(bridge, sensors, network, taken, version)
         if kept:
             notes.append('udp_bridge: streams the network settings leave out, on MORAI\'s default port all '
                          'the same (the simulator uses them there; docs/settings.md): %s'
@@ -208,25 +260,88 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
             bridge['bind_ip'], origin = _one_address(listen), listen[0][0]
         what = ' and '.join(p for p, x in ((sensors and sensors.path, sensors), (network and network.path, network))
                             if x is not None)
-        nodes.append(NodePlan('udp_bridge', 'udp_bridge', bridge, what, origin))
+        nodes.append(NodePlan('udp_bridge', 'udp_bridge', bridge, what, origin, origins))
+    else:
+        version, version_why = '', ''
     warnings = (sensors.warnings if sensors is not None else ()) + (network.warnings if network is not None else ())
-    return Plan(tuple(nodes), tuple(off), tuple(notes), warnings, tuple(streams_off))
+    return Plan(tuple(nodes), tuple(off), tuple(notes), warnings, tuple(streams_off), version, version_why,
+                tuple(ros_topics))
 
 
-def _default_port(name):
-    """MORAI's default port of udp_bridge stream ``name`` in the default simulator version (0: none)."""
+def _port_key(stream):
+    """The key of a network file entry that holds udp_bridge's port of ``stream``: the simulator's destination
+    port of what it sends, its host port of what it receives (ego control: in EgoCtrlConfig)."""
+    if stream == 'ctrl_cmd':
+        return 'EgoCtrlConfig.udpConfig.hostPort'
+    return 'config.udpConfig.' + ('destinationPort' if wire_streams.BY_NAME[stream].direction ==
+                                  wire_streams.SIM_TO_USER else 'hostPort')
+
+
+def implied_version(network, search_dir=None):
+    """(name, why) of the simulator version (config/sim_versions) that the network settings imply, or
+    ('', why none).  The one fact of a saved file that tells releases apart is the competition status row
+    (PUBSUB_TYPE 295): only a build that sends that stream lists it, and the shipped profiles say which
+    build that is (the ones with a competition_status port)."""
+    names = sim_versions.available(search_dir or sim_versions.search_dir_default())
+    competition = [name for name, port in sim_versions.port_table(search_dir)['competition_status'] if port]
+    if network is None:
+        return '', 'no network settings given (a sensor file says nothing of the release)'
+    rows = [n for n in network.entries if n.pubsub == PUBSUB_COMPETITION_STATUS]
+    if rows and len(competition) == 1:
+        return competition[0], ('%s: %s is the competition status row (PUBSUB_TYPE %d), which only %s sends '
+                                '(config/sim_versions/%s.yaml)' % (network.path, rows[0].key,
+                                                                   PUBSUB_COMPETITION_STATUS, competition[0],
+                                                                   competition[0]))
+    if rows:
+        return '', ('%s: %s is the competition status row (PUBSUB_TYPE %d), but %s of the profiles send it'
+                    % (network.path, rows[0].key, PUBSUB_COMPETITION_STATUS,
+                       ' and '.join(competition) if competition else 'none'))
+    return '', ('%s has no competition status row (PUBSUB_TYPE %d), and nothing else in a saved file tells %s '
+                'apart' % (network.path, PUBSUB_COMPETITION_STATUS,
+                           ', '.join(n for n in names if n not in competition)))
+
+
+def low_ports(p):
+    """[:class:`LowPort`] of every port below 1024 plan ``p`` gives a node: ports only root may bind on a
+    stock Linux (net.ipv4.ip_unprivileged_port_start 1024), or that the simulator listens on."""
+    out = []
+    for n in p.nodes:
+        origins = n.port_origins or {}
+        for param, port in n.params.items():
+            if not (param == 'port' or param.endswith('_port')) or not 0 < port < 1024:
+                continue
+            stream = wire_streams.BY_NAME.get(param[:-len('_port')]) if n.node == 'udp_bridge' else None
+            receive = stream is None or stream.direction == wire_streams.SIM_TO_USER
+            out.append(LowPort(n.name, param, port, receive, origins.get(param, '')))
+    return out
+
+
+def _default_port(name, version=''):
+    """MORAI's default port of udp_bridge stream ``name`` in simulator version ``version`` ('' the default
+    version; 0: none)."""
     if name in sim_versions.VERSIONED_PORTS:
-        return sim_versions.load_version(sim_versions.DEFAULT).port(name)
+        return sim_versions.load_version(version or sim_versions.DEFAULT).port(name)
     return wire_streams.BY_NAME[name].port
 
 
-def _unconfigured(bridge, sensors, network, taken=None):
+def _sensor_off(name, sensors, version):
+    """The :class:`StreamOff` of udp_bridge's ``name`` stream (gps, imu) when the sensor file has that sensor
+    but not over UDP: why, and how its row becomes the stream (its topic: where the simulator publishes it)."""
+    port = _default_port(name, version)
+    s = [s for s in sensors.sensors if s.kind == name][0]
+    why = 'not sent over UDP by %s: %s' % (sensors.path, _ros_line(s))
+    switch = '%s 1, %s %d' % (sensor_key(s, 'commType'), sensor_key(s, 'udpConfig.destinationPort'), port)
+    topic = s.topic or '/' + wire_streams.BY_NAME[name].topic
+    return StreamOff(name, why, port, switch, topic if s.comm == COMM_ROS else '')
+
+
+def _unconfigured(bridge, sensors, network, taken=None, version=''):
     """With a network file, set udp_bridge's port of every stream ``bridge`` has no port for yet: MORAI's
     default for those of :data:`UNLISTED_KEPT` the file has no entry for (unless that port is already a
     receive port here: ``bridge``'s or ``taken``, {port: node}), else 0.  Returns ([StreamOff] of the streams
     left off, GPS and IMU included when the sensor file does not send them over UDP; [names] of the streams
-    kept at their default port)."""
-    off = [StreamOff(name, 'not sent over UDP by %s' % sensors.path, _default_port(name))
+    kept at their default port).  Ports are ``version``'s ('' the default version)."""
+    off = [_sensor_off(name, sensors, version)
            for name in wire_streams.SENSOR_STREAMS if sensors is not None and bridge.get(f'{name}_port') == 0]
     if network is None:
         return off, []
@@ -246,8 +361,9 @@ def _unconfigured(bridge, sensors, network, taken=None):
         bridge[param] = 0
         if st.extension:            # our emulator's lock-step ports: never from a simulator's settings
             continue
-        port = _default_port(st.name)
+        port = _default_port(st.name, version)
         n = entries.get(st.name)
+        switch, topic = '', ''
         if st.name in wire_streams.SENSOR_STREAMS:
             why = 'not sent over UDP by %s' % (sensors.path if sensors is not None else 'the sensor settings (none given)')
         elif n is None and st.name in UNLISTED_KEPT and port:
@@ -261,11 +377,18 @@ def _unconfigured(bridge, sensors, network, taken=None):
             continue
         elif n is None:
             why = f'not in {network.path}'
-        elif n.net_type == COMM_UDP:
-            why = f'{network.path}: {n.key}: its ego control is not UDP (EgoCtrlConfig.commType)'
         else:
-            why = '%s: %s: netType %d (%s)' % (network.path, n.key, n.net_type, COMM_NAMES.get(n.net_type, 'unknown'))
-        off.append(StreamOff(st.name, why, port))
+            if n.net_type == COMM_UDP:
+                why = f'{network.path}: {n.key}: its ego control is not UDP (EgoCtrlConfig.commType)'
+                switch = 'EgoCtrlConfig.commType 1, EgoCtrlConfig.udpConfig.hostPort %d' % port
+            else:
+                why = '%s: %s: netType %d (%s)' % (network.path, n.key, n.net_type,
+                                                   COMM_NAMES.get(n.net_type, 'unknown'))
+                switch = 'netType 1%s, %s %d' % (', EgoCtrlConfig.commType 1' if st.name == 'ctrl_cmd' else '',
+                                                 _port_key(st.name), port)
+            if n.net_type == COMM_ROS and st.topic:
+                topic = '/' + st.topic
+        off.append(StreamOff(st.name, why, port, switch, topic))
     return off, kept
 
 

@@ -29,7 +29,8 @@ from morai_bridge.wire.streams import BY_NAME, SIM_TO_USER, STREAMS
 
 __all__ = ['SettingsError', 'Pose', 'Sensor', 'SensorSettings', 'NetworkEntry', 'NetworkSettings',
            'load_sensors', 'load_network', 'parse_sensors', 'parse_network', 'rep103_pose', 'wrap_deg',
-           'key_warnings', 'address_origin', 'COMM_UDP', 'COMM_NAMES', 'LIDAR3D_TYPES', 'PUBSUB_STREAMS',
+           'key_warnings', 'address_origin', 'sensor_key', 'COMM_UDP', 'COMM_ROS', 'COMM_NAMES', 'LIDAR3D_TYPES',
+           'PUBSUB_STREAMS',
            'PUBSUB_COMPETITION_STATUS', 'SENSOR_LISTS', 'SENSOR_NODES', 'BRIDGE_SENSORS', 'VELODYNE_UNIT',
            'SENSOR_CFG_NAMES', 'SENSOR_KEYS', 'NETWORK_KEYS']
 
@@ -41,7 +42,8 @@ class SettingsError(ValueError):
 #: commType / netType values.  1 and 3 are seen in the public files (UDP, ROS); 0 is the value
 #: of network entries that are switched off.  Anything but 1 is not started.
 COMM_UDP = 1
-COMM_NAMES = {0: 'off', 1: 'UDP', 3: 'ROS'}
+COMM_ROS = 3
+COMM_NAMES = {0: 'off', COMM_UDP: 'UDP', COMM_ROS: 'ROS'}
 
 #: lidar3DType -> (our codec's model, evidence).  Unknown values are an error naming the value.
 LIDAR3D_TYPES = {
@@ -504,7 +506,14 @@ def _parse_net_entry(info, uid, key, path):
     return NetworkEntry(key, uid, net, pubsub, division, host_ip, port, stream, dest_ip)
 
 
-def address_origin(sensors, s):
-    """Where sensor ``s``'s destinationIP (the address its node binds) is in the file, for errors."""
+def sensor_key(s, leaf):
+    """The key of ``leaf`` (``commType``, ``udpConfig.destinationPort``, ...) in sensor ``s``'s entry:
+    ``GPSList[0].gc.udpConfig.destinationPort``."""
     cfg = SENSOR_CFG_NAMES.get(s.key.split('[')[0]) or '<configuration>'     # the 2D LiDAR's name is unknown
-    return f'{sensors.path}: {s.key}.{cfg}.udpConfig.destinationIP'
+    return f'{s.key}.{cfg}.{leaf}'
+
+
+def address_origin(sensors, s, leaf='udpConfig.destinationIP'):
+    """Where sensor ``s``'s destinationIP (the address its node binds; or another ``leaf``, its
+    destinationPort) is in the file, for errors."""
+    return f'{sensors.path}: {sensor_key(s, leaf)}'

@@ -70,6 +70,10 @@ def apply_settings(cfg):
     plan = settings_plan.plan(sensors, network, udp_bridge=True)
     for line in plan.warnings:
         rospy.logwarn('udp_bridge: %s', line)
+    if plan.sim_version and cfg.sim_version != plan.sim_version:
+        # a warning, not an override: ~sim_version may be meant (a profile file of this build, say)
+        rospy.logwarn('udp_bridge: ~sim_version is %s, but the settings imply %s (%s): sim_version:=%s',
+                      cfg.sim_version, plan.sim_version, plan.sim_version_why, plan.sim_version)
     for node in plan.nodes:
         if node.node == 'udp_bridge':
             for name, value in node.params.items():

@@ -3,6 +3,7 @@ what is not started, the udp_bridge streams left off, the address udp_bridge bin
 test_sim_settings_files.py; the launch XML (nodes.morai_settings) and the nodes applying the settings:
 nodes/test_morai_settings.py.  Expected values are read off the public files in test/data/morai_settings/
 (README there names their repositories and commits)."""
+import copy
 import json
 import math
 import os
@@ -121,8 +122,12 @@ def test_baqu4_ros_sensors_are_listed_not_started():
     assert (lidar['mount_x'], lidar['mount_y'], lidar['mount_z']) == (1.53, 0.0, 1.45)
     off = '\n'.join(plan.not_started)
     assert 'cameraList[0] (camera, m_SensorUniqueID 4): ROS on /image_jpeg/compressed' in off
-    assert 'GPSList[0] (gps, m_SensorUniqueID 3): ROS on /gps' in off
-    assert 'IMUList[0] (imu, m_SensorUniqueID 1): ROS on /imu' in off
+    # GPS and IMU over ROS: named once, in their udp_bridge stream's line (issue 48: before, also a not-started
+    # line, and the two said different things)
+    whys = {o.stream: o.why for o in plan.streams_off}
+    assert 'GPSList[0] (gps, m_SensorUniqueID 3): ROS on /gps' in whys['gps']
+    assert 'IMUList[0] (imu, m_SensorUniqueID 1): ROS on /imu' in whys['imu']
+    assert 'GPSList' not in off and 'IMUList' not in off
     bridge = nodes['udp_bridge'].params
     # GPS and IMU over ROS: udp_bridge does not bind them; network: 770 910 -> 9121, 261 9091 -> 9122,
     # 772 7605 -> 7505, ego control 9123 (their own launch files: status 9121, collision 9122, ctrl 9123)
@@ -200,3 +205,118 @@ def test_a_kept_default_port_the_files_use_elsewhere_is_not_kept(tmp_path):
     off = {o.stream: o.why for o in plan.streams_off}
     assert off['traffic_light'] == f"not in {net}, and its default port 7502 is camera_bridge's port here"
     assert off['intersection'] == f"not in {net}, and its default port 9102 is collision's port here"
+
+
+# ----------------------------------------------------------------------------- issue 48: version, ROS rows, low ports
+
+def competition_builds():
+    """The shipped profiles that send the competition status (a competition_status port): what they say."""
+    from morai_bridge.configuration import sim_versions
+    return [name for name, port in sim_versions.port_table()['competition_status'] if port]
+
+
+def test_the_competition_status_row_implies_the_competition_build(tmp_path):
+    """Both public network files have the competition status row (PUBSUB_TYPE 295: heven 1908 -> 1909, baqu4
+    908 -> 909); only 25.S4.MolitComp03's profile has a competition_status port: that is the version written."""
+    assert competition_builds() == ['25.S4.MolitComp03']
+    for sensors, network in ((HEVEN, HEVEN_NET), (BAQU4, BAQU4_NET)):
+        plan = sp.plan(files.load_sensors(sensors), files.load_network(network))
+        assert plan.sim_version == '25.S4.MolitComp03'
+        assert plan.sim_version_why == (f'{network}: egoNetworkData[0].listEgoNetworkInfo[3] is the competition status '
+                                        'row (PUBSUB_TYPE 295), which only 25.S4.MolitComp03 sends '
+                                        '(config/sim_versions/25.S4.MolitComp03.yaml)')
+        assert 'sim_version' not in nodes_of(plan)['udp_bridge'].params       # the writer's (an arg), not a node's
+    # a row switched off still says which build saved the file: it lists the stream
+    off = write(tmp_path, edited(BAQU4_NET, lambda d: [e.__setitem__('netType', 0) for e in net_entries(d)
+                                                      if e['PUBSUB_TYPE'] == 295]), 'off.json')
+    assert sp.plan(None, files.load_network(off)).sim_version == '25.S4.MolitComp03'
+
+
+def test_without_the_competition_row_no_version_is_implied_and_the_plan_says_why(tmp_path):
+    net = write(tmp_path, edited(BAQU4_NET, lambda d: d['egoNetworkData'][0].__setitem__(
+        'listEgoNetworkInfo', [e for e in net_entries(d) if e['PUBSUB_TYPE'] != 295])), 'n.json')
+    plan = sp.plan(files.load_sensors(BAQU4), files.load_network(net))
+    assert plan.sim_version == ''
+    assert plan.sim_version_why == (f'{net} has no competition status row (PUBSUB_TYPE 295), and nothing else in a '
+                                    'saved file tells 24.R2, 25.S4, 26.R1 apart')
+    plan = sp.plan(files.load_sensors(HEVEN))                                 # udp_bridge for GPS / IMU, no network
+    assert (plan.sim_version, plan.sim_version_why) == ('', 'no network settings given (a sensor file says nothing '
+                                                            'of the release)')
+    assert sp.plan(files.load_sensors(BAQU4))[5:7] == ('', '')                 # no udp_bridge: nothing to say
+
+
+def test_a_sensor_sent_over_ros_is_one_line_that_says_what_to_do():
+    """baqu4: camera, GPS, IMU over ROS.  The camera (no udp_bridge port takes it) is a not-started line: keep ROS,
+    or switch the row and generate again.  GPS / IMU are their udp_bridge stream's line alone: off, with the row
+    to switch first (MORAI's port for the stream) and the topic the simulator publishes now; udp_bridge is given
+    that topic and frame, so that the stream, once switched, takes the ROS row's place."""
+    plan = sp.plan(files.load_sensors(BAQU4), files.load_network(BAQU4_NET))
+    camera = [line for line in plan.not_started if line.startswith('cameraList[0]')]
+    assert camera == ["cameraList[0] (camera, m_SensorUniqueID 4): ROS on /image_jpeg/compressed; keep ROS and leave "
+                      "the bridge off, or switch the simulator's row to UDP (cameraList[0].cc.commType 1) and run "
+                      "morai_settings again"]
+    off = {o.stream: o for o in plan.streams_off}
+    assert off['gps'] == sp.StreamOff('gps', f'not sent over UDP by {BAQU4}: GPSList[0] (gps, m_SensorUniqueID 3): '
+                                             'ROS on /gps', 9297,
+                                      'GPSList[0].gc.commType 1, GPSList[0].gc.udpConfig.destinationPort 9297', '/gps')
+    assert (off['imu'].port, off['imu'].switch, off['imu'].ros_topic) == (
+        9110, 'IMUList[0].ic.commType 1, IMUList[0].ic.udpConfig.destinationPort 9110', '/imu')
+    bridge = nodes_of(plan)['udp_bridge'].params
+    assert (bridge['gps_port'], bridge['gps_topic'], bridge['imu_port'], bridge['imu_topic']) == (0, '/gps', 0, '/imu')
+    assert plan.ros_topics == (('/image_jpeg/compressed', 'cameraList[0] (camera, m_SensorUniqueID 4)'),
+                               ('/gps', 'GPSList[0] (gps, m_SensorUniqueID 3)'),
+                               ('/imu', 'IMUList[0] (imu, m_SensorUniqueID 1)'))
+    # without udp_bridge (the sensor file alone) the GPS has no stream line: its own line says it
+    alone = sp.plan(files.load_sensors(BAQU4)).not_started
+    assert "GPSList[0] (gps, m_SensorUniqueID 3): ROS on /gps; keep ROS and leave the bridge off, or switch the " \
+           "simulator's row to UDP (GPSList[0].gc.commType 1) and run morai_settings again" in alone
+
+
+def test_a_second_gps_over_ros_beside_one_over_udp_is_kept_on_ros(tmp_path):
+    def second(d):
+        g = copy.deepcopy(d['GPSList'][0])
+        g['m_SensorUniqueID'] = 8
+        g['gc']['commType'] = 3
+        g['gc']['rosConfig']['Topic'] = '/gps2'
+        d['GPSList'].append(g)
+    plan = sp.plan(files.load_sensors(write(tmp_path, edited(HEVEN, second))), files.load_network(HEVEN_NET))
+    assert "GPSList[1] (gps, m_SensorUniqueID 8): ROS on /gps2; keep ROS and leave the bridge off (udp_bridge " \
+           "receives one gps stream, GPSList[0]'s)" in plan.not_started
+    assert 'gps' not in {o.stream for o in plan.streams_off}
+
+
+def test_network_rows_not_sent_over_udp_say_what_to_switch(tmp_path):
+    def edit(d):
+        for e in net_entries(d):
+            if e['PUBSUB_TYPE'] == 261:
+                e['netType'] = 3
+            if e['PUBSUB_TYPE'] == 772:
+                e['netType'] = 0
+            if e['PUBSUB_TYPE'] == 771:
+                e['EgoCtrlConfig']['commType'] = 3
+    net = write(tmp_path, edited(BAQU4_NET, edit), 'n.json')
+    off = {o.stream: o for o in sp.plan(None, files.load_network(net)).streams_off}
+    assert off['collision'][2:] == (9092, 'netType 1, config.udpConfig.destinationPort 9092', '/CollisionData')
+    assert off['object_info'][2:] == (7505, 'netType 1, config.udpConfig.destinationPort 7505', '')     # off: no ROS
+    assert off['ctrl_cmd'][2:] == (9093, 'EgoCtrlConfig.commType 1, EgoCtrlConfig.udpConfig.hostPort 9093', '')
+    assert off['sim_status'][2:] == (10326, '', '')                           # no row at all: nothing to switch
+
+
+def test_low_ports_are_the_ports_below_1024_with_their_keys(tmp_path):
+    """baqu4's competition status 908 -> 909 is udp_bridge's competition_status port, below 1024 (heven moved it
+    to 1909); a sensor port and a port the simulator listens on below 1024 are named too."""
+    plan = sp.plan(files.load_sensors(BAQU4), files.load_network(BAQU4_NET))
+    assert sp.low_ports(plan) == [sp.LowPort('udp_bridge', 'competition_status_port', 909, True,
+                                             f'{BAQU4_NET}: egoNetworkData[0].listEgoNetworkInfo[3].config.udpConfig.'
+                                             'destinationPort')]
+    assert sp.low_ports(sp.plan(files.load_sensors(HEVEN), files.load_network(HEVEN_NET))) == []
+    sensors = write(tmp_path, edited(BAQU4, lambda d: d['Lidar3DList'][0]['lc']['udpConfig'].__setitem__(
+        'destinationPort', 368)), 's.json')
+    net = write(tmp_path, edited(BAQU4_NET, lambda d: [e['EgoCtrlConfig']['udpConfig'].__setitem__('hostPort', 900)
+                                                      for e in net_entries(d) if e['PUBSUB_TYPE'] == 771]), 'n.json')
+    low = sp.low_ports(sp.plan(files.load_sensors(sensors), files.load_network(net)))
+    assert [(lp.node, lp.param, lp.port, lp.receive) for lp in low] == [
+        ('lidar_bridge', 'port', 368, True), ('udp_bridge', 'competition_status_port', 909, True),
+        ('udp_bridge', 'ctrl_cmd_port', 900, False)]
+    assert low[0].origin == f'{sensors}: Lidar3DList[0].lc.udpConfig.destinationPort'
+    assert low[2].origin == f'{net}: egoNetworkData[0].listEgoNetworkInfo[0].EgoCtrlConfig.udpConfig.hostPort'

@@ -165,3 +165,13 @@ def test_address_origin_names_the_key_of_the_destination_address():
     assert files.address_origin(sensors, by_key['GPSList[0]']) == f'{HEVEN}: GPSList[0].gc.udpConfig.destinationIP'
     assert files.address_origin(sensors, by_key['cameraList[1]']) == \
         f'{HEVEN}: cameraList[1].cc.udpConfig.destinationIP'
+
+
+def test_sensor_key_names_any_key_of_a_sensors_configuration():
+    """The keys morai_settings names when it says what to change in the simulator (issue 48): a port, commType."""
+    sensors = files.load_sensors(BAQU4)
+    by_key = {s.key: s for s in sensors.sensors}
+    assert files.sensor_key(by_key['GPSList[0]'], 'commType') == 'GPSList[0].gc.commType'
+    assert files.address_origin(sensors, by_key['Lidar3DList[0]'], 'udpConfig.destinationPort') == \
+        f'{BAQU4}: Lidar3DList[0].lc.udpConfig.destinationPort'
+    assert by_key['GPSList[0]'].comm == files.COMM_ROS

@@ -12,7 +12,7 @@ import pytest
 
 import helpers
 from morai_bridge.configuration import settings_plan, sim_settings_files
-from settings_files import BAQU4, BAQU4_NET, HEVEN, HEVEN_NET, edited, with_destination, write
+from settings_files import BAQU4, BAQU4_NET, HEVEN, HEVEN_NET, edited, net_entries, with_destination, write
 
 ROOT = helpers.ROOT
 
@@ -74,10 +74,11 @@ def test_sensor_node_stops_on_an_address_that_is_not_this_machines(tmp_path):
 writer = pytest.importorskip('morai_bridge.nodes.morai_settings')
 
 
-def run_cli(*argv):
+def run_cli(*argv, may_bind=None):
+    """main(argv) -> (exit status, stdout, stderr); ``may_bind``: who runs the file (default: this process)."""
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = writer.main(list(argv))
+        code = writer.main(list(argv)) if may_bind is None else writer.main(list(argv), may_bind=may_bind)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -183,8 +184,11 @@ def test_cli_names_each_stream_it_leaves_off_with_the_argument_that_enables_it(t
     for stream in ('gps', 'imu'):
         assert any(line.startswith(f'morai_settings: udp_bridge leaves {stream} off: not sent over UDP by {BAQU4}')
                    for line in lines), lines
-    assert 'morai_settings: not started: cameraList[0] (camera, m_SensorUniqueID 4): ROS on /image_jpeg/compressed' \
-        in lines
+    # issue 48: a sensor the simulator sends over ROS says what to do, one way or the other (before: the line ended
+    # at "ROS on /image_jpeg/compressed")
+    assert ('morai_settings: not started: cameraList[0] (camera, m_SensorUniqueID 4): ROS on /image_jpeg/compressed; '
+            "keep ROS and leave the bridge off, or switch the simulator's row to UDP (cameraList[0].cc.commType 1) "
+            'and run morai_settings again') in lines
     assert not any('leaves sync' in line for line in lines)          # the emulator's extension: not the simulator's
     params = load_launch(target)
     assert (params['/udp_bridge/sim_status_port'], params['/udp_bridge/intersection_port'],
@@ -199,9 +203,13 @@ def test_cli_a_stream_the_file_switches_off_is_named_with_its_entry(tmp_path):
                                                       if i['PUBSUB_TYPE'] == 261]), 'n.json')
     code, _, err = run_cli(BAQU4, net)
     assert code == 0
+    # issue 48: a row the simulator sends over ROS is kept so, or switched to UDP before the port is passed (before:
+    # "netType 3 (ROS); roslaunch morai.launch collision_port:=9092 enables it", two publishers of /CollisionData)
     assert any(line.startswith(f'morai_settings: udp_bridge leaves collision off: {net}: egoNetworkData[0].'
-                               'listEgoNetworkInfo[') and 'netType 3 (ROS); roslaunch morai.launch collision_port:=9092 '
-               'enables it' in line for line in err.splitlines()), err
+                               'listEgoNetworkInfo[') and line.endswith(
+        "netType 3 (ROS); keep ROS and leave the bridge off, or switch the simulator's row to UDP (netType 1, "
+        'config.udpConfig.destinationPort 9092), then roslaunch morai.launch collision_port:=9092 (not before: two '
+        'publishers on /CollisionData)') for line in err.splitlines()), err
 
 
 def test_cli_native_names(tmp_path):
@@ -230,6 +238,258 @@ def test_cli_native_names(tmp_path):
         topics = [p.get('value') for n in ET.fromstring(out).findall('node') for p in n.findall('param')
                   if p.get('name') == 'topic']
         assert topics == names
+
+
+# ----------------------------------------------------------------------------- issue 48: user, version, ROS rows
+
+def NORMAL_USER(port):
+    """A normal user on a stock Linux (net.ipv4.ip_unprivileged_port_start 1024)."""
+    return port >= 1024
+
+
+def ROOT_USER(port):
+    return True
+
+
+def bound_ports(params):
+    """{'/node/param': port} that the nodes of a generated file bind, from the parameters roslaunch sets:
+    udp_bridge's receive ports after its ~privileged_port_offset (ros/package_config.apply_sim_version's
+    rule), the sensor nodes' ~port."""
+    from morai_bridge.link.transport import shift_privileged
+    from morai_bridge.wire import streams
+    out = {}
+    for key, value in params.items():
+        node, name = key.rsplit('/', 1)
+        st = streams.BY_NAME.get(name[:-len('_port')]) if name.endswith('_port') else None
+        if node == '/udp_bridge' and st is not None and st.direction == streams.SIM_TO_USER and value:
+            out[key] = shift_privileged(value, params.get('/udp_bridge/privileged_port_offset', 0))
+        elif node != '/udp_bridge' and name == 'port':
+            out[key] = value
+    return out
+
+
+def comments(text):
+    root = ET.fromstring(text, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
+    return '\n'.join(' '.join(c.text.split()) for c in root if c.tag is ET.Comment)
+
+
+def test_a_file_generated_by_a_normal_user_binds_no_port_below_1024(tmp_path):
+    """Issue 48: baqu4's competition status comes on 909, which only root may bind on a stock Linux.  Generated
+    by a normal user, the file gives it the demo's rule (privileged_port_offset 1000: 909 -> 1909) and starts as
+    that user; stderr and the file's comment say which simulator setting must follow, and how to keep 909."""
+    for sensors, network in ((BAQU4, BAQU4_NET), (HEVEN, HEVEN_NET)):
+        target = tmp_path / 'gen.launch'
+        code, out, err = run_cli(sensors, network, '-o', str(target), may_bind=NORMAL_USER)
+        assert (code, out) == (0, '')
+        ports = bound_ports(load_launch(target))
+        assert len(ports) > 5 and min(ports.values()) >= 1024, ports
+    code, _, err = run_cli(BAQU4, BAQU4_NET, '-o', str(target), may_bind=NORMAL_USER)
+    params = load_launch(target)
+    assert (params['/udp_bridge/competition_status_port'], params['/udp_bridge/privileged_port_offset']) == (909, 1000)
+    assert bound_ports(params)['/udp_bridge/competition_status_port'] == 1909
+    lines = [line for line in err.splitlines() if '909' in line and 'below 1024' in line]
+    key = f'{BAQU4_NET}: egoNetworkData[0].listEgoNetworkInfo[3].config.udpConfig.destinationPort'
+    assert lines == [f"morai_settings: udp_bridge's competition_status port 909 ({key}) is below 1024, which only "
+                     f"root may bind on this machine (net.ipv4.ip_unprivileged_port_start = "
+                     f"{writer.transport.unprivileged_port_start()}): the launch file adds privileged_port_offset "
+                     f"1000, so udp_bridge receives it on 1909. MORAI SIM sends to the port it is set to, so set that "
+                     f"destination port to 1909 there as well (until then nothing arrives). Or keep 909: run the "
+                     f"launch file as root, or let every user bind it (sudo sysctl -w "
+                     f"net.ipv4.ip_unprivileged_port_start=909), and pass roslaunch {target} privileged_port_offset:=0"]
+    assert lines[0][len('morai_settings: '):] in comments(target.read_text())
+    params = load_launch(target, 'privileged_port_offset:=0')       # as root: MORAI's port again
+    assert bound_ports(params)['/udp_bridge/competition_status_port'] == 909
+
+
+def test_who_generates_decides_the_offset(monkeypatch, tmp_path):
+    """The default wiring: this process's user and this machine's net.ipv4.ip_unprivileged_port_start."""
+    target = tmp_path / 'gen.launch'
+
+    def offset(euid, start):
+        monkeypatch.setattr(writer.os, 'geteuid', lambda: euid)
+        monkeypatch.setattr(writer.transport, 'unprivileged_port_start', lambda: start)
+        assert run_cli(BAQU4, BAQU4_NET, '-o', str(target))[0] == 0
+        return load_launch(target)['/udp_bridge/privileged_port_offset']
+    assert offset(1000, 1024) == 1000          # a normal user
+    assert offset(1000, 908) == 0              # a normal user where the sysctl lets users bind 909 (AISW's 908)
+    assert offset(0, 1024) == 0                # root
+
+
+def test_generated_as_root_the_file_keeps_the_port_and_says_how_a_user_runs_it(tmp_path):
+    target = tmp_path / 'gen.launch'
+    code, _, err = run_cli(BAQU4, BAQU4_NET, '-o', str(target), may_bind=ROOT_USER)
+    assert code == 0
+    assert bound_ports(load_launch(target))['/udp_bridge/competition_status_port'] == 909
+    line = [x for x in err.splitlines() if 'below 1024' in x]
+    assert len(line) == 1 and line[0].endswith(
+        'is below 1024: the launch file binds it as it is (this user may, here). A user who may not (a stock Linux: '
+        f'only root binds below 1024) passes roslaunch {target} privileged_port_offset:=1000 and sets that destination '
+        'port to 1909 in MORAI SIM, or runs it as root, or lowers net.ipv4.ip_unprivileged_port_start to 909'), line
+    assert bound_ports(load_launch(target, 'privileged_port_offset:=1000'))['/udp_bridge/competition_status_port'] \
+        == 1909
+    # no port below 1024 (heven moved its status ports to 1909 / 1911): no privileged_port_offset at all
+    code, out, err = run_cli(HEVEN, HEVEN_NET, may_bind=NORMAL_USER)
+    assert code == 0 and 'privileged_port_offset' not in out and 'below 1024' not in err
+
+
+def test_a_sensor_port_below_1024_gets_the_same_rule(tmp_path):
+    """A sensor node has no privileged_port_offset: the file computes its port with roslaunch's eval."""
+    sensors = write(tmp_path, edited(BAQU4, lambda d: d['Lidar3DList'][0]['lc']['udpConfig'].__setitem__(
+        'destinationPort', 368)), 's.json')
+    target = tmp_path / 'gen.launch'
+    code, _, err = run_cli(sensors, '-o', str(target), may_bind=NORMAL_USER)
+    assert code == 0
+    assert '<param name="port" type="int" value="$(eval 368 + privileged_port_offset)" />' in target.read_text()
+    assert load_launch(target)['/lidar_bridge/port'] == 1368
+    assert load_launch(target, 'privileged_port_offset:=0')['/lidar_bridge/port'] == 368
+    assert f"lidar_bridge's port 368 ({sensors}: Lidar3DList[0].lc.udpConfig.destinationPort) is below 1024" in err
+    rlutil = pytest.importorskip('roslaunch.rlutil')
+    assert rlutil.check_roslaunch(str(target)) is None
+
+
+def test_a_port_that_cannot_move_names_the_three_ways_out(tmp_path):
+    """909 + 1000 is 1909; with the objects moved to 1909 the offset cannot apply: the file keeps 909 and the
+    line names the port, running as root, the sysctl and another port in the simulator.  Asked for explicitly
+    (--privileged-port-offset 1000) it is an error, and nothing is written."""
+    net = write(tmp_path, edited(BAQU4_NET, lambda d: [e['config']['udpConfig'].__setitem__('destinationPort', 1909)
+                                                      for e in net_entries(d) if e['PUBSUB_TYPE'] == 772]), 'n.json')
+    target = tmp_path / 'gen.launch'
+    code, _, err = run_cli(BAQU4, net, '-o', str(target), may_bind=NORMAL_USER)
+    assert code == 0
+    assert load_launch(target)['/udp_bridge/privileged_port_offset'] == 0
+    line = [x for x in err.splitlines() if 'below 1024' in x]
+    assert len(line) == 1, line
+    for text in ("udp_bridge's competition_status port 909 (", 'which only root may bind on this machine',
+                 "(privileged_port_offset 1000 would move it onto 1909, which udp_bridge's object_info_port receives "
+                 "already)", 'Run it as root', 'sudo sysctl -w net.ipv4.ip_unprivileged_port_start=909',
+                 'set that destination port in MORAI SIM to a free one from 1024 up and run morai_settings again'):
+        assert text in line[0], (text, line)
+    fresh = tmp_path / 'new.launch'
+    code, out, err = run_cli(BAQU4, net, '--privileged-port-offset', '1000', '-o', str(fresh), may_bind=NORMAL_USER)
+    assert (code, out) == (2, '') and not fresh.exists()
+    assert "--privileged-port-offset 1000 would move udp_bridge's competition_status port 909" in err
+    assert "onto 1909, which udp_bridge's object_info_port receives already" in err
+
+
+def test_a_port_the_simulator_listens_on_below_1024_moves_too(tmp_path):
+    net = write(tmp_path, edited(BAQU4_NET, lambda d: [e['EgoCtrlConfig']['udpConfig'].__setitem__('hostPort', 900)
+                                                      for e in net_entries(d) if e['PUBSUB_TYPE'] == 771]), 'n.json')
+    code, _, err = run_cli(BAQU4, net, may_bind=NORMAL_USER)
+    assert code == 0
+    assert f"udp_bridge's ctrl_cmd port 900 ({net}: egoNetworkData[0].listEgoNetworkInfo[0].EgoCtrlConfig.udpConfig." \
+           "hostPort) is below 1024 and moves with privileged_port_offset 1000 to 1900: MORAI SIM listens on the " \
+           "port it is set to, so set that host port to 1900 there as well" in err
+    # alone (no port to bind below 1024) it needs no offset: sending to port 900 needs no privilege
+    net = write(tmp_path, edited(net, lambda d: [e['config']['udpConfig'].__setitem__('destinationPort', 1909)
+                                                for e in net_entries(d) if e['PUBSUB_TYPE'] == 295]), 'm.json')
+    code, out, err = run_cli(BAQU4, net, may_bind=NORMAL_USER)
+    assert code == 0 and '<arg name="privileged_port_offset" default="0"' in out and 'below 1024' not in err
+
+
+def test_privileged_port_offset_option(tmp_path):
+    target = tmp_path / 'gen.launch'
+    code, _, err = run_cli(BAQU4, BAQU4_NET, '--privileged-port-offset', '0', '-o', str(target), may_bind=NORMAL_USER)
+    assert code == 0 and load_launch(target)['/udp_bridge/privileged_port_offset'] == 0
+    assert 'the launch file keeps it (--privileged-port-offset 0). Run it as root' in err
+    code, _, err = run_cli(BAQU4, BAQU4_NET, '--privileged-port-offset', '2000', '-o', str(target), may_bind=ROOT_USER)
+    assert code == 0 and bound_ports(load_launch(target))['/udp_bridge/competition_status_port'] == 2909
+
+
+def test_the_generated_file_has_the_version_the_settings_imply(tmp_path):
+    """Issue 48 (b): the competition status row (PUBSUB_TYPE 295) -> the competition build's profile, an arg of
+    the file; without it, udp_bridge's default and one line saying why."""
+    target = tmp_path / 'gen.launch'
+    code, _, err = run_cli(BAQU4, BAQU4_NET, '-o', str(target))
+    assert code == 0
+    assert load_launch(target)['/udp_bridge/sim_version'] == '25.S4.MolitComp03'
+    assert load_launch(target, 'sim_version:=25.S4')['/udp_bridge/sim_version'] == '25.S4'
+    assert (f'morai_settings: udp_bridge: sim_version 25.S4.MolitComp03: {BAQU4_NET}: egoNetworkData[0].'
+            'listEgoNetworkInfo[3] is the competition status row (PUBSUB_TYPE 295), which only 25.S4.MolitComp03 sends '
+            '(config/sim_versions/25.S4.MolitComp03.yaml)') in err.splitlines()
+    net = write(tmp_path, edited(BAQU4_NET, lambda d: d['egoNetworkData'][0].__setitem__(
+        'listEgoNetworkInfo', [e for e in net_entries(d) if e['PUBSUB_TYPE'] != 295])), 'n.json')
+    code, _, err = run_cli(BAQU4, net, '-o', str(target))
+    assert code == 0 and load_launch(target)['/udp_bridge/sim_version'] == '25.S4'
+    lines = [x for x in err.splitlines() if 'sim_version' in x]
+    assert lines == [f"morai_settings: udp_bridge: sim_version not implied: {net} has no competition status row "
+                     "(PUBSUB_TYPE 295), and nothing else in a saved file tells 24.R2, 25.S4, 26.R1 apart; the launch "
+                     f"file keeps udp_bridge's default, 25.S4: roslaunch {target} sim_version:=NAME for another "
+                     "release (docs/versions.md)"]
+    code, out, err = run_cli(BAQU4)                                 # no udp_bridge: no version to speak of
+    assert code == 0 and 'sim_version' not in out + err
+
+
+def test_udp_bridge_reading_the_network_file_warns_of_another_version(monkeypatch):
+    from morai_bridge.nodes import udp_bridge
+    from morai_bridge.ros.params import load
+    said = []
+    monkeypatch.setattr(udp_bridge.rospy, 'logwarn', lambda fmt, *a: said.append(fmt % a))
+    cfg = load(udp_bridge.PARAMS, lambda n, d: {'network_settings': BAQU4_NET}.get(n, d))
+    udp_bridge.apply_settings(cfg)
+    assert cfg.sim_version == '25.S4'                                # a warning, not an override
+    assert [s for s in said if 'sim_version' in s] == [
+        'udp_bridge: ~sim_version is 25.S4, but the settings imply 25.S4.MolitComp03 (%s: egoNetworkData[0].'
+        'listEgoNetworkInfo[3] is the competition status row (PUBSUB_TYPE 295), which only 25.S4.MolitComp03 sends '
+        '(config/sim_versions/25.S4.MolitComp03.yaml)): sim_version:=25.S4.MolitComp03' % BAQU4_NET]
+    said.clear()
+    cfg = load(udp_bridge.PARAMS, lambda n, d: {'network_settings': BAQU4_NET,
+                                                'sim_version': '25.S4.MolitComp03'}.get(n, d))
+    udp_bridge.apply_settings(cfg)
+    assert not [s for s in said if 'sim_version' in s]
+
+
+def test_a_sensor_sent_over_ros_gets_one_line_and_one_publisher(tmp_path):
+    """Issue 48 (c): baqu4's GPS is sent over ROS on /gps.  One line says it: keep ROS (the file leaves udp_bridge's
+    GPS off: no second publisher of /gps), or switch the row to UDP and then pass gps_port (never "enables it"
+    alone).  Doing what it says (the row switched, the file generated again) gives udp_bridge the stream on
+    /gps and leaves nothing of it on ROS."""
+    target = tmp_path / 'gen.launch'
+    code, _, err = run_cli(BAQU4, BAQU4_NET, '-o', str(target))
+    assert code == 0
+    for key, stream, port in (('GPSList[0]', 'gps', 9297), ('IMUList[0]', 'imu', 9110)):
+        lines = [x for x in err.splitlines() if key in x]
+        cfg = {'gps': 'gc', 'imu': 'ic'}[stream]
+        topic = '/' + stream
+        assert lines == [f'morai_settings: udp_bridge leaves {stream} off: not sent over UDP by {BAQU4}: {key} '
+                         f"({stream}, m_SensorUniqueID {3 if stream == 'gps' else 1}): ROS on {topic}; keep ROS and "
+                         f"leave the bridge off, or switch the simulator's row to UDP ({key}.{cfg}.commType 1, "
+                         f'{key}.{cfg}.udpConfig.destinationPort {port}), then roslaunch {target} '
+                         f'{stream}_port:={port} (not before: two publishers on {topic})'], lines
+        assert lines[0][len('morai_settings: '):] in comments(target.read_text())
+    params = load_launch(target)
+    assert (params['/udp_bridge/gps_port'], params['/udp_bridge/imu_port']) == (0, 0)
+    assert (params['/udp_bridge/gps_topic'], params['/udp_bridge/imu_topic']) == ('/gps', '/imu')
+    assert not any('enables it' in x and ('gps_port' in x or 'imu_port' in x) for x in err.splitlines())
+
+    def switched(d):
+        d['GPSList'][0]['gc']['commType'] = 1
+        d['GPSList'][0]['gc']['udpConfig']['destinationPort'] = 9297
+    sensors = write(tmp_path, edited(BAQU4, switched), 's.json')
+    code, _, err = run_cli(sensors, BAQU4_NET, '-o', str(target))
+    assert code == 0 and 'GPSList' not in err.replace('GPSList[0] (gps, frame', '')
+    params = load_launch(target)
+    assert (params['/udp_bridge/gps_port'], params['/udp_bridge/gps_topic']) == (9297, '/gps')
+    assert '/gps' not in writer.published_topics(settings_plan.plan(sim_settings_files.load_sensors(BAQU4),
+                                                                    sim_settings_files.load_network(BAQU4_NET)))
+
+
+@pytest.mark.parametrize('edit, clash', [
+    # a second 3D LiDAR, sent over ROS on the topic the bridged one has
+    (lambda d: d['Lidar3DList'].append(dict(d['Lidar3DList'][0], m_SensorUniqueID=9, lc=dict(
+        d['Lidar3DList'][0]['lc'], commType=3))), 'Lidar3DList[1] (lidar, m_SensorUniqueID 9) is sent over ROS on '
+                                                  '/lidar3D, which lidar_bridge ~topic would publish too'),
+    # the bridged GPS has no topic of its own (udp_bridge's /gps), a second one is sent over ROS on /gps
+    (lambda d: (d['GPSList'][0]['gc']['rosConfig'].__setitem__('Topic', ''), d['GPSList'].append(dict(
+        d['GPSList'][0], m_SensorUniqueID=8, gc=dict(d['GPSList'][0]['gc'], commType=3, rosConfig=dict(
+            d['GPSList'][0]['gc']['rosConfig'], Topic='/gps', frameID='GPS-8'))))),
+     'GPSList[1] (gps, m_SensorUniqueID 8) is sent over ROS on /gps, which udp_bridge ~gps_topic would publish too'),
+])
+def test_a_topic_the_simulator_publishes_over_ros_is_not_bridged_too(tmp_path, edit, clash):
+    """Never two publishers on one topic: a file that would make one is refused, both named."""
+    path = write(tmp_path, edited(HEVEN if 'GPS' in clash else BAQU4, edit))
+    code, out, err = run_cli(path, HEVEN_NET)
+    assert (code, out) == (2, '')
+    assert clash in err and 'two publishers on one topic' in err, err
 
 
 # ----------------------------------------------------------------------------- ~settings in the nodes
