@@ -33,7 +33,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
 from morai_bridge.wire import udp, udp_samples  # noqa: E402
+
+#: the command line (configuration.params)
+PARAMS = [Param("quick", False, "shorter timed runs (a smoke test; 3 repetitions)", switch=True),
+          Param("reps", None, "repetitions of the hot path (default 5, 3 with --quick; at least 3)", kind=int,
+                metavar="N")]
 
 # ----------------------------------------------------------------------------- samples
 
@@ -255,12 +261,10 @@ def median(values):
     return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
 
 
-def main(argv):
-    quick = "--quick" in argv
-    reps = 3 if quick else 5
-    for i, a in enumerate(argv):
-        if a == "--reps":
-            reps = max(3, int(argv[i + 1]))
+def main(argv=None):
+    args = parse_args(PARAMS, argv, description=__doc__, raw_help=True)
+    quick = args.quick
+    reps = (3 if quick else 5) if args.reps is None else max(3, args.reps)
     target, runs = (0.01, 3) if quick else (0.04, 5)
     rounds, batch_s = (5, 0.002) if quick else (15, 0.004)
     print(f"machine: {machine()}")
@@ -317,4 +321,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

@@ -18,7 +18,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
 from morai_bridge.emu.pcu import PcuEmulator  # noqa: E402
+
+#: the command line (configuration.params)
+PARAMS = [Param("link", "", "the symlink to create to the emulator's pty", positional=True, metavar="LINK"),
+          Param("out", "", "the JSON file written at the end: command frame arrivals and the final state",
+                positional=True, metavar="OUT.json")]
 
 
 class TimedPcu(PcuEmulator):
@@ -31,8 +37,9 @@ class TimedPcu(PcuEmulator):
         super()._accept_command(cmd, now)
 
 
-def main():
-    link, out = sys.argv[1], sys.argv[2]
+def main(argv=None):
+    args = parse_args(PARAMS, argv, description=__doc__, raw_help=True)
+    link, out = args.link, args.out
     done = threading.Event()
     signal.signal(signal.SIGINT, lambda *a: done.set())
     signal.signal(signal.SIGTERM, lambda *a: done.set())

@@ -21,11 +21,17 @@ import serial
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
 from morai_bridge.wire import erp42, erp42_convert  # noqa: E402
 
+#: the command line (configuration.params)
+PARAMS = [Param("port", "", "the serial port to write to (a pty of the PCU emulator)", positional=True, metavar="PORT"),
+          Param("rate", None, "frames per second", kind=float, above=0.0, positional=True, metavar="RATE_HZ")]
 
-def main():
-    port, rate = sys.argv[1], float(sys.argv[2])
+
+def main(argv=None):
+    args = parse_args(PARAMS, argv, description=__doc__, raw_help=True)
+    port, rate = args.port, args.rate
     done = threading.Event()
     signal.signal(signal.SIGINT, lambda *a: done.set())
     signal.signal(signal.SIGTERM, lambda *a: done.set())

@@ -4,7 +4,7 @@ C++-backed ``velodyne_decoder`` package (PyPI ``velodyne-decoder``).
 
 Runs inside the throw-away virtual environment that bench_velodyne.py creates;
 of this repository it imports only bench_velodyne.best_of, so that both
-decoders are timed the same way.
+decoders are timed the same way, and configuration.params for its command line.
 
 Usage:  python velodyne_peer.py IN_DIR MIN_SECONDS
 IN_DIR holds ``<name>.bin`` files (concatenated 1206-byte packets of one
@@ -17,16 +17,26 @@ import json
 import os
 import sys
 
-import numpy as np
-import velodyne_decoder as vd
-
-from bench_velodyne import best_of   # this script's directory is on sys.path
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
+from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
 
 PACKET = 1206
+#: the command line (configuration.params)
+PARAMS = [Param("in_dir", "", "the folder of <name>.bin files, where the <name>.peer.npy files are written",
+                positional=True, metavar="IN_DIR"),
+          Param("min_seconds", None, "each timed run lasts about this long [s] (bench_velodyne.best_of)", kind=float,
+                positional=True, metavar="MIN_SECONDS")]
 
 
-def main(argv):
-    in_dir, min_seconds = argv[1], float(argv[2])
+def main(argv=None):
+    args = parse_args(PARAMS, argv, description=__doc__, raw_help=True)
+    in_dir, min_seconds = args.in_dir, args.min_seconds
+    # after the command line: --help needs neither the peer's package (only in bench_velodyne's virtual
+    # environment) nor numpy
+    import numpy as np
+    import velodyne_decoder as vd
+
+    from bench_velodyne import best_of   # this script's directory is on sys.path
     version = getattr(vd, "__version__", None)
     try:
         from importlib.metadata import version as dist_version
@@ -61,4 +71,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main())

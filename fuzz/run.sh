@@ -4,6 +4,8 @@
 #   bash fuzz/run.sh [target] [inputs]     targets: udp lockstep erp42_feedback erp42_command
 #                                          camera boxes velodyne lidar2d
 set -euo pipefail
+# -h / --help: the comment block above, before anything is done
+case "${1:-}" in -h|--help) sed -n '2,/^\([^#]\|$\)/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;; esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 VENV="$ROOT/.ws/fuzzenv"

@@ -3,6 +3,8 @@
 # sourced: the simulator emulator, the UDP bridge and an example driver
 # (launch/demo.launch).  Extra arguments go to roslaunch (e.g. speed_kmh:=30).
 set -euo pipefail
+# -h / --help: the comment block above, before anything is done
+case "${1:-}" in -h|--help) sed -n '2,/^\([^#]\|$\)/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;; esac
 cat <<'TXT'
 Starting the demo (launch/demo.launch): MORAI simulator emulator + udp_bridge + example driver.
 In another terminal:

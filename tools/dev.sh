@@ -146,6 +146,7 @@ cmd_install_check() {
 }
 
 case "${1:-}" in
+  -h|--help) sed -n '2,/^\([^#]\|$\)/s/^# \{0,1\}//p' "$0"; exit 0 ;;
   setup) cmd_setup ;;
   build) cmd_build ;;
   env)   cmd_env ;;

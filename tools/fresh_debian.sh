@@ -25,6 +25,8 @@
 # Needs root (debootstrap, chroot, mounts) and Debian's package mirror.  The chroot shares the
 # host's network: run nothing else that uses the test ports meanwhile.  Logs: DIR.log/.
 set -euo pipefail
+# -h / --help: the comment block above, before anything is done
+case "${1:-}" in -h|--help) sed -n '2,/^\([^#]\|$\)/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;; esac
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VERSION="${1:-}"

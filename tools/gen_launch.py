@@ -17,6 +17,9 @@ import sys
 from xml.sax.saxutils import quoteattr
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, 'src'))
+
+from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
 
 
 def fmt(v):
@@ -125,22 +128,29 @@ def docs_with_demo_args(text):
     return between(text, 'demo-args', launch_args_table('demo'))
 
 
-if __name__ == '__main__':
+#: the command line (configuration.params)
+PARAMS = [Param('what', [], "node modules (morai_bridge.nodes.NODE: writes launch/NODE.launch and NODE's table in "
+                "docs/ros_api.md), or 'ports' alone (the port tables), or 'demo-args' alone (README.md's table of "
+                "demo.launch's arguments)", positional=True, nargs='*', metavar='NODE')]
+
+
+def main(argv=None):
+    what = parse_args(PARAMS, argv, description=__doc__, raw_help=True).what
     docs = os.path.join(ROOT, 'docs', 'ros_api.md')
-    if sys.argv[1:] == ['demo-args']:
+    if what == ['demo-args']:
         with open(os.path.join(ROOT, 'README.md')) as f:
             text = docs_with_demo_args(f.read())
         with open(os.path.join(ROOT, 'README.md'), 'w') as f:
             f.write(text)
-        sys.exit(0)
-    if sys.argv[1:] == ['ports']:
+        return 0
+    if what == ['ports']:
         for name in PORT_DOCS:
             with open(os.path.join(ROOT, name)) as f:
                 text = docs_with_ports(f.read())
             with open(os.path.join(ROOT, name), 'w') as f:
                 f.write(text)
-        sys.exit(0)
-    for node in sys.argv[1:]:
+        return 0
+    for node in what:
         text = launch_text(node)     # before opening: a failed import must not truncate the file
         with open(os.path.join(ROOT, 'launch', node + '.launch'), 'w') as f:
             f.write(text)
@@ -148,3 +158,8 @@ if __name__ == '__main__':
             text = f.read()
         with open(docs, 'w') as f:
             f.write(docs_with_table(text, node))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

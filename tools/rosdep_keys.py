@@ -17,10 +17,19 @@ to HEAD.  Two sections, one key a line, sorted:
 test/unit/project/test_rosdep_keys.py checks package.xml against the file.  Only the key names are kept,
 not what they resolve to.
 """
+import os
 import subprocess
 import sys
 
 import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'src'))
+from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
+
+#: the command line (configuration.params)
+PARAMS = [Param('git_dir', '', 'a clone (or bare git directory) of https://github.com/ros/rosdistro', positional=True,
+                metavar='GIT_DIR'),
+          Param('commit', 'HEAD', 'the rosdistro commit to read', positional=True, nargs='?', metavar='COMMIT')]
 
 INSTALLERS = {'apt', 'pip', 'source', 'npm', 'gem', 'snap'}
 
@@ -55,11 +64,10 @@ def resolves_on_focal(rule):
     return bool(INSTALLERS & set(ubuntu))
 
 
-def main(argv):
-    if not 1 <= len(argv) <= 2:
-        sys.exit(__doc__)
-    git_dir = argv[0]
-    commit = subprocess.run(['git', '--git-dir', git_dir, 'rev-parse', argv[1] if len(argv) > 1 else 'HEAD'],
+def main(argv=None):
+    args = parse_args(PARAMS, argv, description=__doc__, raw_help=True)
+    git_dir = args.git_dir
+    commit = subprocess.run(['git', '--git-dir', git_dir, 'rev-parse', args.commit],
                             check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
     date = subprocess.run(['git', '--git-dir', git_dir, 'log', '-1', '--format=%cI', commit],
                           check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
@@ -81,4 +89,4 @@ def main(argv):
 
 
 if __name__ == '__main__':
-    main(sys.argv[1:])
+    main()

@@ -32,6 +32,10 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, 'src'))
+
+from morai_bridge.configuration.params import REST, Param, command_line  # noqa: E402
+
 RESULTS = os.path.join(ROOT, '.ws', 'test_results')
 # What failed, repeated after the summary so that the tail of a long log names it: (layer, text)
 FAILED = []
@@ -409,14 +413,34 @@ LAYERS = ('lint', 'unit', 'py38', 'ros', 'sets', 'nonroot', 'system', 'install')
 QUICK_ROSTESTS = ('udp_bridge.test', 'receiver_sender.test', 'closed_loop.test')
 
 
+#: the command line (configuration.params).  Layer names, .test names and pytest's arguments come in any
+#: order, --quick anywhere among them: an argument that is no layer goes to pytest when it starts with '-'
+#: or names a test (FILE::TEST), and is a rostest name otherwise
+PARAMS = [
+    Param('quick', False, 'the layers a contributor runs before pushing: lint, unit and the rostests %s (or '
+          'the .test names given)' % ', '.join(QUICK_ROSTESTS), switch=True),
+    Param('names', [], 'layers (%s; default: all), .test names (default: every test/ros/*.test; alone: those '
+          'rostests only), pytest arguments (-x, FILE::TEST; for the unit, py38 and system layers)'
+          % ', '.join(LAYERS), positional=True, nargs=REST, metavar='NAME'),
+]
+
+
+def arguments(argv):
+    """(--quick given, the other arguments in their order).  The parser knows --quick and --help; the
+    pytest options it does not know come back from parse_known_args, and they are the ones before the
+    first name (the names take every argument after it, --quick included)."""
+    args, options = command_line(PARAMS, description=__doc__, raw_help=True).parse_known_args(argv)
+    rest = options + args.names
+    return args.quick or '--quick' in rest, [a for a in rest if a != '--quick']
+
+
 def main(argv):
+    quick, argv = arguments(argv)
     # Started as a background job (`bash tools/dev.sh test &`, nohup, some CI runners), this process and
     # every child would ignore SIGINT: rostest and roslaunch stop nodes with it, and tests interrupt runs
     # with it.  A handler here gives the children the ordinary disposition (exec resets handled signals).
     signal.signal(signal.SIGINT, signal.default_int_handler)
     started = time.monotonic()
-    quick = '--quick' in argv
-    argv = [a for a in argv if a != '--quick']
     layers = [a for a in argv if a in LAYERS]
     rest = [a for a in argv if a not in layers]
     pytest_args = [a for a in rest if a.startswith('-') or '::' in a]

@@ -18,12 +18,19 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, 'src'))
+
+from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
+
 MASTER_PORT = 11511
 LINK = '/tmp/morai_soak_erp42'
+#: the command line (configuration.params)
+PARAMS = [Param('minutes', 10.0, 'how long to run; a line of figures every whole minute', positional=True, nargs='?',
+                metavar='MINUTES')]
 
 
-def main():
-    minutes = float(sys.argv[1]) if len(sys.argv) > 1 else 10.0
+def main(argv=None):
+    minutes = parse_args(PARAMS, argv, description=__doc__, raw_help=True).minutes
     os.environ['ROS_MASTER_URI'] = 'http://127.0.0.1:%d' % MASTER_PORT
     import psutil
     import roslaunch

@@ -103,3 +103,35 @@ def test_no_python38_is_skipped_and_said_so_outside_ci_and_fails_in_ci(rt, monke
     else:
         assert rt.NOTES[0][0] == 'py38-pytest' and 'SKIPPED the unit tests on Python 3.8' in rt.NOTES[0][1]
         assert not rt.FAILED
+
+
+@pytest.mark.parametrize('argv, quick, rest', [
+    ([], False, []),
+    (['--quick'], True, []),
+    (['unit', '--quick'], True, ['unit']),
+    (['--quick', 'udp_bridge.test', 'closed_loop'], True, ['udp_bridge.test', 'closed_loop']),
+    (['-x', 'unit'], False, ['-x', 'unit']),
+    (['--quick', '-x', '--lf'], True, ['-x', '--lf']),
+    (['unit', '-k', 'fuzz', 'test/unit/x.py::test_y'], False, ['unit', '-k', 'fuzz', 'test/unit/x.py::test_y']),
+    (['--maxfail=2', 'lint', '--quick', 'py38', '-v'], True, ['--maxfail=2', 'lint', 'py38', '-v']),
+])
+def test_the_command_line_keeps_every_argument_in_its_order(rt, argv, quick, rest):
+    """`bash tools/dev.sh test [--quick] [layers] [x.test] [pytest arguments]`: --quick anywhere, the other
+    arguments in their order, pytest's options (which the parser does not know) among them."""
+    assert rt.arguments(argv) == (quick, rest)
+
+
+def test_the_arguments_go_to_the_layers_as_before(rt, monkeypatch):
+    monkeypatch.setenv('MORAI_SCREENSHOT', 'unused.png')      # main() sets a default otherwise
+    calls = []
+    monkeypatch.setattr(rt, 'lint', lambda: calls.append(('lint',)) or (1, 0, 0))
+    monkeypatch.setattr(rt, 'unit', lambda extra, *a: calls.append(('unit', extra) + a) or (1, 0, 0))
+    monkeypatch.setattr(rt, 'ros', lambda names: calls.append(('ros', names)) or (1, 0, 0))
+    assert rt.main(['--quick', '-x']) == 0
+    assert calls == [('lint',), ('unit', ['-x']), ('ros', list(rt.QUICK_ROSTESTS))]
+    del calls[:]
+    assert rt.main(['udp_bridge.test', 'closed_loop.test']) == 0
+    assert calls == [('ros', ['udp_bridge.test', 'closed_loop.test'])]
+    del calls[:]
+    assert rt.main(['unit', 'test/unit/wire::test_x', '-q']) == 0
+    assert calls == [('unit', ['test/unit/wire::test_x', '-q'])]
