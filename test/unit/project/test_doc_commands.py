@@ -2,6 +2,7 @@
 `python3 -m` line in README.md and docs/*.md (fenced blocks and inline code) names an existing
 package, executable, launch file, test file or module, and every argument it passes (`name:=`,
 `_param:=`, `--option`) is one that launch file, node or program declares."""
+import functools
 import glob
 import importlib.util
 import os
@@ -29,42 +30,51 @@ ROSLAUNCH_VALUE_OPTIONS = {'-p', '--port', '--pid', '--run_id', '--wait-timeout'
 
 
 def code_lines(text):
-    """The lines of fenced code blocks, and every inline code span."""
+    """[(line, fenced)]: the lines of fenced code blocks (True), and every inline code span (False)."""
     out, fenced = [], False
     for line in text.splitlines():
         if line.strip().startswith('```'):
             fenced = not fenced
             continue
         if fenced:
-            out.append(line)
+            out.append((line, True))
     # inline spans, also those a line break splits (not across paragraphs)
     spans = re.findall(r'`([^`]+)`', re.sub(r'```.*?```', '', text, flags=re.S))
-    out += [' '.join(s.split()) for s in spans if '\n\n' not in s]
+    out += [(' '.join(s.split()), False) for s in spans if '\n\n' not in s]
     return out
 
 
-def commands():
-    """[(doc, tool, [args])] of every command the docs show; placeholders (`<vehicle>`, `[...]`,
-    `...`) end a command's checked arguments."""
+def command_parts(pattern):
+    """[(doc, match, args, fenced)] of every piece of a code line of the docs (split at &&, ;, |, $( ) that
+    ``pattern`` matches; its last group is the rest of the command, of which ``args`` are the words before
+    the first placeholder (`<vehicle>`, `[...]`, `...`, a quoted or shell-expanded word)."""
     found = []
     for doc in DOCS:
         with open(os.path.join(ROOT, doc)) as f:
             text = f.read()
-        for line in code_lines(text):
+        for line, fenced in code_lines(text):
             line = line.split('  #')[0].split(' # ')[0].strip()
-            for part in re.split(r'\s*(?:&&|;|\|)\s*', line):
-                m = TOOL.match(part.strip())
+            for part in re.split(r'\s*(?:&&|;|\||\$\()\s*', line):
+                m = pattern.match(part.strip())
                 if not m:
                     continue
                 args = []
-                for a in m.group(3).split():
-                    if a.startswith(('<', '[', '...', '$', '"', "'")) or a in ('\\', '&'):
+                for a in m.group(m.re.groups).split():
+                    if a.startswith(('<', '[', '...', '$', '"', "'", '`')) or a in ('\\', '&', ')'):
                         break
                     args.append(a)
-                tool = m.group(2).strip().split('/')[-1]
-                if tool == 'python3 -m' and 'PYTHONPATH=' in m.group(1):
-                    tool = 'PYTHONPATH=src python3 -m'
-                found.append((doc, tool, args))
+                found.append((doc, m, args, fenced))
+    return found
+
+
+def commands():
+    """[(doc, tool, [args])] of every rosrun, roslaunch, rostest and python3 command the docs show."""
+    found = []
+    for doc, m, args, _ in command_parts(TOOL):
+        tool = m.group(2).strip().split('/')[-1]
+        if tool == 'python3 -m' and 'PYTHONPATH=' in m.group(1):
+            tool = 'PYTHONPATH=src python3 -m'
+        found.append((doc, tool, args))
     return found
 
 
@@ -80,6 +90,12 @@ def launch_args(path):
 
 
 def help_text(argv):
+    return _help_text(tuple(argv))
+
+
+@functools.lru_cache(maxsize=None)
+def _help_text(argv):
+    argv = list(argv)
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, 'src') + os.pathsep + os.environ.get('PYTHONPATH', ''))
     p = subprocess.run([sys.executable] + argv + ['--help'], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        env=env, timeout=60, cwd=ROOT)
@@ -125,6 +141,8 @@ def test_rosrun(doc, tool, args):
         return
     script = os.path.join(ROOT, 'scripts', executable)
     assert os.access(script, os.X_OK), f'rosrun {package} {executable}: no executable scripts/{executable}'
+    # every documented node and program answers --help at once (a node: its parameters, without a master)
+    assert 'usage' in help_text([script]).lower(), f'rosrun {package} {executable} --help prints no usage'
     private = [a.split(':=')[0][1:] for a in args[2:] if a.startswith('_') and ':=' in a]
     if private:
         declared = node_params(executable)
@@ -190,3 +208,130 @@ def test_python_module(doc, tool, args):
     finally:
         sys.path.pop(0)
     check_options(args[1:], ['-m', module])
+
+
+# ------------------------------------------------------------- the project's own programs, as the docs run them
+
+#: a program of tools/, bench/ or fuzz/, run as the docs write it: `bash X.sh`, `python3 X.py`, `./X`, or X alone
+SCRIPT = re.compile(r'^(?:sudo\s+)?(?:[A-Z_]+=\S*\s+)*(bash\s+|(?:/usr/bin/)?python3\s+|\./)?'
+                    r'((?:tools|bench|fuzz)/[\w.-]+\.(?:py|sh))(?=\s|$)(.*)$')
+#: programs the history sections of docs/benchmarks.md still name, gone since (and what replaced them)
+GONE = {'bench/check_convert.py': 'test/unit/convert_cases.py (issue 25)'}
+
+
+def script_mentions():
+    """[(doc, how, path, args, is_command)]: every tools/ bench/ fuzz/ program the docs name in code. A
+    mention is a command when it has an interpreter in front, arguments after, or stands in a fenced block;
+    a bare path in running text is a reference to the file."""
+    return [(doc, (m.group(1) or '').strip(), m.group(2), args, bool(m.group(1) or args or fenced))
+            for doc, m, args, fenced in command_parts(SCRIPT)]
+
+
+MENTIONS = script_mentions()
+COMMAND_MENTIONS = [m for m in MENTIONS if m[4] and m[2] not in GONE]
+PROGRAMS = sorted({path for _, _, path, _, _ in COMMAND_MENTIONS})
+#: wrappers that hand their options to a program (their --help prints their own comment, not its options)
+FORWARDS = {'bench/run.sh': 'bench/run.py', 'tools/soak.sh': 'tools/soak.py'}
+
+
+def test_the_docs_name_programs_of_every_folder():
+    """(Every program answers --help at once: test_program_help.py; here, what the docs run.)"""
+    assert {p.split('/')[0] for p in PROGRAMS} == {'tools', 'bench', 'fuzz'}, PROGRAMS
+    assert len(COMMAND_MENTIONS) > 40
+
+
+@pytest.mark.parametrize('doc, how, path, args, command', MENTIONS,
+                         ids=[f'{d}: {h} {p} {" ".join(a)}' for d, h, p, a, _ in MENTIONS])
+def test_every_program_the_docs_name_exists(doc, how, path, args, command):
+    if path in GONE:
+        assert not command, f'{doc} runs {path}, which is gone ({GONE[path]})'
+        with open(os.path.join(ROOT, 'docs', 'benchmarks.md')) as f:
+            assert f'`{path}` |' not in f.read(), f'the Files table of docs/benchmarks.md still lists {path}'
+        return
+    assert os.path.isfile(os.path.join(ROOT, path)), f'{doc} names {path}: no such file'
+
+
+BARE = [m for m in COMMAND_MENTIONS if m[1] in ('', './')]
+
+
+@pytest.mark.parametrize('doc, how, path, args, command', BARE,
+                         ids=[f'{d}: {p} {" ".join(a)}' for d, h, p, a, _ in BARE])
+def test_a_program_run_by_its_path_is_executable(doc, how, path, args, command):
+    """`tools/msg_sets.py which x.bag` as the README writes it: the file must be executable and say its
+    interpreter (issue 48: it was committed 100644, and the user got 'Permission denied')."""
+    full = os.path.join(ROOT, path)
+    assert os.access(full, os.X_OK), f'{doc} runs {path} by its path, but it is not executable (git update-index ' \
+                                     f'--chmod=+x {path})'
+    with open(full, 'rb') as f:
+        first = f.readline()
+    assert first.startswith(b'#!'), f'{path} has no #! line'
+    if path.endswith('.py'):
+        assert first.strip() == b'#!/usr/bin/python3', \
+            f'{path}: #!/usr/bin/python3 (the ROS modules are Debian\'s; another python3 may come first on PATH)'
+
+
+@functools.lru_cache(maxsize=None)
+def program_help(path, *pre):
+    """Output of `PROGRAM [pre...] --help`, which must exit 0 at once without doing its work."""
+    argv = (['bash', path] if path.endswith('.sh') else [sys.executable, path]) + list(pre) + ['--help']
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, 'src') + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, timeout=60, cwd=ROOT)
+    text = p.stdout.decode('utf-8', 'replace')
+    if p.returncode != 0 and "No module named 'rospy'" in text:
+        pytest.skip('needs ROS to print its options')
+    assert p.returncode == 0, '%s --help: exit %d\n%s' % (' '.join(argv[1:]), p.returncode, text[-2000:])
+    return text
+
+
+OPTION_MENTIONS = [m for m in COMMAND_MENTIONS if any(a.startswith('-') for a in m[3]) and m[2] != 'tools/dev.sh']
+
+
+@pytest.mark.parametrize('doc, how, path, args, command', OPTION_MENTIONS,
+                         ids=[f'{d}: {p} {" ".join(a)}' for d, h, p, a, _ in OPTION_MENTIONS])
+def test_the_options_the_docs_pass_exist(doc, how, path, args, command):
+    """Each `--option` a documented command passes is in the program's --help (of its subcommand, when
+    the first argument is one)."""
+    words = [a for a in args if not a.startswith('-')]
+    path = FORWARDS.get(path, path)
+    text = program_help(path)
+    sub = words[:1] if words and re.search(r'\{[^}]*\b%s\b[^}]*\}' % re.escape(words[0]), text) else []
+    if sub:
+        text = program_help(path, *sub)
+    for o in [a.split('=')[0] for a in args if a.startswith('-')]:
+        assert re.search(rf'(^|[\s,\[]){re.escape(o)}\b', text), f"{path} {' '.join(sub)} takes no option {o}"
+
+
+DEV_SH = [m for m in COMMAND_MENTIONS if m[2] == 'tools/dev.sh']
+
+
+def dev_sh_subcommands():
+    with open(os.path.join(ROOT, 'tools', 'dev.sh')) as f:
+        return set(re.findall(r'^  ([a-z-]+)\)', f.read(), re.M))
+
+
+@pytest.mark.parametrize('doc, how, path, args, command', DEV_SH,
+                         ids=[f'{d}: {p} {" ".join(a)}' for d, h, p, a, _ in DEV_SH])
+def test_dev_sh_as_documented(doc, how, path, args, command):
+    """`bash tools/dev.sh SUB ...`: SUB is one of its subcommands, and the demo's NAME:=VALUE arguments
+    are demo.launch's."""
+    if not args:
+        return
+    assert args[0] in dev_sh_subcommands(), f'tools/dev.sh has no subcommand {args[0]}'
+    if args[0] in ('demo', 'snapshot'):
+        declared = launch_args(os.path.join(ROOT, 'launch', 'demo.launch'))
+        for a in args[1:]:
+            if ':=' in a:
+                assert a.split(':=')[0] in declared, f"demo.launch has no arg {a.split(':=')[0]}"
+
+
+def test_dev_sh_demo_help_lists_every_demo_argument_without_building():
+    """`bash tools/dev.sh demo --help` (issue 48): the demo's arguments, each with its default and doc, read
+    from launch/demo.launch, and nothing set up or built (it answers at once, even on a fresh machine)."""
+    root = ET.parse(os.path.join(ROOT, 'launch', 'demo.launch')).getroot()
+    text = program_help('tools/dev.sh', 'demo')
+    assert text.startswith('usage: bash tools/dev.sh demo'), text[:200]
+    assert '[dev.sh]' not in text, 'it set up or built something'
+    for a in root.findall('arg'):
+        if 'default' in a.attrib:
+            assert f"  {a.get('name')}:={a.get('default')}\n" in text, a.get('name')
+            assert ' '.join(a.get('doc').split()[:4]) in ' '.join(text.split()), a.get('name')
