@@ -43,8 +43,8 @@ class DemoSensorsTest(unittest.TestCase):
 
         def cb(m):
             for s in m.status:
-                if 'UDP gps (' in s.name:
-                    values = {kv.key: kv.value for kv in s.values}
+                values = {kv.key: kv.value for kv in s.values}
+                if 'UDP gps (' in s.name and 'received' in values:     # not diagnostic_updater's 'starting up'
                     got.append((int(values['received']), int(values['published'])))
         sub = rospy.Subscriber('/diagnostics', DiagnosticArray, cb, queue_size=20)
         end = time.monotonic() + timeout
