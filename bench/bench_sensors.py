@@ -118,7 +118,12 @@ def lidar_revolution(model, rpm, burst=False):
 
 
 def sender(conn, lidar_port, camera_port):
-    """Child process: plays the simulator on command; answers with per-revolution / per-frame times."""
+    """Child process: plays the simulator on command; answers with per-revolution / per-frame times.
+
+    ``camera_port`` may be a list of ports (bench/bench_combined.py --cameras): one camera stream per
+    port, as MORAI sends each UDP camera; every frame then goes to each port in turn, back to back (all
+    cameras rendered in one simulator frame), and a frame's time is the list of the moments each
+    camera's last chunk was sent."""
     from morai_bridge.wire import camera
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     tx.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
@@ -186,9 +191,18 @@ def sender(conn, lidar_port, camera_port):
                     time.sleep(delay)
                 now = time.time()
                 sec, nsec = int(now), int((now % 1.0) * 1e9)
-                for d in camera.encode_frame(jpeg, sec, nsec):
-                    tx.sendto(d, ('127.0.0.1', camera_port))
-                out.append(((sec, nsec), time.monotonic()))
+                chunks = camera.encode_frame(jpeg, sec, nsec)
+                if isinstance(camera_port, int):
+                    for d in chunks:
+                        tx.sendto(d, ('127.0.0.1', camera_port))
+                    out.append(((sec, nsec), time.monotonic()))
+                else:
+                    sent = []
+                    for port in camera_port:
+                        for d in chunks:
+                            tx.sendto(d, ('127.0.0.1', port))
+                        sent.append(time.monotonic())
+                    out.append(((sec, nsec), sent))
                 k += 1
             conn.send((out, len(camera.encode_frame(jpeg)), k / (time.monotonic() - start)))
 

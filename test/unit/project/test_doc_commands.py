@@ -1,7 +1,8 @@
-"""Every command the docs show can be typed as written: each `rosrun`, `roslaunch`, `rostest` and
-`python3 -m` line in README.md and docs/*.md (fenced blocks and inline code) names an existing
-package, executable, launch file, test file or module, and every argument it passes (`name:=`,
-`_param:=`, `--option`) is one that launch file, node or program declares."""
+"""Every command the docs show can be typed as written: each `rosrun`, `roslaunch`, `rostest`,
+`python3 -m`, `python3 tools/...` and `python3 bench/...` line in README.md and docs/*.md (fenced blocks
+and inline code, also behind `flock FILE` or `setpriv ...`) names an existing package, executable,
+launch file, test file, script or module, and every argument it passes (`name:=`, `_param:=`,
+`--option`) is one that launch file, node or program declares."""
 import functools
 import glob
 import importlib.util
@@ -22,8 +23,11 @@ PACKAGE = 'morai_msgs'
 OTHER_PACKAGES = {'rviz', 'rqt_robot_monitor', 'rqt_image_view', 'image_view', 'rqt_graph', 'tf2_ros', 'tf'}
 #: modules run with `python3 -m` that are not ours
 OTHER_MODULES = {'pytest', 'venv', 'pip', 'http.server', 'json.tool'}
-TOOL = re.compile(r'^(?:sudo\s+)?((?:\S*=\S*\s+)*)(rosrun|roslaunch|rostest|(?:/usr/bin/)?python3 -m|'
-                  r'(?:/usr/bin/)?python3(?= tools/))\s+(.*)$')
+#: what may come before a command: sudo, the lock the benchmarks run under (`flock FILE`), `setpriv` with its
+#: options and values (a run without a capability), environment assignments
+WRAPPERS = r'(?:sudo\s+|flock\s+\S+\s+|setpriv\s+(?:--\S+\s+\S+\s+)+)*'
+TOOL = re.compile(r'^' + WRAPPERS + r'((?:\S*=\S*\s+)*)(rosrun|roslaunch|rostest|(?:/usr/bin/)?python3 -m|'
+                  r'(?:/usr/bin/)?python3(?= (?:tools|bench)/))\s+(.*)$')
 #: roslaunch's options that take a value (the others take none)
 ROSLAUNCH_VALUE_OPTIONS = {'-p', '--port', '--pid', '--run_id', '--wait-timeout', '-u', '--server_uri', '--args',
                            '--find-node', '--ros-args'}
@@ -125,6 +129,16 @@ def check_options(args, argv):
             assert re.search(rf'(^|[\s,\[]){re.escape(o)}\b', text), f"{' '.join(argv)} takes no option {o}"
 
 
+def test_commands_behind_a_lock_or_setpriv_are_checked_too():
+    for line, tool in (('flock /tmp/morai_heavy.lock /usr/bin/python3 bench/bench_combined.py --cameras 4', 'python3'),
+                       ('flock /tmp/x setpriv --bounding-set -net_admin /usr/bin/python3 bench/bench_combined.py',
+                        'python3'),
+                       ('flock /tmp/morai_heavy.lock bash tools/dev.sh test --quick', None),
+                       ('sudo rosrun morai_msgs udp_bridge', 'rosrun')):
+        m = TOOL.match(line)
+        assert (m.group(2).split('/')[-1] if m else None) == tool, line
+
+
 def test_the_docs_show_commands():
     tools = {t for _, t, _ in COMMANDS}
     assert {'rosrun', 'roslaunch', 'rostest', 'PYTHONPATH=src python3 -m', 'python3'} <= tools, tools
@@ -184,7 +198,7 @@ PYTHON_TOOLS = [c for c in COMMANDS if c[1] == 'python3']
 
 @pytest.mark.parametrize('doc, tool, args', PYTHON_TOOLS, ids=ids(PYTHON_TOOLS))
 def test_python_tool(doc, tool, args):
-    """`python3 tools/X.py ...`: the script exists and takes the options shown."""
+    """`python3 tools/X.py ...`, `python3 bench/X.py ...`: the script exists and takes the options shown."""
     script = os.path.join(ROOT, args[0])
     assert os.path.isfile(script), f'python3 {args[0]}: no such file'
     check_options(args[1:], [script])
@@ -213,7 +227,7 @@ def test_python_module(doc, tool, args):
 # ------------------------------------------------------------- the project's own programs, as the docs run them
 
 #: a program of tools/, bench/ or fuzz/, run as the docs write it: `bash X.sh`, `python3 X.py`, `./X`, or X alone
-SCRIPT = re.compile(r'^(?:sudo\s+)?(?:[A-Z_]+=\S*\s+)*(bash\s+|(?:/usr/bin/)?python3\s+|\./)?'
+SCRIPT = re.compile(r'^' + WRAPPERS + r'(?:[A-Z_]+=\S*\s+)*(bash\s+|(?:/usr/bin/)?python3\s+|\./)?'
                     r'((?:tools|bench|fuzz)/[\w.-]+\.(?:py|sh))(?=\s|$)(.*)$')
 #: programs the history sections of docs/benchmarks.md still name, gone since (and what replaced them)
 GONE = {'bench/check_convert.py': 'test/unit/convert_cases.py (issue 25)'}
