@@ -13,7 +13,10 @@ ROS modules: the names below, and every ``*_msgs`` / ``*_srvs`` package.  A ROS 
 from the names makes its tests fail in the py38 layer (not pass unseen): add it here.
 """
 import ast
+import importlib.util
 import os
+import re
+import sys
 
 ROS_MODULES = frozenset((
     'rospy', 'rosgraph', 'roslib', 'rospkg', 'roslaunch', 'rostest', 'rosbag', 'rosmsg', 'rostopic',
@@ -101,3 +104,15 @@ def ros_import_chain(path):
         return None
 
     return visit(_module_level_imports(path, ''), [])
+
+
+def skip_if_this_python_lacks_a_module(text):
+    """A program run by a test whose output ``text`` says it stopped importing ROS (or the built morai_msgs:
+    a shell that has not sourced the workspace), or a package this Python has not (the py38 layer's virtual
+    environment has no psutil): the test is skipped, saying which."""
+    import pytest
+    for name in re.findall(r"No module named '([\w.]+)'", text):
+        if is_ros_module(name):
+            pytest.skip(f'needs ROS (no module named {name!r})')
+        if importlib.util.find_spec(name.split('.')[0]) is None:
+            pytest.skip(f'needs {name}, which {sys.executable} has not')

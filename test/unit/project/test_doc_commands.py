@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import helpers
+import ros_imports
 
 ROOT = helpers.ROOT
 DOCS = ['README.md'] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, 'docs', '*.md')))
@@ -104,8 +105,8 @@ def _help_text(argv):
     p = subprocess.run([sys.executable] + argv + ['--help'], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        env=env, timeout=60, cwd=ROOT)
     text = p.stdout.decode('utf-8', 'replace')
-    if p.returncode != 0 and "No module named 'rospy'" in text:
-        pytest.skip('needs ROS to print its options')
+    if p.returncode != 0:
+        ros_imports.skip_if_this_python_lacks_a_module(text)
     assert p.returncode == 0, '%s --help: exit %d\n%s' % (' '.join(argv), p.returncode, text[-2000:])
     return text
 
@@ -291,8 +292,8 @@ def program_help(path, *pre):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, 'src') + os.pathsep + os.environ.get('PYTHONPATH', ''))
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, timeout=60, cwd=ROOT)
     text = p.stdout.decode('utf-8', 'replace')
-    if p.returncode != 0 and "No module named 'rospy'" in text:
-        pytest.skip('needs ROS to print its options')
+    if p.returncode != 0:
+        ros_imports.skip_if_this_python_lacks_a_module(text)
     assert p.returncode == 0, '%s --help: exit %d\n%s' % (' '.join(argv[1:]), p.returncode, text[-2000:])
     return text
 

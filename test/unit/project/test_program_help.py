@@ -86,16 +86,6 @@ def run(argv, **kw):
     return p.returncode, out.decode('utf-8', 'replace'), err.decode('utf-8', 'replace'), time.monotonic() - t0
 
 
-def skip_if_this_python_lacks_a_module(text):
-    """A program that imports at start-up ROS (or the built morai_msgs: a shell that has not sourced the
-    workspace), or a package this Python has not (the py38 layer's virtual environment has no psutil): skipped."""
-    for name in re.findall(r"No module named '([\w.]+)'", text):
-        if ros_imports.is_ros_module(name):
-            pytest.skip(f'needs ROS (no module named {name!r})')
-        if importlib.util.find_spec(name.split('.')[0]) is None:
-            pytest.skip(f'needs {name}, which {sys.executable} has not')
-
-
 def checkout_copy(top):
     """A copy of the checkout in ``top`` (src/ and test/ linked; no .git, .ws, outputs) to run a program from."""
     linked = ('src', 'test')
@@ -119,7 +109,7 @@ def test_a_program_answers_help_and_does_nothing_else(program, tmp_path):
         env.pop('PYTHONPATH', None)      # they find configuration.params themselves, no ROS needed for --help
     code, out, err, secs = run([sys.executable, str(tmp_path / folder / name), '--help'], cwd=str(tmp_path), env=env)
     if code != 0 and program not in CONVERTED:      # those need nothing for --help
-        skip_if_this_python_lacks_a_module(err)
+        ros_imports.skip_if_this_python_lacks_a_module(err)
     assert code == 0, f'{program} --help: exit {code}\n{out[-2000:]}\n{err[-2000:]}'
     assert out.startswith(f'usage: {name} '), out[:500]
     assert secs < HELP_SECONDS, f'{program} --help took {secs:.1f} s'
