@@ -34,7 +34,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
-from morai_bridge.wire import udp, udp_samples  # noqa: E402
+from morai_bridge.wire import udp  # noqa: E402
+from morai_bridge.wire.udp import samples as udp_samples
 
 #: the command line (configuration.params)
 PARAMS = [Param("quick", False, "shorter timed runs (a smoke test; 3 repetitions)", switch=True),

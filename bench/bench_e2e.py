@@ -133,7 +133,7 @@ class Collector:
     def __init__(self, ns):
         import rospy
         import roslib.message
-        from morai_bridge.wire import streams
+        from morai_bridge.wire.udp import streams
         from sensor_msgs.msg import NavSatFix
         types = {s.name: roslib.message.get_message_class(s.ros_type) for s in streams.FROM_SIM if s.topic}
         self.count = {}

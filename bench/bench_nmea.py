@@ -3,9 +3,9 @@
 
 Usage:  flock /tmp/morai_heavy.lock /usr/bin/python3 bench/bench_nmea.py [--quick] [--reps N]
 
-The datagrams are the captured MORAI GGA and RMC (test/unit/wire/test_nmea.py), parsed the
-way the bridge does it: ``udp.decode(datagram)`` (``ros/sim_receive`` decodes every datagram
-so; NMEA text goes to ``wire/nmea.parse``).  Two figures per sentence type:
+The datagrams are the captured MORAI GGA and RMC (test/unit/wire/udp/test_nmea.py), parsed the
+way the bridge does it: ``udp.decode(datagram)`` (``ros/udp_bridge/sim_receive`` decodes every datagram
+so; NMEA text goes to ``wire/udp/nmea.parse``).  Two figures per sentence type:
 
   hot   a tight loop (best of ``--reps`` batches of 2,000 calls): everything in the caches;
   cold  one call at a time, each after a 32 MB copy that evicts the data caches, timed
@@ -32,7 +32,7 @@ import pynmea2  # noqa: E402
 from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
 from morai_bridge.wire import udp  # noqa: E402
 
-# Verbatim from the captured MORAI traffic (9090 -> 9091), as in test/unit/wire/test_nmea.py.
+# Verbatim from the captured MORAI traffic (9090 -> 9091), as in test/unit/wire/udp/test_nmea.py.
 SENTENCES = {
     "GGA": b"$GPGGA,223047.5,3714.4040,N,12646.4377,E,1,09,1.0,29.1,M,0.0,M,,*5A\r\n",
     "RMC": b"$GPRMC,223047.5,A,3714.4040,N,12646.4377,E,000.0,116.5,120924,000.0,E,A,*22\r\n",
@@ -81,7 +81,7 @@ def main(argv=None):
     for d in SENTENCES.values():        # the path works and imports are done before timing
         udp.decode(d)
     print(f"python {platform.python_version()}, pynmea2 {pynmea2.__version__}, {platform.machine()}")
-    print("path: udp.decode(datagram) -> wire/nmea.parse")
+    print("path: udp.decode(datagram) -> wire/udp/nmea.parse")
     figures = {}
     for kind, datagram in SENTENCES.items():
         figures[kind] = (hot_us(datagram, reps), cold_us(datagram, calls))

@@ -4,10 +4,10 @@
     source <(bash tools/dev.sh env)
     flock /tmp/morai_heavy.lock /usr/bin/python3 bench/bench_stamps.py [--quick]
 
-Until issue 42 ``ros/sim_receive`` built its stamps with ``object.__new__(rospy.Time)`` and two
+Until issue 42 ``ros/udp_bridge/sim_receive`` built its stamps with ``object.__new__(rospy.Time)`` and two
 attribute stores (the packet's sec / nsec in ``SimReceiver._stamp``; the wall clock in
 ``receive_clock``'s ``wall_now``) beside the plain ``rospy.Time(sec, nsec)`` of
-``ros/sensor_bridge.sim_stamp`` and ``rospy.Time.now``.  This times each form, hot (best of
+``ros/sensors/sensor_bridge.sim_stamp`` and ``rospy.Time.now``.  This times each form, hot (best of
 batches) and cold (one call after a 32 MB copy that evicts the data caches, median of 400), and
 prints what the shortcut saves at MORAI's real rates: the packet-stamped streams (ego status 50 Hz,
 up to 120; Object Info 50; collision 40-55; IMU 50; docs/ros_api.md) about 250 datagrams/s, the

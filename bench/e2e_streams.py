@@ -13,7 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from morai_bridge.wire import udp, udp_samples  # noqa: E402
+from morai_bridge.wire import udp  # noqa: E402
+from morai_bridge.wire.udp import samples as udp_samples
 
 TIME = struct.Struct("<ii")
 _MARK = udp_samples.MARK   # sentinel sec/nsec used to find the offset

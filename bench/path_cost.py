@@ -55,7 +55,7 @@ def subscriber(namespaces):
     import rospy
     from sensor_msgs.msg import NavSatFix
     import roslib.message
-    from morai_bridge.wire import streams
+    from morai_bridge.wire.udp import streams
     rospy.init_node("path_cost_sub", anonymous=True)
     types = {s.name: roslib.message.get_message_class(s.ros_type) for s in streams.FROM_SIM if s.topic}
     count = [0]
@@ -72,7 +72,7 @@ def subscriber(namespaces):
 
 def make_bridge(ns, settings=()):
     from morai_bridge.nodes import udp_bridge
-    from morai_bridge.ros import sim_receive
+    from morai_bridge.ros.udp_bridge import sim_receive
     from morai_bridge.ros.params import load
     ports = {n: free_udp_port() for n in e2e_streams.NAMES}
     over = {f"{n}_port": p for n, p in ports.items()}
@@ -147,7 +147,7 @@ def main():
             class NoPublish:
                 def publish(self, m):
                     pass
-            from morai_bridge.wire import streams
+            from morai_bridge.wire.udp import streams
             for name in rx.pubs:
                 rx.pubs[name] = NoPublish()
             rx.navsat_pub = NoPublish()

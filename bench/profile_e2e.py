@@ -34,7 +34,7 @@ from morai_bridge.configuration.params import Param, command_line  # noqa: E402
 STAGES = [
     ("serialize (genpy, in publish)", ("serialize (", "serialize_message (")),
     ("publish (rospy, other than serialize)", ("publish (",)),
-    ("decode (wire)", ("udp_codec.py", "udp_framing.py", "nmea.py", "pynmea2")),
+    ("decode (wire)", ("udp/codec.py", "udp/framing.py", "nmea.py", "pynmea2")),
     ("convert (sim_to_ros, stamps)", ("sim_to_ros.py", "sim_receive.py",
                                                       "get_rostime", "now (", "rostime.py")),
     ("receive (select, recv, the poll loop)", ("select (", "recv", "poll (")),

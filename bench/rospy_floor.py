@@ -22,8 +22,9 @@ from sensor_msgs.msg import NavSatFix
 
 import e2e_streams
 from morai_bridge.configuration.params import Param, parse_args
-from morai_bridge.ros import sim_to_ros as conv
-from morai_bridge.wire import streams, udp
+from morai_bridge.ros.udp_bridge import sim_to_ros as conv
+from morai_bridge.wire.udp import streams
+from morai_bridge.wire import udp
 
 
 def prebuilt():

@@ -22,7 +22,8 @@ import serial
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
-from morai_bridge.wire import erp42, erp42_convert  # noqa: E402
+from morai_bridge.wire import erp42  # noqa: E402
+from morai_bridge.wire.erp42 import convert as erp42_convert
 
 #: the command line (configuration.params)
 PARAMS = [Param("port", "", "the serial port to write to (a pty of the PCU emulator)", positional=True, metavar="PORT"),

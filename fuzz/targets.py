@@ -28,7 +28,8 @@ import struct  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from morai_bridge.wire import camera, erp42, lidar2d, lockstep, udp, velodyne  # noqa: E402
+from morai_bridge.wire import camera, erp42, lidar2d, udp, velodyne  # noqa: E402
+from morai_bridge.wire.udp import lockstep
 from morai_bridge.wire.sensor_errors import SensorDecodeError  # noqa: E402
 
 

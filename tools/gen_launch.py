@@ -79,10 +79,10 @@ PORT_MARKER = re.compile(r'<!-- (ports(?::([A-Za-z0-9_.-]+))?) -->')
 def ports_table(only=None):
     """Markdown: every simulator stream, the port the simulator's settings must have for the bridge's
     defaults in each shipped version (config/sim_versions/; ``only``: that one), where that port is
-    set, and the bridge argument.  From wire/streams.py and the version profiles; nothing here
+    set, and the bridge argument.  From wire/udp/streams.py and the version profiles; nothing here
     states a port."""
     from morai_bridge.configuration import sim_versions
-    from morai_bridge.wire import streams
+    from morai_bridge.wire.udp import streams
     names = sim_versions.available(sim_versions.search_dir_default())
     if only is not None and only not in names:
         raise ValueError(f"no version profile {only} (have {', '.join(names)})")

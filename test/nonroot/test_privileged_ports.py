@@ -95,7 +95,7 @@ def test_morai_settings_writes_a_launch_file_this_user_can_start(tmp_path):
     from roslaunch import config, xmlloader
 
     from morai_bridge.nodes import morai_settings
-    from morai_bridge.wire import streams
+    from morai_bridge.wire.udp import streams
     data = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data', 'morai_settings')
     target = str(tmp_path / 'baqu4.launch')
     err = io.StringIO()

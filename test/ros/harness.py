@@ -8,7 +8,8 @@ import time
 
 import rospy
 
-from morai_bridge.wire import streams, udp
+from morai_bridge.wire.udp import streams
+from morai_bridge.wire import udp
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), '..', 'unit'))
 from helpers import free_port, free_ports, wait_for  # noqa: E402,F401  (no ROS: shared with the unit tests)

@@ -20,7 +20,7 @@ from geometry_msgs.msg import Vector3
 
 from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, GhostMessage, MapSpecIndex, VehicleSpecIndex
 from morai_msgs.srv import MoraiMapSpecSrv, MoraiVehicleSpecSrv
-from morai_bridge.wire import streams
+from morai_bridge.wire.udp import streams
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path.insert(0, HERE)

@@ -229,7 +229,7 @@ class CaptureReplayTest(unittest.TestCase):
                             f'lights {len(tl.msgs)}, gps {len(gps.msgs)}')
         finally:
             p.shutdown()
-        # RMC, GGA, RMC of one fix time: the first two are one sample, one message (wire/nmea.GpsSamples); the
+        # RMC, GGA, RMC of one fix time: the first two are one sample, one message (wire/udp/nmea.GpsSamples); the
         # last RMC opens a sample that waits for its GGA, which the capture ends before
         self.assertEqual(len(gps.msgs), 1)
         for m in tl.msgs + gps.msgs:

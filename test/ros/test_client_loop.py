@@ -30,7 +30,7 @@ from morai_msgs.msg import CollisionData, EgoVehicleStatus
 
 from harness import Collector, free_ports
 from morai_bridge.ros import msg_set
-from morai_bridge.wire import streams
+from morai_bridge.wire.udp import streams
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, '..', '..'))

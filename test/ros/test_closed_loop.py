@@ -21,7 +21,7 @@ from morai_msgs.srv import (MoraiScenarioLoadSrv, MoraiSimProcSrv, MoraiSyncMode
                             MoraiWaitForTickSrv)
 
 from harness import Latest, free_ports
-from morai_bridge.wire import streams
+from morai_bridge.wire.udp import streams
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 LAUNCH = os.path.join(HERE, '..', '..', 'launch')

@@ -60,7 +60,7 @@ def valid_packet(stream, k):
     if stream == 'imu':
         return udp.encode(udp.make(udp.ImuData, sec=5000 + k, ori_w=1.0))
     if stream == 'sync_state':
-        from morai_bridge.wire import lockstep
+        from morai_bridge.wire.udp import lockstep
         return lockstep.encode(lockstep.EmuSyncState(frame=k))
     raise ValueError(stream)
 

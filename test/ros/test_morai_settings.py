@@ -40,7 +40,8 @@ from morai_bridge.configuration import settings_plan, sim_settings_files
 from morai_bridge.emu.sensors.camera import CameraSensor
 from morai_bridge.emu.sensors.scene import Mount, Scene
 from morai_bridge.nodes import morai_settings as writer
-from morai_bridge.wire import streams, udp
+from morai_bridge.wire.udp import streams
+from morai_bridge.wire import udp
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 DATA = os.path.join(HERE, '..', 'data', 'morai_settings')

@@ -23,11 +23,12 @@ from morai_msgs.msg import CollisionData, CtrlCmd, EgoVehicleStatus, Lamps, Obje
 
 from harness import FakeSim, Waiter, wait_for, wait_for_subscribers
 from morai_bridge.nodes import udp_bridge
-from morai_bridge.ros.command_sender import CommandSender
+from morai_bridge.ros.udp_bridge.command_sender import CommandSender
 from morai_bridge.ros.package_config import apply_sim_version, load_vehicle_profile
 from morai_bridge.ros.params import load
-from morai_bridge.ros.sim_receive import SimReceiver
-from morai_bridge.wire import streams, udp
+from morai_bridge.ros.udp_bridge.sim_receive import SimReceiver
+from morai_bridge.wire.udp import streams
+from morai_bridge.wire import udp
 
 
 def config(sim, ns, **over):
@@ -159,10 +160,10 @@ class ReceiverSenderTest(unittest.TestCase):
         """25.S4 in a GPS blackout zone sends 0000.0000,N,00000.0000,E with RMC status A (AISW
         udp_bridge.py @c7798bc) and GGA quality 1 (hard-coded: the heven report @4d26e0e): published
         with NavSatFix STATUS_NO_FIX and GPSMessage.status 0, counted; a real position keeps its fix.
-        The GGA and RMC of one fix time are one sample: one message (wire/nmea.GpsSamples)."""
+        The GGA and RMC of one fix time are one sample: one message (wire/udp/nmea.GpsSamples)."""
         from sensor_msgs.msg import NavSatFix, NavSatStatus
         from morai_msgs.msg import GPSMessage
-        from morai_bridge.wire import nmea
+        from morai_bridge.wire.udp import nmea
         sim, cfg, rx = self.start_receiver('gpsout')
         fixes = Waiter('/gpsout/gps/fix', NavSatFix)
         gps = Waiter('/gpsout/gps', GPSMessage)
@@ -316,8 +317,8 @@ class ReceiverSenderTest(unittest.TestCase):
         ran, threads = modules_run_in_started_threads(
             live.start, lambda: live_sim.send('ego_status', datagram),
             lambda: live.stats['ego_status'].published >= 1)
-        self.assertEqual(ran, ['link/transport.py', 'link/workers.py', 'ros/sim_receive.py', 'ros/sim_to_ros.py',
-                               'wire/udp_codec.py'])
+        self.assertEqual(ran, ['link/transport.py', 'link/workers.py', 'ros/udp_bridge/sim_receive.py',
+                               'ros/udp_bridge/sim_to_ros.py', 'wire/udp/codec.py'])
         self.assertEqual(threads, [w.name for w in live.workers])
         self.assertIsNotNone(got.wait(lambda m: m.header.stamp.secs == 5 and m.position.x == 2.0, 5))
         sim = FakeSim()
@@ -328,13 +329,13 @@ class ReceiverSenderTest(unittest.TestCase):
         wait_for_subscribers(rx.pubs['ego_status'])
         ran = modules_run(rx.feed, cfg.ego_status_port, data)
         self.assertEqual([m for m in ran if m != 'link/workers.py'],      # LatestValue.put: thread hand-over
-                         ['ros/sim_receive.py', 'ros/sim_to_ros.py', 'wire/udp_codec.py'])
+                         ['ros/udp_bridge/sim_receive.py', 'ros/udp_bridge/sim_to_ros.py', 'wire/udp/codec.py'])
         self.assertIsNotNone(w.wait(lambda m: m.header.stamp.secs == 3, 5))
         tx = CommandSender(cfg, '127.0.0.1', '127.0.0.1', load_vehicle_profile(cfg.vehicle_profile))
         sim.drain('ctrl_cmd')
         ran = modules_run(tx._make_cb(streams.BY_NAME['ctrl_cmd']), CtrlCmd(longlCmdType=2, velocity=5.0))
         self.assertEqual([m for m in ran if m != 'link/transport.py'],
-                         ['ros/command_sender.py', 'ros/ros_to_sim.py', 'wire/udp_codec.py'])
+                         ['ros/udp_bridge/command_sender.py', 'ros/udp_bridge/ros_to_sim.py', 'wire/udp/codec.py'])
         self.assertEqual(sim.recv('ctrl_cmd').velocity, 5.0)
         tx.shutdown()
 
@@ -361,7 +362,7 @@ class ReceiverSenderTest(unittest.TestCase):
         together, and the sent counter equals the datagrams that arrived."""
         from morai_msgs.msg import EventInfo
         from morai_msgs.srv import MoraiEventCmdSrvRequest
-        from morai_bridge.ros.sim_services import SimServices
+        from morai_bridge.ros.udp_bridge.sim_services import SimServices
         sim, cfg, tx = self.sender('hammer', event_service='/hammer/Service_MoraiEventCmd')
         rx = SimReceiver(cfg, '127.0.0.1', '127.0.0.1', live=False)
         services = SimServices(cfg, rx, tx)

@@ -22,7 +22,7 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import screenshot  # noqa: E402  (test/ros/screenshot.py)
 from morai_bridge.emu.sensors.camera import SKY  # noqa: E402
-from morai_bridge.ros.marker_shapes import COLORS  # noqa: E402
+from morai_bridge.ros.markers.shapes import COLORS  # noqa: E402
 
 CONFIG = os.path.join(rospkg.RosPack().get_path('morai_msgs'), 'rviz', 'morai.rviz')
 

@@ -12,7 +12,7 @@ import rostest
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from std_msgs.msg import String
 
-from morai_bridge.wire import streams
+from morai_bridge.wire.udp import streams
 from morai_msgs.msg import EgoVehicleStatus, ERP42Info
 from harness import free_ports, wait_for
 

@@ -5,7 +5,7 @@ For each set of tools/msg_sets.py (2022, 2024, 2026), in the workspace `bash too
 for it (`MORAI_MSGS_SET=<set>`: a workspace per set; unset: the default set's, which the README
 test command has just built):
 
-1. pytest test/sets and test/unit/ros/test_sim_to_ros.py: the md5 of every generated type against
+1. pytest test/sets and test/unit/ros/udp_bridge/test_sim_to_ros.py: the md5 of every generated type against
    test/data/msg_sets/<set>.json (the table made from upstream's own tree at the set's commit),
    `rosmsg`/`rossrv`, the converters in the set (every message complete, over the codec's samples,
    randomised packets and the real captures), the start-up check;
@@ -172,7 +172,8 @@ def main():
                           f'exit {code}\n{tail(log)}'):
                 continue
         env['MORAI_EXPECT_MSGS_SET'] = s
-        code, log = run(f'pytest-{s}', sourced('/usr/bin/python3 -m pytest -p no:cacheprovider -q test/sets test/unit/ros/test_sim_to_ros.py'),
+        code, log = run(f'pytest-{s}', sourced('/usr/bin/python3 -m pytest -p no:cacheprovider -q test/sets '
+                                               'test/unit/ros/udp_bridge/test_sim_to_ros.py'),
                         env, 900)
         counts = re.findall(r'(\d+) (passed|failed)', tail(log, 3))
         report(f"set {s}: pytest test/sets ({', '.join((' '.join(c) for c in counts)) or 'no summary'})",

@@ -13,9 +13,11 @@ import pytest
 import rospy
 from morai_msgs.msg import CollisionData, EgoVehicleStatus
 
-from morai_bridge.ros import msg_set, ros_to_sim, sim_to_ros
-from morai_bridge.ros.ros_to_sim import CommandError
-from morai_bridge.wire import udp, udp_samples
+from morai_bridge.ros import msg_set
+from morai_bridge.ros.udp_bridge import ros_to_sim, sim_to_ros
+from morai_bridge.ros.udp_bridge.ros_to_sim import CommandError
+from morai_bridge.wire import udp
+from morai_bridge.wire.udp import samples as udp_samples
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, 'test', 'unit'))

@@ -1,11 +1,11 @@
 """Inputs and the checks shared by the conversion tests (test_sim_to_ros).
 
 :func:`inputs` gives receive-side codec messages: one per packet variant and one per stream
-(morai_bridge.wire.udp_samples), the decodable test vectors, and 300 copies with odd floats
+(morai_bridge.wire.udp.samples), the decodable test vectors, and 300 copies with odd floats
 and random object lists; :func:`wire_inputs` randomises further (NaN, -0.0, inf, subnormals,
 values beyond float32, integer extremes, 0 / 1 / 20 objects of every type, collision pairs
 with and without a second vehicle, GGA / RMC with and without altitude, fix and position).
-:func:`check_converters` checks, for each, the message of the converter of ros/sim_to_ros
+:func:`check_converters` checks, for each, the message of the converter of ros/udp_bridge/sim_to_ros
 (``sim_to_ros.CONVERTERS``).  :data:`CASES` holds the converters' argument variants by hand; a
 stream added later that goes straight to its converter ``(w, stamp, frame_id)`` (no receiver
 method) is checked without an edit here.
@@ -18,8 +18,9 @@ import struct
 import genpy
 import rospy
 
-from morai_bridge.ros import sim_receive, sim_to_ros
-from morai_bridge.wire import streams, udp, udp_samples
+from morai_bridge.ros.udp_bridge import sim_receive, sim_to_ros
+from morai_bridge.wire.udp import streams, samples as udp_samples
+from morai_bridge.wire import udp
 
 import helpers
 

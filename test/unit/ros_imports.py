@@ -74,7 +74,7 @@ def _source_of(name):
 
 def ros_import_chain(path):
     """The chain of imports by which a test file reaches a ROS module at import time
-    (e.g. ['morai_bridge.ros.marker_shapes', 'rospy']), or None when it does not."""
+    (e.g. ['morai_bridge.ros.markers.shapes', 'rospy']), or None when it does not."""
     seen = set()
 
     def visit(names, chain):

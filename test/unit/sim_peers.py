@@ -3,7 +3,8 @@ command ports, and the config that points them at each other (test/unit/emu/, te
 import socket
 
 from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig
-from morai_bridge.wire import lockstep, udp
+from morai_bridge.wire.udp import lockstep
+from morai_bridge.wire import udp
 
 STEP = 0.02
 

@@ -12,7 +12,7 @@ against pynmea2.
 import struct
 
 from morai_bridge.wire import udp
-from morai_bridge.wire.udp_schema import PAD_DOLLAR
+from morai_bridge.wire.udp.schema import PAD_DOLLAR
 
 TAIL = b"\r\n"
 

@@ -14,7 +14,7 @@ from typing import Dict, NamedTuple, Optional, Tuple
 from morai_bridge.configuration import sim_versions, topic_names
 from morai_bridge.configuration.sim_settings_files import BRIDGE_SENSORS, COMM_NAMES, COMM_ROS, COMM_UDP, \
     PUBSUB_COMPETITION_STATUS, SENSOR_NODES, SettingsError, address_origin, sensor_key
-from morai_bridge.wire import streams as wire_streams
+from morai_bridge.wire.udp import streams as wire_streams
 
 __all__ = ['NodePlan', 'Plan', 'StreamOff', 'LowPort', 'plan', 'node_params', 'node_sensor', 'sensor_node_params',
            'implied_version', 'low_ports', 'UNLISTED_KEPT']

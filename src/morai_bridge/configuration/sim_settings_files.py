@@ -25,7 +25,7 @@ import json
 import math
 from typing import Dict, NamedTuple, Optional, Tuple
 
-from morai_bridge.wire.streams import BY_NAME, SIM_TO_USER, STREAMS
+from morai_bridge.wire.udp.streams import BY_NAME, SIM_TO_USER, STREAMS
 
 __all__ = ['SettingsError', 'Pose', 'Sensor', 'SensorSettings', 'NetworkEntry', 'NetworkSettings',
            'load_sensors', 'load_network', 'parse_sensors', 'parse_network', 'rep103_pose', 'wrap_deg',
@@ -55,7 +55,7 @@ LIDAR3D_TYPES = {
 
 #: PUBSUB_TYPE -> (udp_bridge stream, direction, evidence).  rx: the simulator sends, the bridge
 #: binds ``config.udpConfig.destinationPort``; tx: the simulator listens on ``hostPort`` (ego
-#: control: ``EgoCtrlConfig.udpConfig.hostPort``).  The stream rows (wire/streams.py) declare them.
+#: control: ``EgoCtrlConfig.udpConfig.hostPort``).  The stream rows (wire/udp/streams.py) declare them.
 PUBSUB_STREAMS = {s.pubsub: (s.name, 'rx' if s.direction == SIM_TO_USER else 'tx', s.pubsub_source)
                   for s in STREAMS if s.pubsub and s.name != 'competition_status'}
 #: the 25.S4 competition build's vehicle status (the #MoraiInfo$ layout with position withheld):

@@ -16,7 +16,7 @@ itself); what differs is meaning and defaults.  One YAML file per release
 * ``imu_seconds``: ``utc`` or ``local``: the IMU's sec is the host's local time (25.S4:
   DateTime.Now with UTC milliseconds), wrong by the time zone on a host not set to UTC; the
   bridge then stamps IMU messages when they arrive.
-* ``ports``: default destination ports that differ from :mod:`morai_bridge.wire.streams` (only the streams in
+* ``ports``: default destination ports that differ from :mod:`morai_bridge.wire.udp.streams` (only the streams in
   :data:`VERSIONED_PORTS`): e.g. the competition build's ego status on 911.
 * ``name``, ``description``, ``sources`` and ``confidence`` (key -> measured / single source /
   inferred): documentation, shown in docs/versions.md.
@@ -33,7 +33,7 @@ from typing import NamedTuple, Tuple
 import yaml
 
 from morai_bridge.configuration.params import FROM_VERSION
-from morai_bridge.wire import streams
+from morai_bridge.wire.udp import streams
 
 DEFAULT = '25.S4'
 SIDES = ('left', 'right')

@@ -6,7 +6,7 @@ its sensor settings (``rosConfig.Topic``); the defaults it saves are the names b
 "Native ROS mode's names", gives the sources: MORAI's manual, the simulator's own saved settings, public
 code written against native mode).  Where the two names differ, the node's topic parameter defaults to
 :data:`BY_CONVENTION` and :func:`resolve` fills in the name of the convention in force.  The UDP bridge's
-topics (:mod:`morai_bridge.wire.streams`) and the camera's image already are the native names, so a
+topics (:mod:`morai_bridge.wire.udp.streams`) and the camera's image already are the native names, so a
 switch changes nothing there.
 """
 from typing import NamedTuple

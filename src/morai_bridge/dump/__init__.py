@@ -7,7 +7,7 @@ Sources:
 
 * ``morai_udp_dump --listen 909,7505 [--bind-ip 0.0.0.0] [--count N] [--duration S]``
   binds one UDP socket per port (numbers or stream names of
-  :mod:`morai_bridge.wire.streams`) and prints what arrives until Ctrl-C, N
+  :mod:`morai_bridge.wire.udp.streams`) and prints what arrives until Ctrl-C, N
   datagrams or S seconds.
 * ``morai_udp_dump FILE [--port 909,7505] [--all-udp]`` reads a pcap/pcapng
   capture (IPv4 fragments reassembled by :mod:`morai_bridge.wire.capture`).

@@ -6,7 +6,7 @@ import selectors
 import time
 
 from morai_bridge.configuration import sim_versions
-from morai_bridge.wire import streams
+from morai_bridge.wire.udp import streams
 
 from .sources import open_sockets
 

@@ -2,7 +2,7 @@
 
 Both feed ``handle(ts, src, dst, payload)`` of a :class:`~.dumper.Dumper` and
 stop at ``count`` datagrams or after ``duration`` seconds.  Stream names of
-known ports come from :mod:`morai_bridge.wire.streams`.  No ROS.
+known ports come from :mod:`morai_bridge.wire.udp.streams`.  No ROS.
 """
 
 import errno
@@ -12,7 +12,7 @@ import time
 
 from morai_bridge.configuration import sim_versions
 from morai_bridge.link.transport import privileged, privileged_port_advice
-from morai_bridge.wire import streams
+from morai_bridge.wire.udp import streams
 from morai_bridge.wire.capture import read_capture
 
 from .dumper import PROG

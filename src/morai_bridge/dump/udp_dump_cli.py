@@ -12,7 +12,7 @@ import sys
 
 from morai_bridge.configuration import sim_versions
 from morai_bridge.configuration.params import Param, command_line
-from morai_bridge.wire import streams
+from morai_bridge.wire.udp import streams
 from morai_bridge.wire.capture import CaptureError
 
 from .dumper import EXIT_DECODE_ERRORS, EXIT_OK, EXIT_USAGE, PROG, Dumper

@@ -18,7 +18,7 @@ from typing import NamedTuple, Optional
 from morai_bridge.wire.erp42 import (
     GEAR_BACKWARD, GEAR_NEUTRAL, SPEED_MAX_RAW, STEER_MAX_RAW, STEER_RAW_PER_DEG, Command,
     Feedback)
-from morai_bridge.wire.erp42_convert import (
+from morai_bridge.wire.erp42.convert import (
     next_alive, round_half_away)
 from morai_bridge.wire.units import MPS_TO_KMH
 

@@ -5,7 +5,7 @@ Load, SimControl, ...) and sends what the simulator sends (Ego Vehicle Status,
 Object Info, traffic lights, collisions, SimStatus, GPS NMEA, IMU) so that the
 bridge, the demo and the tests run without the Windows simulator.  Every packet
 is built and parsed with :mod:`morai_bridge.wire.udp`; the opt-in lock-step
-extension (``emulator_sync``) uses :mod:`morai_bridge.wire.lockstep`.
+extension (``emulator_sync``) uses :mod:`morai_bridge.wire.udp.lockstep`.
 
 Library use::
 
@@ -61,7 +61,8 @@ from morai_bridge.link.workers import Worker
 from morai_bridge.link.transport import UdpReceiver, UdpSender, bind_udp, resolve_host, shift_privileged
 from morai_bridge.configuration import sim_versions
 from morai_bridge.configuration.params import ANY_FREE_PORT, DISABLED, EMULATOR_ANY_FREE_PORT, FROM_VERSION
-from morai_bridge.wire import lockstep, udp
+from morai_bridge.wire.udp import lockstep
+from morai_bridge.wire import udp
 from morai_bridge.wire.enums import CtrlMode, ObjectType, Platform, SimResult, SimState
 from morai_bridge.wire.units import MPS_TO_KMH, NS
 

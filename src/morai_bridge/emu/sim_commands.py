@@ -15,7 +15,8 @@ name yet (spec 3.19, 3.20) are defined here.  No ROS.
 import logging
 import math
 
-from morai_bridge.wire import lockstep, udp
+from morai_bridge.wire.udp import lockstep
+from morai_bridge.wire import udp
 from morai_bridge.wire.enums import CtrlMode, Gear, ObjectType, Platform, SimCommand, SimResult
 from morai_bridge.wire.units import MPS_TO_KMH
 

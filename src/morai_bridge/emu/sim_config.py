@@ -4,7 +4,7 @@
 field order: the fields of :class:`SimConfig` (a named tuple, ``check()``
 validates one), the ``sim_emulator`` node's ``~params`` and the program's
 options (:mod:`.sim_cli`).  The port and rate options are made from the rows of
-:data:`morai_bridge.wire.streams.STREAMS` (the one place a MORAI port number is
+:data:`morai_bridge.wire.udp.streams.STREAMS` (the one place a MORAI port number is
 written): a listening port per user -> simulator stream, a destination port per
 simulator -> user stream, and a ``<stream>_hz`` rate per stream with an ``emu_hz``;
 the vehicle defaults come from
@@ -30,7 +30,7 @@ from morai_bridge.configuration.params import DISABLED, EMULATOR_ANY_FREE_PORT, 
 from morai_bridge.wire import camera as wire_camera
 from morai_bridge.wire import udp
 from morai_bridge.wire.enums import Gear
-from morai_bridge.wire.streams import FROM_SIM, STREAMS, TO_SIM
+from morai_bridge.wire.udp.streams import FROM_SIM, STREAMS, TO_SIM
 
 from .sim_vehicle import VehicleParams
 
@@ -41,7 +41,7 @@ DEFAULT_SCENARIO_DIR = os.path.normpath(os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "config", "scenarios"))
 
 #: destination ports of the sensor streams (emu/sensors/): not MORAI UDP-protocol streams of
-#: wire/streams.py; 0 = off (the simulator has no default sensor ports)
+#: wire/udp/streams.py; 0 = off (the simulator has no default sensor ports)
 SENSOR_PORT_FIELDS = ("camera_port", "lidar_port", "lidar2d_port")
 _VP = VehicleParams._field_defaults
 #: the frames the emulator can report velocity and acceleration vectors in: ``body`` (the simulator's, by the

@@ -11,7 +11,8 @@ and degrees).  No ROS.
 import datetime
 import math
 
-from morai_bridge.wire import nmea, udp
+from morai_bridge.wire.udp import nmea
+from morai_bridge.wire import udp
 from morai_bridge.wire.enums import ObjectType, Platform
 from morai_bridge.wire.units import MPS_TO_KMH, quaternion_from_rpy
 

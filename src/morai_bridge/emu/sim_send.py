@@ -1,7 +1,7 @@
 """What the simulator emulator sends each step: the streams due, per the simulator version.
 
 :class:`SimSending` is a mixin of :class:`~morai_bridge.emu.sim.SimEmulator`; it runs with the
-emulator's lock held.  Each simulator -> user stream of :mod:`morai_bridge.wire.streams` has one
+emulator's lock held.  Each simulator -> user stream of :mod:`morai_bridge.wire.udp.streams` has one
 packet builder in :data:`BUILDERS`, a function of a :class:`Step` (the emulator and what the
 streams sent at one step share) that returns the stream's messages for that step (none, one, or
 several datagrams: one per light, per intersection, per NMEA sentence, an IMU burst); the builders

@@ -3,7 +3,7 @@
 ``#EmuSyncCmd$`` starts or stops sync mode, ``#EmuSyncTick$`` advances one
 frame (``time_step_ms``) and sends every stream for it, and each request is
 answered with one ``#EmuSyncState$`` on ``sync_state_port``
-(codec :mod:`morai_bridge.wire.lockstep`, semantics in docs/emulator.md).
+(codec :mod:`morai_bridge.wire.udp.lockstep`, semantics in docs/emulator.md).
 
 :class:`LockStep` is a part of :class:`~morai_bridge.emu.sim.SimEmulator` (its ``sync_mode``):
 it owns the mode's state (on, the user, the time step, the frame) and reaches the world only
@@ -16,7 +16,7 @@ without it none of this is reachable.  No ROS.
 import logging
 from typing import Callable, NamedTuple
 
-from morai_bridge.wire import lockstep
+from morai_bridge.wire.udp import lockstep
 from morai_bridge.wire.units import NS
 
 from .sim_snapshot import SyncSnapshot

@@ -50,7 +50,8 @@ import traceback
 import serial
 
 from morai_bridge.link.workers import ThrottledLog, Worker
-from morai_bridge.wire import erp42, erp42_convert
+from morai_bridge.wire import erp42
+from morai_bridge.wire.erp42 import convert as erp42_convert
 
 LONGL_THROTTLE = 1
 

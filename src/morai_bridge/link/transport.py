@@ -103,7 +103,7 @@ def privileged_port_advice(port, param):
     for a command-line option): the two ways out, and the one that looks like a way out but is not.
     The sysctl it proposes starts at MORAI's status port (909) at the highest, so that one setting
     covers every version's status ports."""
-    from morai_bridge.wire.streams import BY_NAME     # only on this error path: the codec is heavy to import
+    from morai_bridge.wire.udp.streams import BY_NAME     # only on this error path: the codec is heavy to import
     new = port + PRIVILEGED_PORT_OFFSET
     option = ('%s %d' if param.startswith('-') else '%s:=%d') % (param.lstrip('~'), new)
     start = min(port, BY_NAME['ego_status'].port)

@@ -24,11 +24,11 @@ import time
 import rospy
 
 from morai_bridge.link import transport
-from morai_bridge.ros.capture_player import CapturePlayer
+from morai_bridge.ros.recordings.capture_player import CapturePlayer
 from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.supervision import NodeSupervisor
-from morai_bridge.ros.sim_receive import RECEIVE_PARAMS, VERSION_PARAMS
+from morai_bridge.ros.udp_bridge.sim_receive import RECEIVE_PARAMS, VERSION_PARAMS
 from morai_bridge.configuration.sim_versions import VersionError
 from morai_bridge.wire import capture
 

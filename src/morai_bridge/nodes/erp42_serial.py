@@ -2,7 +2,7 @@
 
 Node shell: reads the parameters, then wires the serial link
 (:class:`morai_bridge.link.serial_port.Erp42Link`, no ROS) to its topics and
-diagnostics (:class:`morai_bridge.ros.erp42_ros.Erp42Ros`).  The steering clamp
+diagnostics (:class:`morai_bridge.ros.erp42.driver.Erp42Ros`).  The steering clamp
 and the wheelbase come from the vehicle profile (``~vehicle_profile``, default
 erp42) unless ``~max_steer_deg`` / ``~wheelbase_m`` are set.  Parameters and
 topics: docs/ros_api.md.
@@ -11,15 +11,16 @@ import dataclasses
 
 import rospy
 
-from morai_bridge.ros.bridge_diagnostics import make_updater
-from morai_bridge.ros.erp42_ros import Erp42Ros
+from morai_bridge.ros.supervision import make_updater
+from morai_bridge.ros.erp42.driver import Erp42Ros
 from morai_bridge.configuration.params import FROM_PROFILE, Config, Param, ParamError
 from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 from morai_bridge.ros.package_config import load_vehicle_profile
 from morai_bridge.link.serial_port import Erp42Link
 from morai_bridge.configuration import vehicle_profiles
-from morai_bridge.wire import erp42, erp42_convert
+from morai_bridge.wire import erp42
+from morai_bridge.wire.erp42 import convert as erp42_convert
 
 _D = erp42_convert.DEFAULT_PARAMS
 

@@ -7,13 +7,13 @@ a box with a velocity arrow, every object as a box coloured by type with its id,
 traffic lights whose position is known (``~traffic_light_positions``) with their
 lit heads, and collisions as short-lived spheres.  Markers of objects that
 vanished, or whose input went silent for ``~stale_s``, are DELETEd.  The
-message building is in :mod:`morai_bridge.ros.marker_shapes` (pure functions), the node's working part
-in :mod:`morai_bridge.ros.marker_publisher`.
+message building is in :mod:`morai_bridge.ros.markers.shapes` (pure functions), the node's working part
+in :mod:`morai_bridge.ros.markers.publisher`.
 """
 import rospy
 
 from morai_bridge.configuration.params import Param, ParamError
-from morai_bridge.ros.marker_publisher import MarkersNode
+from morai_bridge.ros.markers.publisher import MarkersNode
 from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.supervision import NodeSupervisor
 

@@ -27,7 +27,7 @@ from xml.sax.saxutils import quoteattr
 from morai_bridge.configuration import settings_plan, sim_settings_files, topic_names
 from morai_bridge.configuration.params import Param, ParamError, command_line
 from morai_bridge.link import transport
-from morai_bridge.wire import streams
+from morai_bridge.wire.udp import streams
 
 NODES = ('camera_bridge', 'lidar_bridge', 'lidar2d_bridge', 'udp_bridge')
 #: udp_bridge's port parameters of the simulator's streams (not our emulator's lock-step extension):

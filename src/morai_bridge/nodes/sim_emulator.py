@@ -16,7 +16,7 @@ from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.emu import sim as simemu
 from morai_bridge.emu import sim_config
 from morai_bridge.emu.sim_snapshot import snapshot_diagnostics
-from morai_bridge.ros.bridge_diagnostics import make_updater
+from morai_bridge.ros.supervision import make_updater
 from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 

@@ -1,28 +1,30 @@
 """udp_bridge: the MORAI simulator's UDP interface as morai_msgs topics and services.
 
 Node shell: declares the parameters and wires the parts together.
-Receive -> publish: :mod:`morai_bridge.ros.sim_receive`; topics -> packets:
-:mod:`morai_bridge.ros.command_sender`; simulator services:
-:mod:`morai_bridge.ros.sim_services`; traffic-light / vehicle / map information services:
-:mod:`morai_bridge.ros.info_services`; sync services (emulator only, opt-in):
-:mod:`morai_bridge.ros.sync_services`; /diagnostics:
-:mod:`morai_bridge.ros.bridge_diagnostics`.  Stream names and default ports:
-:mod:`morai_bridge.wire.streams`.  Parameters, topics and units: docs/ros_api.md.
+Receive -> publish: :mod:`morai_bridge.ros.udp_bridge.sim_receive`; topics -> packets:
+:mod:`morai_bridge.ros.udp_bridge.command_sender`; simulator services:
+:mod:`morai_bridge.ros.udp_bridge.sim_services`; traffic-light / vehicle / map information services:
+:mod:`morai_bridge.ros.udp_bridge.info_services`; sync services (emulator only, opt-in):
+:mod:`morai_bridge.ros.udp_bridge.sync_services`; /diagnostics:
+:mod:`morai_bridge.ros.udp_bridge.diagnostics`.  Stream names and default ports:
+:mod:`morai_bridge.wire.udp.streams`.  Parameters, topics and units: docs/ros_api.md.
 """
 import rospy
 
 from morai_bridge.link import transport
-from morai_bridge.ros import command_sender, info_services, msg_set, sim_receive, sim_to_ros
-from morai_bridge.ros.bridge_diagnostics import BridgeDiagnostics, make_updater
-from morai_bridge.ros.info_services import InfoServices
+from morai_bridge.ros.udp_bridge import command_sender, info_services, sim_receive, sim_to_ros
+from morai_bridge.ros import msg_set
+from morai_bridge.ros.udp_bridge.diagnostics import BridgeDiagnostics
+from morai_bridge.ros.supervision import make_updater
+from morai_bridge.ros.udp_bridge.info_services import InfoServices
 from morai_bridge.configuration.params import FROM_PROFILE, Param, ParamError
 from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.package_config import apply_sim_version, load_vehicle_profile
-from morai_bridge.ros.command_sender import CommandSender
-from morai_bridge.ros.sim_receive import SimReceiver
-from morai_bridge.ros.sim_services import SimServices
+from morai_bridge.ros.udp_bridge.command_sender import CommandSender
+from morai_bridge.ros.udp_bridge.sim_receive import SimReceiver
+from morai_bridge.ros.udp_bridge.sim_services import SimServices
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
-from morai_bridge.ros.sync_services import SyncServices
+from morai_bridge.ros.udp_bridge.sync_services import SyncServices
 from morai_bridge.configuration import settings_plan, sim_settings_files
 from morai_bridge.configuration.sim_versions import VersionError
 from morai_bridge.configuration.vehicle_profiles import ProfileError

@@ -7,10 +7,12 @@ silently, and with it, say, the node's /diagnostics).
 
 The workers themselves (:class:`morai_bridge.link.workers.Worker`) know no ROS.  A node
 passes them :meth:`NodeSupervisor.log` and :meth:`NodeSupervisor.on_dead`, adds
-:meth:`NodeSupervisor.diagnostics` to its updater, and ends its ``main()`` with
+:meth:`NodeSupervisor.diagnostics` to its updater (:func:`make_updater`: one published by a
+supervised RosTimer), and ends its ``main()`` with
 :meth:`NodeSupervisor.spin`, which returns the exit status: 1 when a worker died
 (so that roslaunch's ``respawn`` can act), 0 on an ordinary shutdown.
 """
+import diagnostic_updater
 import rospy
 from std_msgs.msg import String
 
@@ -141,3 +143,17 @@ class RosTimer:
                 self.worker.stop()      # are closed under it ("publish() to a closed topic"); not a fault
                 return
             raise
+
+
+def make_updater(hardware_id, supervisor, period=1.0):
+    """A diagnostic_updater.Updater published every ``period`` seconds by a supervised
+    :class:`RosTimer` (worker ``diagnostics``, watched by ``supervisor``,
+    a NodeSupervisor); returns (updater, timer).
+
+    The timer calls ``force_update()``: ``Updater.update()`` would ask the parameter server for
+    ``~diagnostic_period`` on every call (rospy does not cache a parameter that is not set: one
+    XML-RPC call per second per node) and skip a tick that comes a little early."""
+    updater = diagnostic_updater.Updater()
+    updater.setHardwareID(hardware_id)
+    timer = RosTimer('diagnostics', period, updater.force_update, supervisor)
+    return updater, timer

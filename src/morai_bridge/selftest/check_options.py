@@ -13,7 +13,7 @@ import collections
 
 from morai_bridge.configuration import sim_versions
 from morai_bridge.configuration.params import FROM_PROFILE, FROM_VERSION, NO_IMU, Param
-from morai_bridge.wire import streams
+from morai_bridge.wire.udp import streams
 
 __all__ = ["PARAMS", "Options", "PROG", "MAX_TEST_SPEED", "RUN_TIME_MARGIN", "EXIT_OK", "EXIT_INCONCLUSIVE",
            "EXIT_REFUSED", "EXIT_ABORTED", "EXIT_INTERRUPTED"]

@@ -1,6 +1,6 @@
 """Enumerations of the MORAI UDP protocol, declared once.
 
-The layouts' field docs (:mod:`.udp_layouts`), the bridge's diagnostics, the
+The layouts' field docs (:mod:`.udp.layouts`), the bridge's diagnostics, the
 dump tool and the emulator all take their names and values from here.  Values
 are plain ints on the wire; these are :class:`enum.IntEnum` so that
 ``Gear.D == 4`` and ``int(Gear.D)`` works where speed matters.  No ROS.

@@ -29,7 +29,7 @@ def test_mount_quaternion_and_view_direction():
     (-sin35 sin5, cos35 sin5, sin35 cos5, cos35 cos5); its x axis (where the camera looks) is
     (cos70 cos10, sin70 cos10, -sin10): forward-left (the left side camera looks out of the car) and
     down (MORAI's + pitch is nose down, as REP-103's)."""
-    sensor_bridge = pytest.importorskip('morai_bridge.ros.sensor_bridge')
+    sensor_bridge = pytest.importorskip('morai_bridge.ros.sensors.sensor_bridge')
     s = [s for s in files.load_sensors(HEVEN).sensors if s.key == 'cameraList[1]'][0]
     t = sensor_bridge.mount_transform('base_link', 'Camera-2', *s.pose).transform
     r = math.radians

@@ -164,7 +164,7 @@ def collision_messages(w):
     """The bridge's CollisionData of a collision packet."""
     pytest.importorskip('rospy')
     import rospy
-    from morai_bridge.ros import sim_to_ros
+    from morai_bridge.ros.udp_bridge import sim_to_ros
     return sim_to_ros.collision(w, rospy.Time(1, 2), 'map')
 
 
@@ -199,7 +199,7 @@ def test_25_S4_no_collision_packet_with_the_ego_in_slot_0():
 def test_type_minus_one_objects_publish_nothing():
     pytest.importorskip('rospy')
     import rospy
-    from morai_bridge.ros import sim_to_ros
+    from morai_bridge.ros.udp_bridge import sim_to_ros
     rec = udp.ObjectRecord(0, -1, 5.0, 6.0, 0.0, 0.0, 4.6, 1.9, 1.5, 0.9, 2.8, 0.9, 0, 0, 0, 0, 0, 0, '')
     car = rec._replace(obj_id=3, obj_type=1)
     w = udp.make(udp.ObjectInfo, 2128, sec=1, nsec=0, objects=(rec, car, rec._replace(pos_x=0.0)))

@@ -10,7 +10,7 @@ from morai_bridge.wire import udp
 def test_rmc_speed_against_the_status_speed(knots_field, expected):
     """25.S4 writes RMC speed as m/s x 0.00053995 (the heven report @4d26e0e): at 10 m/s that prints
     000.0, where a correct receiver prints 19.4 knots.  The report compares RMC with the status speed."""
-    from morai_bridge.wire import nmea
+    from morai_bridge.wire.udp import nmea
     status = udp.make(udp.EgoVehicleStatus, 200, sec=1, nsec=0, pos_x=50.0, pos_y=20.0, signed_vel=36.0)
     rmc = nmea.build("GP", "RMC", ("044646.150", "A", "3714.5407", "N", "12646.4262", "E", knots_field, "090.0",
                                    "010826", "000.0", "E", "A", ""))

@@ -20,7 +20,8 @@ from morai_bridge.dump import field_report as fr
 from morai_bridge.dump import field_text as ft
 from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
 from morai_bridge.configuration import sim_versions
-from morai_bridge.wire import capture, streams, udp
+from morai_bridge.wire import capture, udp
+from morai_bridge.wire.udp import streams
 
 ROOT = Path(helpers.ROOT)
 SHARED = ROOT.parent / "shared" / "captures" / "MORAI.pcap"

@@ -536,7 +536,7 @@ def test_module_entry_point():
 
 def test_stream_names_as_ports(tmp_path, capsys):
     from morai_bridge.dump import sources, udp_dump_cli as cli
-    from morai_bridge.wire import streams
+    from morai_bridge.wire.udp import streams
     path = write_capture(tmp_path / "mixed.pcap", fmt="pcap")
     status, lines, _ = run(capsys, path, "--port", "ego_status")  # = --port 909
     assert len([ln for ln in lines if " -> " in ln]) == 2 and "filtered out by --port: 6" in lines

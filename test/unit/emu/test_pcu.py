@@ -17,7 +17,7 @@ from morai_bridge.emu.pcu import Mode, PcuEmulator
 from morai_bridge.emu.pcu_vehicle import VehicleModel, VehicleState
 from morai_bridge.wire.erp42 import (
     Command, FeedbackFramer, encode_command)
-from morai_bridge.wire.erp42_convert import (
+from morai_bridge.wire.erp42.convert import (
     next_alive)
 
 SRC = os.path.join(helpers.ROOT,

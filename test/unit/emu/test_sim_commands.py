@@ -328,7 +328,7 @@ def test_every_command_class_has_one_handler():
     """sim_commands.COMMAND_HANDLERS holds a handler (a function, not a name) for every class of the
     user -> simulator streams (the lock-step extension's are the emulator's sync_mode)."""
     from morai_bridge.emu.sim_commands import COMMAND_HANDLERS, SimCommands
-    from morai_bridge.wire import streams
+    from morai_bridge.wire.udp import streams
     assert set(COMMAND_HANDLERS) == {c for s in streams.TO_SIM if not s.extension for c in s.classes}
     for cls, handler in COMMAND_HANDLERS.items():
         assert getattr(SimCommands, handler.__name__) is handler, cls

@@ -34,7 +34,7 @@ def test_port_and_rate_options_are_made_from_the_stream_rows():
     from morai_bridge.configuration import sim_versions
     from morai_bridge.configuration.params import FROM_VERSION
     from morai_bridge.emu.sim_config import LISTEN_PORTS, SEND_PORTS
-    from morai_bridge.wire import streams
+    from morai_bridge.wire.udp import streams
     defaults = SimConfig()
     assert list(LISTEN_PORTS) == [s.name for s in streams.TO_SIM]
     assert list(SEND_PORTS) == [s.name for s in streams.FROM_SIM]

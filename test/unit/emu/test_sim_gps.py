@@ -20,7 +20,8 @@ import pytest
 
 import helpers
 from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
-from morai_bridge.wire import nmea, udp
+from morai_bridge.wire.udp import nmea
+from morai_bridge.wire import udp
 from morai_bridge.wire.capture import read_capture
 
 CAPTURES = Path(helpers.ROOT).parent / "shared" / "captures"
@@ -30,7 +31,7 @@ RMC_FIELDS = 13
 GGA_FIELDS = 14
 
 # The simulator's format of each field (written down from the captured sentences
-# quoted in wire/nmea.py).  Fields whose width depends on the value (altitude,
+# quoted in wire/udp/nmea.py).  Fields whose width depends on the value (altitude,
 # HDOP, geoid separation) only fix their decimals.
 RMC_FORMAT = [
     r"\d{6}\.\d",        # 1 UTC time hhmmss.s (one decimal)

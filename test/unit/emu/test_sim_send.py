@@ -8,7 +8,8 @@ import math
 import pytest
 
 from morai_bridge.emu.sim_vehicle import VehicleParams, wrap_deg
-from morai_bridge.wire import nmea, udp
+from morai_bridge.wire.udp import nmea
+from morai_bridge.wire import udp
 from sim_peers import scenario_load
 
 
@@ -276,7 +277,7 @@ def test_every_simulator_stream_has_one_builder_and_a_way_to_be_due():
     """sim_send.BUILDERS is keyed by the simulator -> user streams (the lock-step extension's reply
     aside), and each of them is due by a rate option or, an event stream, at every step."""
     from morai_bridge.emu import sim_send
-    from morai_bridge.wire import streams
+    from morai_bridge.wire.udp import streams
     assert set(sim_send.BUILDERS) == {s.name for s in streams.FROM_SIM if not s.extension}
     for s in streams.FROM_SIM:
         assert bool(s.emu_hz) != s.event, s.name

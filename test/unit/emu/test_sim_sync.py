@@ -6,8 +6,9 @@ import time
 import pytest
 
 from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
-from morai_bridge.wire import lockstep, udp
-from morai_bridge.wire.lockstep import EmuSyncCmd, EmuSyncTick
+from morai_bridge.wire.udp import lockstep
+from morai_bridge.wire import udp
+from morai_bridge.wire.udp.lockstep import EmuSyncCmd, EmuSyncTick
 
 
 # ----------------------------------------------------------------------------- emulator

@@ -19,7 +19,8 @@ from morai_bridge.emu.pcu import Mode, PcuEmulator
 from morai_bridge.emu.pcu_vehicle import VehicleModel
 from morai_bridge.link.serial_port import Erp42Link
 from morai_bridge.link.workers import DEAD, RUNNING, STOPPED
-from morai_bridge.wire import erp42, erp42_convert
+from morai_bridge.wire import erp42
+from morai_bridge.wire.erp42 import convert as erp42_convert
 
 from helpers import Log, wait_for
 

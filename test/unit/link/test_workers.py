@@ -316,6 +316,6 @@ def test_the_levels_are_diagnostic_msgs_and_defined_only_here():
                         defined.append(os.path.relpath(os.path.join(dirpath, f), src))
     assert defined == [os.path.join('link', 'workers.py')]
     if DiagnosticStatus is not None:
-        for name in ('sensor_bridge', 'bridge_diagnostics', 'erp42_ros'):
+        for name in ('sensors.sensor_bridge', 'udp_bridge.diagnostics', 'erp42.driver'):
             module = importlib.import_module('morai_bridge.ros.' + name)
             assert (module.OK, module.WARN, module.ERROR) == (OK, WARN, ERROR), name

@@ -4,7 +4,7 @@ import os
 import re
 
 import helpers
-from morai_bridge.ros import marker_shapes as mk
+from morai_bridge.ros.markers import shapes as mk
 
 ROOT = helpers.ROOT
 
@@ -40,7 +40,7 @@ def test_every_topic_is_a_param_and_queue_sizes_are_set():
     names = [p.name for p in node.PARAMS]
     for t in ('markers_topic', 'ego_topic', 'object_topic', 'traffic_light_topic', 'collision_topic', 'frame_id'):
         assert t in names
-    from morai_bridge.ros import marker_publisher
+    from morai_bridge.ros.markers import publisher as marker_publisher
     src = open(marker_publisher.__file__).read()
     calls = re.findall(r'rospy\.(?:Publisher|Subscriber)\([^)]*\)', src)
     assert len(calls) == 5 and all('queue_size=' in c for c in calls)

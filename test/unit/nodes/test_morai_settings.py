@@ -57,7 +57,7 @@ def test_udp_bridge_stops_on_an_address_that_is_not_this_machines(tmp_path):
 
 
 def test_sensor_node_stops_on_an_address_that_is_not_this_machines(tmp_path):
-    sensor_params = pytest.importorskip('morai_bridge.ros.sensor_params')
+    sensor_params = pytest.importorskip('morai_bridge.ros.sensors.sensor_params')
     from morai_bridge.link.transport import TransportError
     from morai_bridge.nodes import lidar_bridge
     from morai_bridge.ros.params import load
@@ -256,7 +256,7 @@ def bound_ports(params):
     udp_bridge's receive ports after its ~privileged_port_offset (ros/package_config.apply_sim_version's
     rule), the sensor nodes' ~port."""
     from morai_bridge.link.transport import shift_privileged
-    from morai_bridge.wire import streams
+    from morai_bridge.wire.udp import streams
     out = {}
     for key, value in params.items():
         node, name = key.rsplit('/', 1)
@@ -495,7 +495,7 @@ def test_a_topic_the_simulator_publishes_over_ros_is_not_bridged_too(tmp_path, e
 # ----------------------------------------------------------------------------- ~settings in the nodes
 
 def test_node_settings_overlay_camera_and_lidar():
-    sensor_params = pytest.importorskip('morai_bridge.ros.sensor_params')
+    sensor_params = pytest.importorskip('morai_bridge.ros.sensors.sensor_params')
     from morai_bridge.nodes import camera_bridge, lidar_bridge
     from morai_bridge.ros.params import load
     get = {'settings': HEVEN, 'settings_sensor': 3}

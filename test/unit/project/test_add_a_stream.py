@@ -2,9 +2,10 @@
 emulator builder, nothing else (docs/architecture.md, "Where to add things").
 
 A child process declares a made-up stream the way the code declares its own (a layout with
-``udp_schema.define_message`` before ``wire.udp`` compiles the registry, a row with ``streams.add``,
-an entry in ``sim_to_ros.CONVERTERS`` and one in ``emu.sim_send.BUILDERS``), before the modules that
-read those tables are imported, and then checks that the stream reaches:
+``udp_schema.define_message`` before the package ``wire.udp`` runs its ``__init__``, which compiles the
+registry, a row with ``streams.add``, an entry in ``sim_to_ros.CONVERTERS`` and one in
+``emu.sim_send.BUILDERS``), before the modules that read those tables are imported, and then checks that
+the stream reaches:
 
 * the emulator: its ``made_up_port`` and ``made_up_hz`` options exist, and a step sends the datagram
   on a real loopback UDP socket to the port given by that option;
@@ -26,8 +27,15 @@ import socket
 import sys
 
 sys.path.insert(0, sys.argv[1])                      # tools/, for gen_launch
-from morai_bridge.wire import udp_layouts, udp_schema  # noqa: F401  (the MORAI layouts, not yet compiled)
-assert 'morai_bridge.wire.udp' not in sys.modules
+# the package wire.udp compiles the MORAI registry when its __init__ runs: it is made here and runs below,
+# after the made-up layout, as editing wire/udp/layouts.py would have it
+import importlib.util
+import morai_bridge.wire
+UDP_SPEC = importlib.util.find_spec('morai_bridge.wire.udp')
+UDP_PACKAGE = importlib.util.module_from_spec(UDP_SPEC)
+sys.modules['morai_bridge.wire.udp'] = UDP_PACKAGE
+from morai_bridge.wire.udp import layouts as udp_layouts, schema as udp_schema  # noqa: F401  (the MORAI layouts, not yet compiled)
+assert not hasattr(UDP_PACKAGE, 'PROTOCOL')
 
 # 1. its layout
 MadeUp = udp_schema.define_message(
@@ -36,14 +44,18 @@ MadeUp = udp_schema.define_message(
                                               ('value', 'f', 'm; a made-up quantity'))))],
     current=12)
 
-# 2. its row
-from morai_bridge.wire import streams, udp
+# 2. its row (wire.udp compiles the registry, the made-up layout included)
+UDP_SPEC.loader.exec_module(UDP_PACKAGE)
+morai_bridge.wire.udp = UDP_PACKAGE
+from morai_bridge.wire import udp
+from morai_bridge.wire.udp import streams
+assert udp.PROTOCOL and MadeUp in udp.MESSAGE_CLASSES
 streams.add(streams.Stream('made_up', 9555, streams.SIM_TO_USER, (MadeUp,), 'made_up_topic', 'std_msgs/Float64',
                            stamp=streams.PACKET, sim_row='Made Up', emu_hz=25.0, emu_hz_doc='Made Up rate'))
 
 # 3. its converter
 from std_msgs.msg import Float64
-from morai_bridge.ros import sim_to_ros
+from morai_bridge.ros.udp_bridge import sim_to_ros
 
 
 def made_up(w, stamp, frame_id):
@@ -95,7 +107,7 @@ class Recorder:
 rospy.Publisher = Recorder
 from morai_bridge.configuration.params import Config
 from morai_bridge.nodes import udp_bridge
-from morai_bridge.ros.sim_receive import SimReceiver
+from morai_bridge.ros.udp_bridge.sim_receive import SimReceiver
 cfg = Config({p.name: p.default for p in udp_bridge.PARAMS})
 out['bridge_defaults'] = [cfg.made_up_port, cfg.made_up_topic]
 receiver = SimReceiver(cfg, '127.0.0.1', '127.0.0.1', live=False, clock=rospy.Time)

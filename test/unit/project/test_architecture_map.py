@@ -1,8 +1,9 @@
 """The maps stay true.  docs/architecture.md: every module, file, class, function and attribute it
-names in backticks (``ros/sim_receive.SimReceiver._dispatch``, ``transport.UdpReceiver.poll``,
-``wire/streams.py``, ``test/unit/project/test_layering.py``) exists in the code, and its layer block names
-the packages.  README's Layout block: every package, every module of ros/, link/ and wire/, and no
-ros/ module that does not exist.  Names of other libraries (rospy, struct, genpy, ...) are not checked."""
+names in backticks (``ros/udp_bridge/sim_receive.SimReceiver._dispatch``, ``transport.UdpReceiver.poll``,
+``wire/udp/streams.py``, ``test/unit/project/test_layering.py``) exists in the code, and its layer block names
+the packages.  README's Layout block: every package, every module of ros/, link/ and wire/ and of their rooms
+(sub-packages), and no ros/ module or room that does not exist.  Names of other libraries (rospy, struct,
+genpy, ...) are not checked."""
 import importlib
 import inspect
 import os
@@ -152,28 +153,45 @@ def modules_of(package):
     return sorted(f[:-3] for f in os.listdir(d) if f.endswith('.py') and f != '__init__.py' and f != '__main__.py')
 
 
+def rooms_of(package):
+    """The sub-packages of a package, as 'name/'."""
+    d = os.path.join(SRC, package)
+    return sorted(f + '/' for f in os.listdir(d) if os.path.isfile(os.path.join(d, f, '__init__.py')))
+
+
 def test_the_readme_layout_names_every_package():
     sections = layout_sections()
     packages = sorted(d for d in os.listdir(SRC) if os.path.isfile(os.path.join(SRC, d, '__init__.py')))
     assert sorted(sections) == packages, f'README Layout names {sorted(sections)}; src/morai_bridge has {packages}'
 
 
-@pytest.mark.parametrize('package', ['ros', 'link', 'wire'])
+ROOMS = ['ros/' + r for r in rooms_of('ros')] + ['wire/' + r for r in rooms_of('wire')]
+
+
+def test_the_rooms_are_there():
+    assert {'ros/udp_bridge/', 'ros/sensors/', 'wire/udp/', 'wire/erp42/'} <= set(ROOMS), ROOMS
+
+
+@pytest.mark.parametrize('package', ['ros', 'link', 'wire'] + [r.rstrip('/') for r in ROOMS])
 def test_the_readme_layout_names_the_modules_of(package):
-    """Every module of these packages is named in its README Layout lines, and the ros/ lines' first
-    column names only modules that exist."""
-    text = layout_sections()[package]
+    """Every module of these packages (and of the rooms of ros/ and wire/) is named in its README Layout
+    lines (a room's, in its package's), and the ros/ lines' first column names only modules and rooms
+    that exist."""
+    text = layout_sections()[package.split('/')[0]]
     words = set(re.findall(r'[a-z_0-9]+', text))
     named = [m for m in modules_of(package) if m in words or m.replace('_', ' ') in text]
     missing = sorted(set(modules_of(package)) - set(named))
     assert not missing, f"README Layout does not name {package}/{', '.join(missing)}"
     if package == 'ros':
+        for room in rooms_of('ros'):
+            assert re.search(r'(?m)^    %s ' % re.escape(room), text), f'README Layout has no line of ros/{room}'
         for line in text.splitlines()[1:]:
             if not re.match(r'^    [a-z]', line):     # a description's continuation, not a module line
                 continue
             column = line.strip().split('  ')[0]
             for name in column.split():
-                assert name in modules_of('ros'), f'README Layout names ros/{name}, which does not exist'
+                assert name in modules_of('ros') + rooms_of('ros'), \
+                    f'README Layout names ros/{name}, which does not exist'
 
 
 def test_docstrings_cite_only_files_in_the_repository():

@@ -29,7 +29,8 @@ def test_launch_file_is_generated_from_params(node):
 
 @pytest.mark.parametrize('doc', gen.PORT_DOCS)
 def test_port_table_matches_the_profiles(doc):
-    """The port tables of README, docs/versions.md and docs/day_one.md are the data's (config/sim_versions/, wire/streams.py)."""
+    """The port tables of README, docs/versions.md and docs/day_one.md are the data's (config/sim_versions/,
+    wire/udp/streams.py)."""
     text = open(os.path.join(ROOT, doc)).read()
     assert gen.PORT_MARKER.search(text), f'{doc} holds no <!-- ports --> table'
     assert gen.docs_with_ports(text) == text, '%s: the port table is out of date: run /usr/bin/python3 ' \

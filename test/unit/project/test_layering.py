@@ -120,17 +120,35 @@ def test_import_direction(dotted, path, is_pkg):
 def test_the_checker_sees_a_violation(tmp_path):
     """A wire module importing the ROS layer is reported (the check can fail)."""
     f = tmp_path / 'bad.py'
-    f.write_text('from morai_bridge.ros import sim_to_ros\nimport rospy\n')
+    f.write_text('from morai_bridge.ros.udp_bridge import sim_to_ros\nimport rospy\n')
     found = list(imports_of('morai_bridge.wire.bad', str(f), False))
-    assert ('morai_bridge.ros.sim_to_ros', 1) in found
-    assert layer('morai_bridge.ros.sim_to_ros') not in ALLOWED['wire']
+    assert ('morai_bridge.ros.udp_bridge.sim_to_ros', 1) in found
+    assert layer('morai_bridge.ros.udp_bridge.sim_to_ros') not in ALLOWED['wire']
     assert ('rospy', 2) in found
 
 
 def test_relative_imports_resolve():
-    f = os.path.join(PKG, 'wire', 'udp.py')
-    mods = {m for m, _ in imports_of('morai_bridge.wire.udp', f, False)}
-    assert 'morai_bridge.wire.udp_schema' in mods
+    f = os.path.join(PKG, 'wire', 'udp', '__init__.py')
+    mods = {m for m, _ in imports_of('morai_bridge.wire.udp', f, True)}
+    assert 'morai_bridge.wire.udp.schema' in mods
+    f = os.path.join(PKG, 'wire', 'udp', 'layouts.py')
+    mods = {m for m, _ in imports_of('morai_bridge.wire.udp.layouts', f, False)}
+    assert {'morai_bridge.wire.udp.schema', 'morai_bridge.wire.enums'} <= mods
+
+
+def test_the_rooms_are_walked_and_take_their_package_s_layer():
+    """A sub-package (a room: ros/udp_bridge/, wire/udp/, ...) is in the layer of its top-level package, and
+    its modules are among those checked."""
+    dotted = {m[0] for m in MODULES}
+    rooms = sorted({m.rsplit('.', 1)[0] for m in dotted if m.count('.') >= 3})
+    assert {'morai_bridge.ros.udp_bridge', 'morai_bridge.ros.sensors', 'morai_bridge.wire.udp',
+            'morai_bridge.wire.erp42'} <= set(rooms), rooms
+    for room in rooms:
+        top = '.'.join(room.split('.')[:2])
+        assert layer(room) == layer(top), room
+    assert 'morai_bridge.ros.udp_bridge.sim_receive' in dotted
+    assert layer('morai_bridge.ros.udp_bridge.sim_receive') == 'ros'
+    assert layer('morai_bridge.wire.udp.codec') == 'wire'
 
 
 def _modules(pkg):

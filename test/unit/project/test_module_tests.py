@@ -78,7 +78,8 @@ def test_no_module_is_both_covered_and_untested():
 
 
 def test_own_test_files_follow_the_layout_rule():
-    assert own_test_files('wire/nmea.py') == ['test/unit/wire/test_nmea.py', 'test/unit/wire/test_nmea_samples.py']
+    assert own_test_files('wire/udp/nmea.py') == ['test/unit/wire/udp/test_nmea.py',
+                                                  'test/unit/wire/udp/test_nmea_samples.py']
     assert own_test_files('wire/velodyne/decode.py') == ['test/unit/wire/velodyne/test_decode.py',
                                                          'test/unit/wire/velodyne/test_decode_geometry.py']
     assert own_test_files('emu/sensors/bench.py') == []

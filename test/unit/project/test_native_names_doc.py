@@ -1,5 +1,5 @@
 """docs/ros_api.md, "Native ROS mode's names": one row per published stream, its names and type those of
-the code (wire/streams.py for udp_bridge, configuration/topic_names.py and the sensor nodes' parameters),
+the code (wire/udp/streams.py for udp_bridge, configuration/topic_names.py and the sensor nodes' parameters),
 so the table a user reads to port a native-mode stack cannot drift from what the bridges publish."""
 import os
 import re
@@ -8,7 +8,7 @@ import pytest
 
 import helpers
 from morai_bridge.configuration import topic_names
-from morai_bridge.wire import streams
+from morai_bridge.wire.udp import streams
 
 DOC = os.path.join(helpers.ROOT, 'docs', 'ros_api.md')
 

@@ -58,7 +58,7 @@ def test_message_classes():
     assert len(set(type_names)) == len(type_names)
     for cls in udp.message_classes() + udp.RECORD_CLASSES:
         assert issubclass(cls, tuple) and hasattr(cls, "_fields")
-        assert cls.__module__ in ("morai_bridge.wire.udp", "morai_bridge.wire.nmea")
+        assert cls.__module__ in ("morai_bridge.wire.udp", "morai_bridge.wire.udp.nmea")
         assert cls.__doc__
         assert getattr(udp, cls.__name__) is cls
 
@@ -212,7 +212,7 @@ def test_make_rejects_unknown_fields():
 
 def test_no_ros_imports():
     code = ("import sys; import morai_bridge.wire.udp, morai_bridge.wire.capture, "
-            "morai_bridge.wire.nmea; "
+            "morai_bridge.wire.udp.nmea; "
             "bad = [m for m in sys.modules if m.split('.')[0] in "
             "('rospy', 'genpy', 'roslib', 'rosgraph', 'std_msgs', 'morai_msgs')]; "
             "assert not bad, bad")

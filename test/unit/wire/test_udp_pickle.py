@@ -1,6 +1,6 @@
 """Decoded UDP messages pickle (multiprocessing queues, caches, test fixtures).
 
-The message classes are made at import with types.new_class (udp_schema); on Python 3.8
+The message classes are made at import with types.new_class (wire/udp/schema.py); on Python 3.8
 typing.NamedTuple ignored the namespace's __module__ there, so every class claimed to live in
 'types' and pickle.dumps raised PicklingError.  The py38 test layer runs this file on a real 3.8.
 """
@@ -11,7 +11,8 @@ import sys
 import pytest
 
 import helpers
-from morai_bridge.wire import lockstep, udp
+from morai_bridge.wire.udp import lockstep
+from morai_bridge.wire import udp
 
 VECTORS = helpers.load_vectors("udp")["vectors"]
 
@@ -25,7 +26,7 @@ def _classes():
 @pytest.mark.parametrize("cls", _classes(), ids=lambda c: c.__name__)
 def test_class_lives_where_it_says(cls):
     module = sys.modules[cls.__module__]
-    assert cls.__module__ in ("morai_bridge.wire.udp", "morai_bridge.wire.lockstep", "morai_bridge.wire.nmea")
+    assert cls.__module__ in ("morai_bridge.wire.udp", "morai_bridge.wire.udp.lockstep", "morai_bridge.wire.udp.nmea")
     assert getattr(module, cls.__qualname__) is cls
 
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from morai_bridge.wire import nmea, udp
+from morai_bridge.wire.udp import nmea
+from morai_bridge.wire import udp
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

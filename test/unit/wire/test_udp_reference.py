@@ -10,7 +10,8 @@ import pytest
 
 import helpers
 import udp_reference
-from morai_bridge.wire import udp, udp_samples
+from morai_bridge.wire import udp
+from morai_bridge.wire.udp import samples as udp_samples
 
 FRAMED = [i for i in udp.VARIANTS if i.header is not None]
 BINARY = [i for i in udp.VARIANTS if i.header is None]

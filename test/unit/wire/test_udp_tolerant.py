@@ -13,8 +13,8 @@ import struct
 import pytest
 
 from morai_bridge.wire import udp
-from morai_bridge.wire.udp_codec import Protocol
-from morai_bridge.wire.udp_schema import Field, Registry, Variant, define_message
+from morai_bridge.wire.udp.codec import Protocol
+from morai_bridge.wire.udp.schema import Field, Registry, Variant, define_message
 
 
 def with_data_length(datagram: bytes, data_length: int) -> bytes:

@@ -12,7 +12,7 @@ Rendering (PIL ``ImageDraw``, numpy for the geometry)
   320, ``principalPoint`` 320 / 240 in the SensorInfo JSON MORAI saves, e.g.
   eriverOoO/heven-ad-2026 @4d26e0e ``ad_data/morai/SaveFile/Sensor/
   25.S4.MolitComp03/SensorInfo_2023_Hyundai_Ioniq5.json``, cameras 2 and 3), the
-  bridge's CameraInfo defaults (ros/camera_ros.intrinsics) and MORAI's UDP
+  bridge's CameraInfo defaults (ros/sensors/camera_ros.intrinsics) and MORAI's UDP
   example's projection (cx = w / 2, cy = h / 2).
 * Sky (:data:`SKY`) above the horizon, ground (:data:`GROUND_COLOUR`) below it,
   with a 5 m grid of lines on the ground (within 60 m) so that motion is visible.

@@ -17,7 +17,7 @@ once when it ends: that is its cheapest decode.
 The result is byte-identical to decoding the revolution in one batch and
 packing it (test/unit/wire/velodyne/test_stream.py); the assembler stays the authority on
 where revolutions end, and any doubt falls back to the one-batch decode.  No ROS
-imports: ros/lidar_ros.py only stamps and publishes what :meth:`CloudStream.add`
+imports: ros/sensors/lidar_ros.py only stamps and publishes what :meth:`CloudStream.add`
 returns (:meth:`CloudStream.serialized`: the cloud as ROS serializes it, after the header), and
 reports :meth:`CloudStream.counters`.
 """

@@ -1,0 +1,162 @@
+"""/diagnostics of the UDP bridge: one entry per receive stream, one for commands,
+one for the simulator's reported control state (why a command 'does nothing')."""
+import time
+
+from morai_bridge.link.workers import ERROR, OK, WARN
+from morai_bridge.ros.udp_bridge.command_sender import ZERO_AS_NAMES
+from morai_bridge.wire.udp import streams
+from morai_bridge.wire.enums import CtrlMode, Gear, name_of
+
+#: a ctrl command within this many seconds counts as 'commanding' [s]
+ACTIVE_S = 2.0
+
+# StreamStats counters that make a stream's entry WARN while they are set, and what the summary says
+# ({count}: the counter's value)
+WARNINGS = {
+    'zero_position': ('{count} moving status packets at exactly (0, 0): the 25.S4 competition build sends its '
+                      'competition status (position withheld) on 909 and the full status on 911: '
+                      'sim_version:=25.S4.MolitComp03'),
+    'no_fix_last': ('no fix: the last position was void or 0/0 (a GPS blackout zone), published with '
+                    'NavSatFix status NO_FIX'),
+}
+
+
+class BridgeDiagnostics:
+
+    def __init__(self, cfg, updater, receiver, commands=None):
+        self.cfg = cfg
+        self.rx = receiver
+        self.tx = commands
+        self._rates = {}
+        for name in receiver.enabled:
+            updater.add('UDP %s (port %d)' % (name, cfg[name + '_port']), self._stream_task(name))
+        if commands is not None:
+            updater.add('UDP commands', self.commands)
+            updater.add('Simulator control state', self.control)
+
+    def _stream_task(self, name):
+        st = self.rx.stats[name]
+        stream = streams.BY_NAME[name]
+        event = stream.event
+
+        def task(stat):
+            now = time.monotonic()
+            prev = self._rates.get(name)
+            rate = 0.0
+            if prev is not None and now > prev[1]:
+                rate = (st.received - prev[0]) / (now - prev[1])
+            self._rates[name] = (st.received, now)
+            age = st.age(now)
+            if age is None:
+                level, text = ((OK, 'no event yet') if event else
+                               (WARN, 'no packet yet on port %d' % self.cfg[name + '_port']))
+            elif age > self.cfg.stale_timeout and not event:
+                level, text = WARN, f'stale: last packet {age:.1f} s ago'
+            else:
+                level, text = OK, f'{rate:.1f} Hz'
+            if st.decode_errors or st.wrong_type:
+                level = max(level, WARN)
+                text += '; %d malformed, %d of another type' % (st.decode_errors, st.wrong_type)
+            if st.foreign:
+                level = max(level, WARN)
+                text += '; %d from unexpected hosts' % st.foreign
+            if st.data_length_mismatch:
+                level = max(level, WARN)
+                text += '; %d decoded despite an unexpected data_length (last: %s)' % (
+                    st.data_length_mismatch, st.last_mismatch)
+            for attr, warning in WARNINGS.items():
+                value = getattr(st, attr)
+                if value:
+                    level = max(level, WARN)
+                    text += '; ' + warning.format(count=value)
+            if st.handler_errors:
+                level = ERROR
+                text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
+            stat.summary(level, text)
+            stat.add('port', self.cfg[name + '_port'])
+            stat.add('rate [Hz]', f'{rate:.1f}')
+            stat.add('received', st.received)
+            stat.add('published', st.published)
+            stat.add('decode errors', st.decode_errors)
+            stat.add('wrong type', st.wrong_type)
+            stat.add('from unexpected hosts', st.foreign)
+            stat.add('bridge errors', st.handler_errors)
+            stat.add('last unexpected sender', st.last_foreign)
+            stat.add('age of last packet [s]', '' if age is None else f'{age:.3f}')
+            stat.add('last error', st.last_error)
+            stat.add('data_length mismatches', st.data_length_mismatch)
+            stat.add('last data_length mismatch', st.last_mismatch)
+            if stream.stamp == streams.PACKET:
+                stat.add('invalid packet stamps', self.rx.bad_stamps)
+            for attr, label in stream.counters:
+                stat.add(label, getattr(st, attr))
+            return stat
+        return task
+
+    def commands(self, stat):
+        tx = self.tx
+        refused = sum(tx.tx_refused.values())
+        if refused:
+            stat.summary(WARN, '%d commands refused (last: %s)' % (refused, tx.last_refusal))
+        elif tx.sender.errors:
+            stat.summary(WARN, f'send errors: {tx.sender.last_error}')
+        else:
+            stat.summary(OK, '%d packets sent' % tx.sender.sent)
+        for n in tx.tx_counts:
+            stat.add(f'{n} sent', tx.tx_counts[n])
+            stat.add(f'{n} refused', tx.tx_refused[n])
+        stat.add('last refusal', tx.last_refusal)
+        for what, count in sorted(tx.adjusted.items()):
+            stat.add(what, count)
+        stat.add('send errors', tx.sender.errors)
+        stat.add('gear sent', name_of(Gear, tx.gear))
+        stat.add('ctrl_mode sent', name_of(CtrlMode, tx.ctrl_mode).lower())
+        stat.add('vehicle profile', tx.profile.name)
+        stat.add('sim_version', self.rx.version.name)
+        stat.add('steering_sign / status / ghost', '%d / %d / %d' % (
+            self.cfg.steering_sign, self.cfg.status_steering_sign, self.cfg.ghost_steering_sign))
+        stat.add('ctrl_cmd bytes', self.cfg.ctrl_cmd_bytes)
+        stat.add('max steering [deg]', f'{tx.max_steering_deg:.2f}')
+        return stat
+
+    def control(self, stat):
+        """Why a command 'does nothing': refused commands, the watchdog's brake, the simulator's reported
+        mode and gear."""
+        s = self.rx.status
+        tx = self.tx
+        now = time.monotonic()
+        active = tx.ctrl_sent_t is not None and now - tx.ctrl_sent_t < ACTIVE_S
+        problems = []
+        refused = tx.refused_recently('ctrl_cmd', ACTIVE_S, now)
+        if refused:
+            problems.append(f'ctrl commands refused (in the last {ACTIVE_S:.0f} s; {tx.tx_refused["ctrl_cmd"]} in '
+                            f'all): {refused}')
+        if tx.watchdog_braked:
+            problems.append('no /ctrl_cmd for %.1f s: the watchdog sent a braking command (~ctrl_cmd_timeout %.2f s)'
+                            % (now - tx.ctrl_sent_t, self.cfg.ctrl_cmd_timeout))
+        if s is not None and active and s.ctrl_mode != CtrlMode.AUTO:
+            problems.append('simulator is in %s control mode (ctrl_mode=%d): ctrl commands are ignored; '
+                            'switch the ego to automatic mode in the simulator'
+                            % (name_of(CtrlMode, s.ctrl_mode).lower(), s.ctrl_mode))
+        if s is not None and active and s.gear != tx.gear and s.ctrl_mode == CtrlMode.AUTO:
+            problems.append(f'simulator reports gear {name_of(Gear, s.gear)} but {name_of(Gear, tx.gear)} is commanded')
+        if problems:
+            stat.summary(WARN, '; '.join(problems))
+        elif s is None:
+            stat.summary(OK, 'no ego status yet')
+        else:
+            text = 'commands active' if active else f'no ctrl command in the last {ACTIVE_S:.0f} s'
+            zero = tx.adjusted.get(f'longlCmdType 0 sent as {tx.zero_as}', 0)
+            if active and zero:
+                text += f'; longlCmdType 0 taken as {tx.zero_as} ({ZERO_AS_NAMES[tx.zero_as]})'
+            stat.summary(OK, text)
+        if s is not None:
+            stat.add('reported ctrl_mode', '%d (%s)' % (s.ctrl_mode, name_of(CtrlMode, s.ctrl_mode).lower()))
+            stat.add('reported gear', '%d (%s)' % (s.gear, name_of(Gear, s.gear)))
+        stat.add('commanded gear', '%d (%s)' % (tx.gear, name_of(Gear, tx.gear)))
+        stat.add('commanding', str(active))
+        stat.add('longlCmdType 0 taken as', '%d (%s)' % (tx.zero_as, ZERO_AS_NAMES[tx.zero_as]))
+        stat.add('ctrl_cmd refused', tx.tx_refused['ctrl_cmd'])
+        stat.add('ctrl_cmd timeout [s]', f'{self.cfg.ctrl_cmd_timeout:.2f}' if tx.watchdog else 'off')
+        stat.add('watchdog brakes', tx.watchdog_brakes)
+        return stat

@@ -1,0 +1,183 @@
+"""The UDP streams between a user and the MORAI simulator, each declared once.
+
+Each :class:`Stream` is one UDP port of the simulator's network settings and everything the
+project does with it: its default port (MORAI's documented defaults), its direction, the message
+classes that travel on it, and, for the ROS bridge, the topic and message type it is published on
+or subscribed from (MORAI's native ROS mode's names), the queue depth, how its header is stamped and
+which counters /diagnostics shows.  The ROS side (:mod:`morai_bridge.ros.udp_bridge.sim_receive`,
+:mod:`morai_bridge.ros.udp_bridge.command_sender`, :mod:`morai_bridge.ros.udp_bridge.diagnostics`), the simulator
+emulator (:mod:`morai_bridge.emu`), the dump tool, the generated launch files and docs and the tests
+read this table; nothing else states a port or a topic.  It is plain data (type names are strings),
+so it needs no ROS.
+
+Everything that handles a stream is found by its name in tables of references, never by a name
+built from a string: its converter in ``CONVERTERS`` of :mod:`morai_bridge.ros.udp_bridge.sim_to_ros`
+(received) or :mod:`morai_bridge.ros.udp_bridge.ros_to_sim` (sent), the receiver's or sender's method in
+their tables (``SimReceiver`` / ``CommandSender``), the emulator's packet builder in
+:data:`morai_bridge.emu.sim_send.BUILDERS` and its command handler in
+:data:`morai_bridge.emu.sim_commands.COMMAND_HANDLERS`.
+
+:func:`add` declares rows (this module declares its own with it); the modules that read the table
+read it once, at import, so a row added at run time must be added before they are imported
+(test/unit/project/test_add_a_stream.py does so).
+
+``extension`` streams are our emulator's lock-step extension (:mod:`.lockstep`): the real
+simulator has no such port, so they are used only when explicitly enabled (``emulator_sync``).
+"""
+from typing import Dict, NamedTuple, Tuple
+
+from .. import udp
+from . import lockstep
+
+SIM_TO_USER = 'sim->user'
+USER_TO_SIM = 'user->sim'
+
+# how a received stream's header is stamped
+PACKET = 'packet'     # the packet's own time (sec, nsec), unless ~stamp_source:=ros
+ARRIVAL = 'arrival'   # the receive time (the packet carries no time)
+# a queue of 0: the ~state_queue_size parameter (state topics: subscribers get the latest)
+STATE_QUEUE = 0
+
+
+class Stream(NamedTuple):
+    name: str                  # parameter prefix ('<name>_port', '<name>_topic'); the converter's name
+    port: int                  # default UDP port (the simulator's default setting)
+    direction: str             # SIM_TO_USER or USER_TO_SIM
+    classes: Tuple[type, ...]  # message classes carried
+    topic: str = ''            # default ROS topic; '' none (the services use it)
+    ros_type: str = ''         # the topic's message type, 'package/Name'
+    queue: int = STATE_QUEUE   # publisher (received) or subscriber (sent) queue depth
+    stamp: str = ARRIVAL       # received: PACKET or ARRIVAL
+    counters: Tuple[Tuple[str, str], ...] = ()   # (StreamStats attribute, /diagnostics label) beyond the common
+    sim_row: str = ''          # its row in MORAI SIM's settings (the manual's message name); '' none
+    event: bool = False        # True: sent only when something happens (silence is normal)
+    extension: bool = False    # True: our emulator's lock-step extension, not the simulator
+    versioned: bool = False    # True: a simulator version may change its default port (configuration.sim_versions)
+    pubsub: int = 0            # its PUBSUB_TYPE in MORAI SIM's saved network settings; 0 none known
+    pubsub_source: str = ''    # the evidence of that PUBSUB_TYPE (docs/settings.md)
+    emu_hz: float = 0.0        # the emulator's default rate (option <name>_hz); 0: no rate option (events)
+    emu_hz_doc: str = ''       # that option's one line of documentation
+
+    @property
+    def param(self):
+        return self.name + '_port'
+
+    @property
+    def note(self):
+        """Text for parameter docs: '' or why the stream is special."""
+        return ' (emulator lock-step extension, used only with emulator_sync)' if self.extension else ''
+
+
+EMPTY_SLOTS = ('empty_slots', 'empty slots (not published)')
+EVENTS = 100          # queue depth of the event topics: every message kept
+
+_HEVEN_NET = 'heven-ad-2026 docs/morai/network-persistence.md'
+_ONLYTI = 'Onlyti/MORAI_CPP_Networks'
+
+STREAMS: Tuple[Stream, ...] = ()
+BY_NAME: Dict[str, Stream] = {}
+FROM_SIM: Tuple[Stream, ...] = ()
+TO_SIM: Tuple[Stream, ...] = ()
+DEFAULT_PORTS: Dict[str, int] = {}
+
+
+def add(*rows: Stream) -> None:
+    """Declare ``rows`` (after the ones declared so far) and rebuild the tables derived from them."""
+    global STREAMS, FROM_SIM, TO_SIM
+    for s in rows:
+        if s.name in BY_NAME:
+            raise ValueError(f'stream {s.name!r} is declared twice')
+        if s.direction not in (SIM_TO_USER, USER_TO_SIM):
+            raise ValueError(f'stream {s.name!r}: direction {s.direction!r}')
+        STREAMS += (s,)
+        BY_NAME[s.name] = s
+        DEFAULT_PORTS[s.name] = s.port
+    FROM_SIM = tuple(s for s in STREAMS if s.direction == SIM_TO_USER)
+    TO_SIM = tuple(s for s in STREAMS if s.direction == USER_TO_SIM)
+
+
+add(
+    # simulator -> user
+    Stream('ego_status', 909, SIM_TO_USER, (udp.EgoVehicleStatus,), 'Ego_topic', 'morai_msgs/EgoVehicleStatus',
+           stamp=PACKET, counters=(('zero_position', 'moving at exactly (0, 0)'),), sim_row='Ego Vehicle Status',
+           versioned=True, pubsub=770, pubsub_source=_HEVEN_NET + ' (MoraiInfoPublisher); '
+                                                     + _ONLYTI + ' VEHICLE_STATE_PUBSUB_TYPE',
+           emu_hz=50.0, emu_hz_doc='Ego Vehicle Status rate'),
+    # the competition build's second status stream (ego status layout, position and acceleration
+    # zeroed), on the topic its native ROS mode uses; port 0: other builds do not send it
+    # (configuration.sim_versions gives its port per version)
+    Stream('competition_status', 0, SIM_TO_USER, (udp.EgoVehicleStatus,), 'Competition_topic',
+           'morai_msgs/EgoVehicleStatus', stamp=PACKET, sim_row='Competition vehicle status (competition build)',
+           versioned=True, pubsub=295, pubsub_source=_HEVEN_NET,
+           emu_hz=50.0, emu_hz_doc='competition status rate (only sent where the sim_version has a competition '
+                                   'status port)'),
+    Stream('object_info', 7505, SIM_TO_USER, (udp.ObjectInfo,), 'Object_topic', 'morai_msgs/ObjectStatusList',
+           stamp=PACKET, counters=(EMPTY_SLOTS,), sim_row='Object Info',
+           pubsub=772, pubsub_source=_ONLYTI + ' OBJECT_INFO_PUBSUB_TYPE; heven file 7605 -> 7505 = their '
+                                               'ObjectInfo port',
+           emu_hz=50.0, emu_hz_doc='Object Info rate'),
+    Stream('traffic_light', 7502, SIM_TO_USER, (udp.GetTrafficLightStatus,), 'GetTrafficLightStatus',
+           'morai_msgs/GetTrafficLightStatus', sim_row='Get Traffic Light',
+           pubsub=258, pubsub_source=_ONLYTI + ' TRAFFIC_LIGHT_PUBSUB_TYPE',
+           emu_hz=10.0, emu_hz_doc='Get TrafficLight Status rate (one datagram per light)'),
+    Stream('collision', 9092, SIM_TO_USER, (udp.CollisionData,), 'CollisionData', 'morai_msgs/CollisionData',
+           queue=EVENTS, stamp=PACKET, counters=(EMPTY_SLOTS,), event=True, sim_row='Collision Data',
+           pubsub=261, pubsub_source='inferred: heven file 9091 -> 9092 = their CollisionData port'),
+    Stream('intersection', 9102, SIM_TO_USER, (udp.GetIntersectionStatus,), 'InsnStatus',
+           'morai_msgs/IntersectionStatus', sim_row='Get Intersection Status',
+           emu_hz=10.0, emu_hz_doc='Get Intersection Status rate (one datagram per intersection)'),
+    Stream('vehicle_collision', 9108, SIM_TO_USER, (udp.NpcVehicleCollision,), 'VehicleCollisionData',
+           'morai_msgs/VehicleCollisionData', queue=EVENTS, event=True, sim_row='NPC Vehicle Collision'),
+    Stream('sim_status', 10326, SIM_TO_USER, (udp.SimStatus,), 'sim/process/state/msg/MoraiSimProcStatus',
+           'morai_msgs/MoraiSimProcStatus', sim_row='Sim Status', emu_hz=10.0, emu_hz_doc='SimStatus rate'),
+    Stream('gps', 9091, SIM_TO_USER, (udp.NmeaSentence,), 'gps', 'morai_msgs/GPSMessage',
+           counters=(('no_fix', 'samples without a fix (void, or 0/0 in a blackout)'),), sim_row='GPS sensor',
+           versioned=True, emu_hz=10.0, emu_hz_doc='GPS rate ($GPGGA + $GPRMC, one datagram each)'),
+    # IMU: stamped on arrival instead where the version's seconds are the host's local time
+    Stream('imu', 9110, SIM_TO_USER, (udp.ImuData,), 'imu', 'sensor_msgs/Imu', stamp=PACKET,
+           counters=(('duplicates', 'duplicates (catch-up bursts; not published)'),), sim_row='IMU sensor',
+           emu_hz=50.0, emu_hz_doc='#IMUData$ rate'),
+    Stream('sync_state', 9202, SIM_TO_USER, (lockstep.EmuSyncState,), event=True, extension=True),
+    # user -> simulator (queue: of the subscriber; a control command older than the next is worthless)
+    Stream('ctrl_cmd', 9093, USER_TO_SIM, (udp.EgoCtrlCmd,), 'ctrl_cmd', 'morai_msgs/CtrlCmd', queue=1,
+           sim_row='Ego Ctrl Cmd',
+           pubsub=771, pubsub_source='inferred: heven file EgoCtrlConfig host port 9093 = their CtrlCmd port'),
+    Stream('set_traffic_light', 7607, USER_TO_SIM, (udp.SetTrafficLight,), 'SetTrafficLight',
+           'morai_msgs/SetTrafficLight', queue=10, sim_row='Set Traffic Light',
+           pubsub=259, pubsub_source='inferred: heven file host port 7607 = their traffic-light command port'),
+    Stream('set_intersection', 9132, USER_TO_SIM, (udp.SetIntersectionStatus,), 'InsnControl',
+           'morai_msgs/IntersectionControl', queue=10, sim_row='Set Intersection'),
+    Stream('lamps', 9097, USER_TO_SIM, (udp.LampControl,), 'lamps', 'morai_msgs/Lamps', queue=10,
+           sim_row='Lamp Control'),
+    Stream('scenario_load', 9099, USER_TO_SIM, (udp.ScenarioLoad,), 'ScenarioLoad', 'morai_msgs/ScenarioLoad',
+           queue=10, sim_row='Scenario Load'),
+    Stream('save_sensor_data', 9105, USER_TO_SIM, (udp.SaveSensorData,), 'SaveSensorData',
+           'morai_msgs/SaveSensorData', queue=10, sim_row='Save Sensor Data'),
+    Stream('sensor_control', 9103, USER_TO_SIM, (udp.SensorControl,), 'SensorPosControl',
+           'morai_msgs/SensorPosControl', queue=10, sim_row='Sensor Control'),
+    Stream('npc_ghost', 9101, USER_TO_SIM, (udp.NpcGhostCmd,), 'NpcGhostCmd', 'morai_msgs/NpcGhostCmd', queue=10,
+           sim_row='NPC Ghost Cmd'),
+    Stream('multi_ego', 7604, USER_TO_SIM, (udp.MultiEgoSetting,), 'ego_setting', 'morai_msgs/MultiEgoSetting',
+           queue=10, sim_row='Multi Ego Setting',
+           pubsub=260, pubsub_source='inferred: heven file host port 7604 = their multi-ego command port'),
+    Stream('ego_ghost', 9095, USER_TO_SIM, (udp.EgoGhostCmd,), 'GhostCtrlCmd', 'morai_msgs/GhostMessage', queue=10,
+           sim_row='Ego Ghost Cmd',
+           pubsub=783, pubsub_source='inferred: heven file host port 9095 = their ego-ghost command port'),
+    Stream('gv_direct', 9111, USER_TO_SIM, (udp.GVDirectCmd,), 'gv_direct_cmd', 'morai_msgs/GVDirectCmd', queue=10,
+           sim_row='Ground Vehicle Direct Cmd'),
+    Stream('gv_state', 9112, USER_TO_SIM, (udp.GVStateCmd,), 'gv_state_cmd', 'morai_msgs/GVStateCmd', queue=10,
+           sim_row='Ground Vehicle State Cmd'),
+    Stream('sim_control', 10508, USER_TO_SIM, (udp.SimControl,), sim_row='Sim Control'),
+    Stream('sync', 9201, USER_TO_SIM, (lockstep.EmuSyncCmd, lockstep.EmuSyncTick), extension=True),
+)
+
+#: GPS and IMU are sensors: their ports are in the vehicle's sensor settings, not the network settings
+SENSOR_STREAMS = ('gps', 'imu')
+
+
+def stream_of_class(cls):
+    """The stream that carries message class ``cls`` (None when none does)."""
+    for s in STREAMS:
+        if cls in s.classes:
+            return s
+    return None

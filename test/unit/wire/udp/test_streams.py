@@ -1,0 +1,59 @@
+"""The stream declarations of wire/udp/streams.py, without ROS: the stamp rule follows the wire, the
+counters are StreamStats attributes, and the topic tables of docs/ros_api.md are the declarations.
+What the ROS side makes of each row (message types, converters, parameters) is checked in
+test/unit/ros/udp_bridge/test_sim_receive_streams.py."""
+from morai_bridge.wire.udp import streams
+
+RECEIVED = [s for s in streams.FROM_SIM if s.topic]
+SENT = [s for s in streams.TO_SIM if s.topic]
+
+
+def test_stamp_rule_follows_the_wire():
+    # a stream is stamped with its packet's time exactly when its packets carry one
+    for s in streams.FROM_SIM:
+        if s.extension:
+            continue
+        carries_time = 'sec' in s.classes[0]._fields
+        assert (s.stamp == streams.PACKET) == carries_time, s.name
+
+
+def test_counters_are_stream_stats_attributes():
+    from morai_bridge.link.transport import StreamStats
+    st = StreamStats('x')
+    for s in streams.STREAMS:
+        for attr, label in s.counters:
+            assert isinstance(getattr(st, attr), int) and label
+
+
+def _topic_table(heading):
+    """(topic, type) rows of the udp_bridge section's table under ``heading`` in docs/ros_api.md."""
+    import os
+    import re
+
+    from helpers import ROOT
+    text = open(os.path.join(ROOT, 'docs', 'ros_api.md')).read()
+    start = text.index(heading)                 # the first such heading is the udp_bridge node's
+    block = text[start:text.index('\n\n', text.index('|---', start))]
+    return re.findall(r'^\| `([^`]+)` \| ([\w/]+) \|', block, re.M)
+
+
+def test_the_topic_tables_of_the_docs_are_the_declarations():
+    published = _topic_table('### Published topics')
+    for s in RECEIVED:
+        assert (s.topic, s.ros_type) in published, s.name
+    subscribed = _topic_table('### Subscribed topics')
+    assert sorted(subscribed) == sorted((s.topic, s.ros_type) for s in SENT)
+
+
+#: streams whose wire name cannot be theirs (docs/codec.md "Type names"): the competition status
+#: shares the ego status layout, sync carries two classes, gps is NMEA text
+WIRE_NAME_EXCEPTIONS = {'competition_status': ('ego_status',),
+                        'sync': ('emu_sync_cmd', 'emu_sync_tick'),
+                        'gps': ('gps_nmea',)}
+
+
+def test_a_streams_wire_name_is_its_name():
+    # one name per stream from the wire (TYPE_NAME, udp.classify) to the dump and the docs
+    for s in streams.STREAMS:
+        names = tuple(c.TYPE_NAME for c in s.classes)
+        assert names == WIRE_NAME_EXCEPTIONS.get(s.name, (s.name,)), s.name
