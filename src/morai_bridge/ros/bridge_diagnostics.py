@@ -126,8 +126,9 @@ class BridgeDiagnostics:
         for what, count in sorted(tx.adjusted.items()):
             stat.add(what, count)
         stat.add('send errors', tx.sender.errors)
-        stat.add('gear sent', name_of(Gear, tx.gear))
-        stat.add('ctrl_mode sent', name_of(CtrlMode, tx.ctrl_mode).lower())
+        state = tx.state.snapshot()          # one snapshot: gear and mode of one change
+        stat.add('gear sent', name_of(Gear, state.gear))
+        stat.add('ctrl_mode sent', name_of(CtrlMode, state.ctrl_mode).lower())
         stat.add('vehicle profile', tx.profile.name)
         stat.add('sim_version', self.rx.version.name)
         stat.add('steering_sign / status / ghost', '%d / %d / %d' % (
@@ -141,6 +142,7 @@ class BridgeDiagnostics:
         mode and gear."""
         s = self.rx.status
         tx = self.tx
+        gear = tx.state.snapshot().gear      # one snapshot per diagnostic
         now = time.monotonic()
         active = tx.ctrl_sent_t is not None and now - tx.ctrl_sent_t < ACTIVE_S
         problems = []
@@ -155,8 +157,8 @@ class BridgeDiagnostics:
             problems.append('simulator is in %s control mode (ctrl_mode=%d): ctrl commands are ignored; '
                             'switch the ego to automatic mode in the simulator'
                             % (name_of(CtrlMode, s.ctrl_mode).lower(), s.ctrl_mode))
-        if s is not None and active and s.gear != tx.gear and s.ctrl_mode == CtrlMode.AUTO:
-            problems.append(f'simulator reports gear {name_of(Gear, s.gear)} but {name_of(Gear, tx.gear)} is commanded')
+        if s is not None and active and s.gear != gear and s.ctrl_mode == CtrlMode.AUTO:
+            problems.append(f'simulator reports gear {name_of(Gear, s.gear)} but {name_of(Gear, gear)} is commanded')
         if problems:
             stat.summary(WARN, '; '.join(problems))
         elif s is None:
@@ -170,7 +172,7 @@ class BridgeDiagnostics:
         if s is not None:
             stat.add('reported ctrl_mode', '%d (%s)' % (s.ctrl_mode, name_of(CtrlMode, s.ctrl_mode).lower()))
             stat.add('reported gear', '%d (%s)' % (s.gear, name_of(Gear, s.gear)))
-        stat.add('commanded gear', '%d (%s)' % (tx.gear, name_of(Gear, tx.gear)))
+        stat.add('commanded gear', '%d (%s)' % (gear, name_of(Gear, gear)))
         stat.add('commanding', str(active))
         stat.add('longlCmdType 0 taken as', '%d (%s)' % (tx.zero_as, ZERO_AS_NAMES[tx.zero_as]))
         stat.add('ctrl_cmd refused', tx.tx_refused['ctrl_cmd'])
