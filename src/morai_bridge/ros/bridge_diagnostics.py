@@ -13,15 +13,6 @@ from morai_bridge.wire.enums import CtrlMode, Gear, name_of
 #: a ctrl command within this many seconds counts as 'commanding' [s]
 ACTIVE_S = 2.0
 
-# StreamStats counters that make a stream's entry WARN while they are set, and what the summary says
-# ({count}: the counter's value)
-WARNINGS = {
-    'zero_position': ('{count} moving status packets at exactly (0, 0): the 25.S4 competition build sends its '
-                      'competition status (position withheld) on 909 and the full status on 911: '
-                      'sim_version:=25.S4.MolitComp03'),
-    'no_fix_last': ('no fix: the last position was void or 0/0 (a GPS blackout zone), published with '
-                    'NavSatFix status NO_FIX'),
-}
 
 
 def make_updater(hardware_id, supervisor, period=1.0):
@@ -81,11 +72,11 @@ class BridgeDiagnostics:
                 level = max(level, WARN)
                 text += '; %d decoded despite an unexpected data_length (last: %s)' % (
                     st.data_length_mismatch, st.last_mismatch)
-            for attr, warning in WARNINGS.items():
-                value = getattr(st, attr)
-                if value:
+            for c in stream.counters:
+                value = st.counts[c.name]
+                if value and c.warning:
                     level = max(level, WARN)
-                    text += '; ' + warning.format(count=value)
+                    text += '; ' + c.warning.format(count=value)
             if st.handler_errors:
                 level = ERROR
                 text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
@@ -105,8 +96,8 @@ class BridgeDiagnostics:
             stat.add('last data_length mismatch', st.last_mismatch)
             if stream.stamp == streams.PACKET:
                 stat.add('invalid packet stamps', self.rx.bad_stamps)
-            for attr, label in stream.counters:
-                stat.add(label, getattr(st, attr))
+            for c in stream.counters:
+                stat.add(c.label, st.counts[c.name])
             return stat
         return task
 
