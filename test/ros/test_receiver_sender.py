@@ -117,21 +117,21 @@ class ReceiverSenderTest(unittest.TestCase):
                       lambda m: m.header.stamp.secs == 3)
         self.assertEqual([(o.unique_id, o.type) for o in m.collision_object], [(9, 2)])
         # per packet: 2 obj_type -1 slots and 2 all-zero ones
-        self.assertTrue(wait_for(lambda: st['collision'].empty_slots >= 4 and st['collision'].empty_slots % 4 == 0, 5))
+        self.assertTrue(wait_for(lambda: st['collision'].counts['empty_slots'] >= 4 and st['collision'].counts['empty_slots'] % 4 == 0, 5))
         objs = Waiter('/counts/Object_topic', ObjectStatusList)
         car = udp.ObjectRecord(5, 1, 3.0, 4.0, 0, 0, 4.6, 1.9, 1.5, 0.9, 2.8, 0.9, 0, 0, 0, 0, 0, 0, 'L')
         ego = car._replace(obj_id=0, obj_type=-1)
-        before = st['object_info'].empty_slots
+        before = st['object_info'].counts['empty_slots']
         m = objs.until(lambda: sim.send('object_info', udp.make(udp.ObjectInfo, sec=4, nsec=0, objects=(ego, car))),
                        lambda m: m.header.stamp.secs == 4)
         self.assertEqual(m.num_of_npcs, 1)
-        self.assertEqual((st['object_info'].empty_slots - before) % 19, 0)        # 18 zero + 1 type -1
-        self.assertGreater(st['object_info'].empty_slots, before)
+        self.assertEqual((st['object_info'].counts['empty_slots'] - before) % 19, 0)        # 18 zero + 1 type -1
+        self.assertGreater(st['object_info'].counts['empty_slots'], before)
         # a status at exactly (0, 0) while moving; another message type on the port; garbage
         e = Waiter('/counts/Ego_topic', EgoVehicleStatus)
         e.until(lambda: sim.send('ego_status', udp.make(udp.EgoVehicleStatus, 200, sec=5, nsec=0, signed_vel=20.0)),
                 lambda m: m.header.stamp.secs == 5)
-        self.assertGreaterEqual(st['ego_status'].zero_position, 1)
+        self.assertGreaterEqual(st['ego_status'].counts['zero_position'], 1)
         sim.send('ego_status', udp.make(udp.GetIntersectionStatus, intersection_index=1))
         sim.send('ego_status', b'#MoraiInfo$\x05\x00\x00\x00garbage')
         self.assertTrue(wait_for(lambda: st['ego_status'].wrong_type >= 1 and st['ego_status'].decode_errors >= 1, 5))
@@ -149,7 +149,7 @@ class ReceiverSenderTest(unittest.TestCase):
             stamps = iter(range(1, 1000))
             m = w.until(lambda: sim.send('imu', udp.make(udp.ImuData, sec=77, nsec=next(stamps), ori_w=1.0)))
             self.assertIsNotNone(m, ns)
-            self.assertEqual(rx.stats['imu'].duplicates, 0, ns)
+            self.assertEqual(rx.stats['imu'].counts['duplicates'], 0, ns)
             if want_packet_time:
                 self.assertEqual(m.header.stamp.secs, 77)
                 self.assertIn(m.header.stamp.nsecs, range(1, next(stamps)))     # one of the packets sent
@@ -180,7 +180,7 @@ class ReceiverSenderTest(unittest.TestCase):
                                        '0.0', 'M', '0.0', 'M', '', ''))
         st = rx.stats['gps']
         start = len(fixes.msgs)
-        merged, no_fix = rx.gps_samples.merged, st.no_fix      # a real GGA still in flight changes neither
+        merged, no_fix = rx.gps_samples.merged, st.counts['no_fix']      # a real GGA still in flight changes neither
         sim.send('gps', nmea.encode(rmc))
         sim.send('gps', nmea.encode(gga))
         m = fixes.wait(lambda m: m.latitude == 0.0, start=start)
@@ -189,11 +189,11 @@ class ReceiverSenderTest(unittest.TestCase):
         self.assertEqual((m.longitude, m.altitude), (0.0, 0.0))     # the sample's GGA's, not the last real one
         g = gps.wait(lambda m: m.latitude == 0.0)
         self.assertEqual(g.status, 0)
-        self.assertTrue(wait_for(lambda: (rx.gps_samples.merged, st.no_fix) == (merged + 1, no_fix + 1)
-                                 and st.no_fix_last, 5), (rx.gps_samples.merged - merged, st.no_fix - no_fix))
+        self.assertTrue(wait_for(lambda: (rx.gps_samples.merged, st.counts['no_fix']) == (merged + 1, no_fix + 1)
+                                 and st.counts['no_fix_now'], 5), (rx.gps_samples.merged - merged, st.counts['no_fix'] - no_fix))
         self.assertEqual(len([x for x in fixes.msgs[start:] if x.latitude == 0.0]), 1)   # one for the two sentences
         fixes.until(lambda: sim.send('gps', nmea.encode(real)), lambda m: m.latitude > 37.0)
-        self.assertTrue(wait_for(lambda: not rx.stats['gps'].no_fix_last, 5))
+        self.assertTrue(wait_for(lambda: not rx.stats['gps'].counts['no_fix_now'], 5))
 
     def test_other_egos_are_published_with_the_vehicles(self):
         """MORAI documents Object Info type -1 as "Ego vehicle" (MORAI-ROS_morai_msgs ObjectStatus.msg
@@ -212,12 +212,12 @@ class ReceiverSenderTest(unittest.TestCase):
         status = udp.make(udp.EgoVehicleStatus, 200, sec=7, nsec=0, pos_x=100.0, pos_y=50.0)
         Waiter('/multi/Ego_topic', EgoVehicleStatus).until(lambda: sim.send('ego_status', status),
                                                            lambda m: m.header.stamp.secs == 7)
-        before = rx.stats['object_info'].empty_slots
+        before = rx.stats['object_info'].counts['empty_slots']
         m = objs.until(lambda: sim.send('object_info', packet._replace(sec=8)), lambda m: m.header.stamp.secs == 8)
         self.assertEqual([(o.unique_id, o.type) for o in m.npc_list], [(2, -1), (10, 1)])
         self.assertEqual(m.num_of_npcs, 2)
         self.assertAlmostEqual(m.npc_list[0].size.x, 4.635, places=3)
-        self.assertTrue(wait_for(lambda: rx.stats['object_info'].empty_slots - before >= 18, 5))
+        self.assertTrue(wait_for(lambda: rx.stats['object_info'].counts['empty_slots'] - before >= 18, 5))
 
     def imu_datagram(self, sec, nsec, gyro_z=0.0):
         """A 115-byte IMU datagram; nsec written as the unsigned 32 bits a C# uint would give."""
@@ -247,7 +247,7 @@ class ReceiverSenderTest(unittest.TestCase):
                 got = [m.angular_velocity.z for m in w.msgs if m.angular_velocity.z != 5.0]
             self.assertEqual(len(got), want + 1, got)
             self.assertEqual(got[0], 0.1)
-            self.assertTrue(wait_for(lambda: rx.stats['imu'].duplicates == 3 - want, 5), rx.stats['imu'].duplicates)
+            self.assertTrue(wait_for(lambda: rx.stats['imu'].counts['duplicates'] == 3 - want, 5), rx.stats['imu'].counts['duplicates'])
 
     def test_imu_nsec_out_of_range_gives_a_valid_stamp(self):
         """The heven report's saved IMU sample had nsec 3,074,316,224 (> 1e9; negative as int32): the

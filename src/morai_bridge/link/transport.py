@@ -140,13 +140,15 @@ def bind_udp(ip, port, param, rcvbuf=1 << 20, ip_param='~bind_ip'):
 
 
 class StreamStats:
-    """Counters of one receive stream.  Plain ints: updated by one thread."""
+    """Counters of one receive stream.  Plain ints: updated by one thread.  The attributes are what
+    every stream has; ``counts`` holds the counters of the stream's own meaning, named by whoever
+    declares the stream (the UDP bridge: ``wire.streams.Stream.counters``), each starting at 0."""
 
     __slots__ = ('name', 'received', 'bytes', 'peak_backlog', 'published', 'decode_errors', 'wrong_type', 'foreign',
                  'handler_errors', 'last_rx', 'last_error', 'last_foreign', 'data_length_mismatch',
-                 'last_mismatch', 'empty_slots', 'zero_position', 'no_fix', 'no_fix_last', 'duplicates')
+                 'last_mismatch', 'counts')
 
-    def __init__(self, name):
+    def __init__(self, name, counts=()):
         self.name = name
         self.received = 0        # datagrams from the expected sender
         self.bytes = 0           # their payload bytes
@@ -161,11 +163,7 @@ class StreamStats:
         self.last_foreign = ''
         self.data_length_mismatch = 0   # decoded by their length although data_length disagreed
         self.last_mismatch = ''         # what the last of them carried and what was expected
-        self.empty_slots = 0     # record slots that held no object (all zero, or obj_type -1): not published
-        self.zero_position = 0   # ego status packets at exactly (0, 0) while moving (a competition status?)
-        self.no_fix = 0          # GPS sentences without a fix (void, quality 0, or a blackout's 0/0 position)
-        self.no_fix_last = False  # the last GPS sentence with a position had no fix
-        self.duplicates = 0      # IMU packets with the stamp of the one before (catch-up bursts): not published
+        self.counts = dict.fromkeys(counts, 0)
 
     def age(self, now=None):
         if self.last_rx is None:

@@ -16,6 +16,7 @@ commands were sent.
 import collections
 import threading
 import time
+from typing import NamedTuple, Optional
 
 import roslib.message
 import rospy
@@ -63,38 +64,59 @@ ZERO_AS_NAMES = {0: 'refused', 1: 'pedal control: accel, brake, steering', 2: 'v
                  3: 'acceleration control'}
 
 
-class CommandState:
-    """What travels with the control commands -- gear, control mode (wire codes) and the last lamps
-    sent -- with one owner: every reader takes a consistent :meth:`snapshot`, every writer changes it
-    under :attr:`lock` (an RLock: a service that plans a change from the state in force holds it across
-    the plan and the :meth:`update`), so a packet never carries the gear of one change and the mode of
-    another."""
+class State(NamedTuple):
+    """One consistent view of :class:`CommandState`."""
+    gear: int                   # wire gear sent with ctrl commands
+    ctrl_mode: int              # wire control mode sent with them
+    lamps: object               # the last morai_msgs/Lamps sent
+    sync_gear: Optional[int]    # lock-step mode's gear (SyncModeSetGear); None: ``gear``
 
-    def __init__(self, gear, ctrl_mode, lamps):
-        self.lock = threading.RLock()
-        self._gear, self._ctrl_mode, self._lamps = gear, ctrl_mode, lamps
+
+class CommandState:
+    """What travels with the control commands -- gear, control mode (wire codes), the last lamps sent
+    and lock-step mode's gear -- with one owner.  Readers take one :meth:`snapshot` per packet or
+    diagnostic; writers go through :meth:`update` or, to plan a change from the state in force,
+    :meth:`change`; nobody else takes :attr:`_lock`.  So a packet never carries the gear of one change
+    and the mode of another.
+
+    Lock order of the command side (outer first; a thread holding one never waits for one above it):
+    ``CommandSender._ctrl_lock`` (a /ctrl_cmd callback, the watchdog, shutdown), then this state's
+    ``_lock`` (held only while reading or writing these fields: never across a send), then
+    ``CommandSender._count_lock`` (the counters, held only while counting)."""
+
+    _FIELDS = ('gear', 'ctrl_mode', 'lamps', 'sync_gear')
+
+    def __init__(self, gear, ctrl_mode, lamps, sync_gear=None):
+        self._lock = threading.Lock()
+        self._state = State(gear, ctrl_mode, lamps, sync_gear)
 
     def snapshot(self):
-        """(gear, ctrl_mode, lamps) as one consistent triple."""
-        with self.lock:
-            return self._gear, self._ctrl_mode, self._lamps
+        """The :class:`State` in force."""
+        with self._lock:
+            return self._state
 
-    def update(self, gear=None, ctrl_mode=None, lamps=None):
-        """Set what is given; True when gear or control mode changed."""
-        with self.lock:
-            changed = (gear is not None and gear != self._gear) or (ctrl_mode is not None and
-                                                                    ctrl_mode != self._ctrl_mode)
-            if gear is not None:
-                self._gear = gear
-            if ctrl_mode is not None:
-                self._ctrl_mode = ctrl_mode
-            if lamps is not None:
-                self._lamps = lamps
-            return changed
+    def update(self, **values):
+        """Set the fields given (not None; ``sync_gear`` may be set to a gear only); True when gear or
+        control mode changed."""
+        return self.change(lambda state: (values, None))[1]
 
-    gear = property(lambda self: self.snapshot()[0])
-    ctrl_mode = property(lambda self: self.snapshot()[1])
-    lamps = property(lambda self: self.snapshot()[2])
+    def change(self, plan):
+        """Plan a change from the state in force and apply it as one step: ``plan(state)`` returns
+        (fields to set, a result); returns (that result, True when gear or control mode changed).
+        ``plan`` must not send or wait: it runs under the state's lock."""
+        with self._lock:
+            before = self._state
+            values, result = plan(before)
+            unknown = set(values) - set(self._FIELDS)
+            if unknown:
+                raise TypeError('CommandState has no field %s' % ', '.join(sorted(unknown)))
+            self._state = before._replace(**{k: v for k, v in values.items() if v is not None})
+            changed = (self._state.gear, self._state.ctrl_mode) != (before.gear, before.ctrl_mode)
+        return result, changed
+
+    gear = property(lambda self: self.snapshot().gear)
+    ctrl_mode = property(lambda self: self.snapshot().ctrl_mode)
+    lamps = property(lambda self: self.snapshot().lamps)
 
 
 def data_length_of(cls, size):
@@ -126,6 +148,7 @@ class CommandSender:
         self.tx_counts = {n: 0 for n in self.names}
         self.tx_refused = {n: 0 for n in self.names}
         # the counters are written by subscriber, service and watchdog threads: one lock keeps them exact
+        # (the innermost lock of the command side: CommandState says the order)
         self._count_lock = threading.Lock()
         self.adjusted = collections.Counter()   # 'what was mapped or clamped' -> commands sent so
         self.refused_t = {}            # stream -> monotonic time of its last refusal
@@ -137,7 +160,8 @@ class CommandSender:
         self.zero_as = cfg.zero_longl_cmd_type
         self._zero_logged = False
         # a /ctrl_cmd command and the watchdog's brake are sent under one lock: the brake never goes
-        # out after a command that arrived while the watchdog was deciding
+        # out after a command that arrived while the watchdog was deciding (the outermost lock of the
+        # command side: CommandState says the order)
         self._ctrl_lock = threading.Lock()
         self.watchdog = None
         if cfg.ctrl_cmd_timeout > 0 and cfg.ctrl_cmd_port:
@@ -195,7 +219,7 @@ class CommandSender:
 
     def ctrl_packet(self, m, ctrl_mode=None, gear=None):
         """The Ego Ctrl Cmd of CtrlCmd ``m`` with the gear and mode in force (one snapshot), or those given."""
-        gear_now, mode_now, _ = self.state.snapshot()
+        gear_now, mode_now = self.state.snapshot()[:2]
         notes = []
         packet = ros_to_sim.ctrl_cmd(m, gear_now if gear is None else gear,
                                      mode_now if ctrl_mode is None else ctrl_mode,
@@ -213,7 +237,7 @@ class CommandSender:
 
     def brake_packet(self):
         """The safe command with the gear and mode in force."""
-        gear, mode, _ = self.state.snapshot()
+        gear, mode = self.state.snapshot()[:2]
         return ros_to_sim.brake_cmd(gear, mode, self.ctrl_data_length)
 
     def brake(self):

@@ -10,15 +10,6 @@ from morai_bridge.wire.enums import CtrlMode, Gear, name_of
 #: a ctrl command within this many seconds counts as 'commanding' [s]
 ACTIVE_S = 2.0
 
-# StreamStats counters that make a stream's entry WARN while they are set, and what the summary says
-# ({count}: the counter's value)
-WARNINGS = {
-    'zero_position': ('{count} moving status packets at exactly (0, 0): the 25.S4 competition build sends its '
-                      'competition status (position withheld) on 909 and the full status on 911: '
-                      'sim_version:=25.S4.MolitComp03'),
-    'no_fix_last': ('no fix: the last position was void or 0/0 (a GPS blackout zone), published with '
-                    'NavSatFix status NO_FIX'),
-}
 
 
 class BridgeDiagnostics:
@@ -64,11 +55,11 @@ class BridgeDiagnostics:
                 level = max(level, WARN)
                 text += '; %d decoded despite an unexpected data_length (last: %s)' % (
                     st.data_length_mismatch, st.last_mismatch)
-            for attr, warning in WARNINGS.items():
-                value = getattr(st, attr)
-                if value:
+            for c in stream.counters:
+                value = st.counts[c.name]
+                if value and c.warning:
                     level = max(level, WARN)
-                    text += '; ' + warning.format(count=value)
+                    text += '; ' + c.warning.format(count=value)
             if st.handler_errors:
                 level = ERROR
                 text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
@@ -88,8 +79,8 @@ class BridgeDiagnostics:
             stat.add('last data_length mismatch', st.last_mismatch)
             if stream.stamp == streams.PACKET:
                 stat.add('invalid packet stamps', self.rx.bad_stamps)
-            for attr, label in stream.counters:
-                stat.add(label, getattr(st, attr))
+            for c in stream.counters:
+                stat.add(c.label, st.counts[c.name])
             return stat
         return task
 
@@ -109,8 +100,9 @@ class BridgeDiagnostics:
         for what, count in sorted(tx.adjusted.items()):
             stat.add(what, count)
         stat.add('send errors', tx.sender.errors)
-        stat.add('gear sent', name_of(Gear, tx.gear))
-        stat.add('ctrl_mode sent', name_of(CtrlMode, tx.ctrl_mode).lower())
+        state = tx.state.snapshot()          # one snapshot: gear and mode of one change
+        stat.add('gear sent', name_of(Gear, state.gear))
+        stat.add('ctrl_mode sent', name_of(CtrlMode, state.ctrl_mode).lower())
         stat.add('vehicle profile', tx.profile.name)
         stat.add('sim_version', self.rx.version.name)
         stat.add('steering_sign / status / ghost', '%d / %d / %d' % (
@@ -124,6 +116,7 @@ class BridgeDiagnostics:
         mode and gear."""
         s = self.rx.status
         tx = self.tx
+        gear = tx.state.snapshot().gear      # one snapshot per diagnostic
         now = time.monotonic()
         active = tx.ctrl_sent_t is not None and now - tx.ctrl_sent_t < ACTIVE_S
         problems = []
@@ -138,8 +131,8 @@ class BridgeDiagnostics:
             problems.append('simulator is in %s control mode (ctrl_mode=%d): ctrl commands are ignored; '
                             'switch the ego to automatic mode in the simulator'
                             % (name_of(CtrlMode, s.ctrl_mode).lower(), s.ctrl_mode))
-        if s is not None and active and s.gear != tx.gear and s.ctrl_mode == CtrlMode.AUTO:
-            problems.append(f'simulator reports gear {name_of(Gear, s.gear)} but {name_of(Gear, tx.gear)} is commanded')
+        if s is not None and active and s.gear != gear and s.ctrl_mode == CtrlMode.AUTO:
+            problems.append(f'simulator reports gear {name_of(Gear, s.gear)} but {name_of(Gear, gear)} is commanded')
         if problems:
             stat.summary(WARN, '; '.join(problems))
         elif s is None:
@@ -153,7 +146,7 @@ class BridgeDiagnostics:
         if s is not None:
             stat.add('reported ctrl_mode', '%d (%s)' % (s.ctrl_mode, name_of(CtrlMode, s.ctrl_mode).lower()))
             stat.add('reported gear', '%d (%s)' % (s.gear, name_of(Gear, s.gear)))
-        stat.add('commanded gear', '%d (%s)' % (tx.gear, name_of(Gear, tx.gear)))
+        stat.add('commanded gear', '%d (%s)' % (gear, name_of(Gear, gear)))
         stat.add('commanding', str(active))
         stat.add('longlCmdType 0 taken as', '%d (%s)' % (tx.zero_as, ZERO_AS_NAMES[tx.zero_as]))
         stat.add('ctrl_cmd refused', tx.tx_refused['ctrl_cmd'])

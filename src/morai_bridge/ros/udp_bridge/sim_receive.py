@@ -111,7 +111,8 @@ class SimReceiver:
             for s in sockets.values():
                 s.close()
             raise
-        self.stats = {name: transport.StreamStats(name) for name in self.enabled}
+        self.stats = {name: transport.StreamStats(name, [c.name for c in streams.BY_NAME[name].counters])
+                      for name in self.enabled}
         # per datagram: cfg values read once here (Config attributes go through __getattr__)
         self._sim_stamps = cfg.stamp_source == 'sim'
         self._frame_id = cfg.frame_id
@@ -268,7 +269,7 @@ class SimReceiver:
     def _on_ego_status(self, w, stamp):
         if w.pos_x == 0.0 and w.pos_y == 0.0 and w.signed_vel != 0.0:
             # a moving ego at exactly (0, 0): the competition build's status has its position zeroed
-            self.stats['ego_status'].zero_position += 1
+            self.stats['ego_status'].counts['zero_position'] += 1
         msg = sim_to_ros.ego_status(w, stamp, self._frame_id, self.status_sign)
         self.status = w
         self.published_status.put((w, msg))
@@ -291,13 +292,13 @@ class SimReceiver:
         m = sim_to_ros.object_info(w, stamp, self._frame_id,
                                    None if own is None else (own.pos_x, own.pos_y), self._own_ego_radius)
         # slots not published: empty ones (all zero, or type -1 without a size), our own ego, unknown types
-        self.stats['object_info'].empty_slots += OBJECT_SLOTS - m.num_of_npcs - m.num_of_pedestrian - m.num_of_obstacle
+        self.stats['object_info'].counts['empty_slots'] += OBJECT_SLOTS - m.num_of_npcs - m.num_of_pedestrian - m.num_of_obstacle
         return m
 
     def _on_collision(self, w, stamp):
         m = sim_to_ros.collision(w, stamp, self._frame_id)
         # slots not published: all-zero ones (dropped by the codec) and obj_type -1 ones
-        self.stats['collision'].empty_slots += COLLISION_SLOTS - len(m.collision_object)
+        self.stats['collision'].counts['empty_slots'] += COLLISION_SLOTS - len(m.collision_object)
         return m
 
     def _on_traffic_light(self, w, stamp):
@@ -331,9 +332,8 @@ class SimReceiver:
         g, n = sim_to_ros.gps(sample, stamp, self._gps_frame_id, east, north, self.gps_alt)
         if g is not None:
             st = self.stats['gps']
-            st.no_fix_last = g.status == 0
-            if st.no_fix_last:
-                st.no_fix += 1
+            st.counts['no_fix_now'] = int(g.status == 0)
+            st.counts['no_fix'] += st.counts['no_fix_now']
             self.navsat_pub.publish(n)
         return g
 
@@ -342,7 +342,7 @@ class SimReceiver:
         # hosts: the stamp decides, as the heven report advises)
         packet_stamp = (w.sec, w.nsec)
         if packet_stamp == self._last_imu_stamp and w.sec is not None and not self._imu_duplicates:
-            self.stats['imu'].duplicates += 1
+            self.stats['imu'].counts['duplicates'] += 1
             return None
         self._last_imu_stamp = packet_stamp
         if self._imu_on_arrival and w.sec is not None and not 0 <= w.nsec < 1000000000:

@@ -131,25 +131,32 @@ class SimServices:
         e = req.request
         opt = e.option
         tx = self.tx
-        with tx.state.lock:          # plan from the state in force and change it as one step
-            gear, ctrl_mode, lamps = tx.state.snapshot()
-            plan = plan_event(e, ctrl_mode, gear, lamps)
-            changed = tx.state.update(gear=plan.gear, ctrl_mode=plan.ctrl_mode)
+        def change(state):
+            """The event planned from the state in force, applied with it in one step (lamps too, when
+            they convert)."""
+            p = plan_event(e, state.ctrl_mode, state.gear, state.lamps)
+            packet = err = None
+            if p.lamps is not None and self.cfg.lamps_port:
+                try:
+                    packet = ros_to_sim.lamps(p.lamps)
+                except ros_to_sim.CommandError as x:
+                    err = x
+            return dict(gear=p.gear, ctrl_mode=p.ctrl_mode, lamps=p.lamps if packet is not None else None), \
+                (p, packet, err)
+        (plan, lamps_packet, lamps_error), changed = tx.state.change(change)
         for text in plan.refusals:
             tx.refuse('ctrl_cmd', ros_to_sim.CommandError(text))
-        if plan.lamps is not None and self.cfg.lamps_port:
-            try:
-                tx.send('lamps', ros_to_sim.lamps(plan.lamps))
-                tx.state.update(lamps=plan.lamps)
-            except ros_to_sim.CommandError as err:
-                tx.refuse('lamps', err)
+        if lamps_error is not None:
+            tx.refuse('lamps', lamps_error)
+        if lamps_packet is not None:
+            tx.send('lamps', lamps_packet)
         if opt & OPT_PAUSE and self.cfg.sim_control_port:
             self.send_sim_control(ros_to_sim.sim_control(SimCommand.PAUSE if e.set_pause else SimCommand.PLAY))
             self.wait_sim_status(lambda s: s.status in (SimState.PAUSE, SimState.PLAYING))
         if changed:
             # Gear and mode travel with ctrl commands: apply them now with a braking command.
             tx.brake()
-        gear, ctrl_mode, lamps = tx.state.snapshot()
+        gear, ctrl_mode, lamps = tx.state.snapshot()[:3]
         r = EventInfo()
         r.option = opt
         r.ctrl_mode = event_ctrl_mode(ctrl_mode)

@@ -36,7 +36,6 @@ class SyncServices:
         self.seq = 0
         self.cond = threading.Condition()
         self.pending = None      # (frame, CtrlCmd) for the next tick
-        self.gear = None
         receiver.listeners['sync_state'] = self.on_state
         rospy.Service(cfg.sync_cmd_service, MoraiSyncModeCmdSrv, self.sync_cmd)
         rospy.Service(cfg.sync_tick_service, MoraiWaitForTickSrv, self.tick)
@@ -104,7 +103,7 @@ class SyncServices:
         if not Gear.M <= req.request.gear <= Gear.L:
             self.tx.refuse('sync', ros_to_sim.CommandError('SyncModeSetGear.gear %d is not 0..5' % req.request.gear))
             return MoraiSyncModeSetGearSrvResponse(SyncModeResultResponse(False))
-        self.gear = req.request.gear
+        self.tx.state.update(sync_gear=req.request.gear)
         return MoraiSyncModeSetGearSrvResponse(SyncModeResultResponse(True))
 
     def scenario(self, req):
@@ -127,12 +126,13 @@ class SyncServices:
         r = req.request
         tick = lockstep.EmuSyncTick(frame=r.frame)
         pending, self.pending = self.pending, None
-        gear = self.gear if self.gear is not None else self.tx.gear
+        state = self.tx.state.snapshot()
+        gear = state.gear if state.sync_gear is None else state.sync_gear
         if pending is not None:
             c = self.tx.ctrl_packet(pending[1], ctrl_mode=_AUTO, gear=gear)
             tick = tick._replace(has_ctrl=True, gear=c.gear, cmd_type=c.cmd_type, velocity=c.velocity,
                                  acceleration=c.acceleration, accel=c.accel, brake=c.brake, steer=c.steer)
-        elif self.gear is not None:
+        elif state.sync_gear is not None:
             tick = tick._replace(has_ctrl=True, gear=gear, cmd_type=1, brake=0.0)
         out = WaitForTickResponse()
         st = self._request(tick, lockstep.REPLY_TICK)

@@ -39,6 +39,14 @@ ARRIVAL = 'arrival'   # the receive time (the packet carries no time)
 STATE_QUEUE = 0
 
 
+class Counter(NamedTuple):
+    """A counter of one stream's own meaning, shown on /diagnostics beside the common ones of every stream
+    (``link.transport.StreamStats``), kept in ``StreamStats.counts[name]``."""
+    name: str                  # key in StreamStats.counts
+    label: str                 # its /diagnostics label
+    warning: str = ''          # while it is not 0: the stream's entry WARNs with this text ({count}: the value)
+
+
 class Stream(NamedTuple):
     name: str                  # parameter prefix ('<name>_port', '<name>_topic'); the converter's name
     port: int                  # default UDP port (the simulator's default setting)
@@ -48,7 +56,7 @@ class Stream(NamedTuple):
     ros_type: str = ''         # the topic's message type, 'package/Name'
     queue: int = STATE_QUEUE   # publisher (received) or subscriber (sent) queue depth
     stamp: str = ARRIVAL       # received: PACKET or ARRIVAL
-    counters: Tuple[Tuple[str, str], ...] = ()   # (StreamStats attribute, /diagnostics label) beyond the common
+    counters: Tuple[Counter, ...] = ()   # counters of its own meaning, beyond the common ones
     sim_row: str = ''          # its row in MORAI SIM's settings (the manual's message name); '' none
     event: bool = False        # True: sent only when something happens (silence is normal)
     extension: bool = False    # True: our emulator's lock-step extension, not the simulator
@@ -68,7 +76,7 @@ class Stream(NamedTuple):
         return ' (emulator lock-step extension, used only with emulator_sync)' if self.extension else ''
 
 
-EMPTY_SLOTS = ('empty_slots', 'empty slots (not published)')
+EMPTY_SLOTS = Counter('empty_slots', 'empty slots (not published)')
 EVENTS = 100          # queue depth of the event topics: every message kept
 
 _HEVEN_NET = 'heven-ad-2026 docs/morai/network-persistence.md'
@@ -99,7 +107,10 @@ def add(*rows: Stream) -> None:
 add(
     # simulator -> user
     Stream('ego_status', 909, SIM_TO_USER, (udp.EgoVehicleStatus,), 'Ego_topic', 'morai_msgs/EgoVehicleStatus',
-           stamp=PACKET, counters=(('zero_position', 'moving at exactly (0, 0)'),), sim_row='Ego Vehicle Status',
+           stamp=PACKET, counters=(Counter('zero_position', 'moving at exactly (0, 0)',
+                                          '{count} moving status packets at exactly (0, 0): the 25.S4 competition '
+                                          'build sends its competition status (position withheld) on 909 and the '
+                                          'full status on 911: sim_version:=25.S4.MolitComp03'),), sim_row='Ego Vehicle Status',
            versioned=True, pubsub=770, pubsub_source=_HEVEN_NET + ' (MoraiInfoPublisher); '
                                                      + _ONLYTI + ' VEHICLE_STATE_PUBSUB_TYPE',
            emu_hz=50.0, emu_hz_doc='Ego Vehicle Status rate'),
@@ -131,11 +142,14 @@ add(
     Stream('sim_status', 10326, SIM_TO_USER, (udp.SimStatus,), 'sim/process/state/msg/MoraiSimProcStatus',
            'morai_msgs/MoraiSimProcStatus', sim_row='Sim Status', emu_hz=10.0, emu_hz_doc='SimStatus rate'),
     Stream('gps', 9091, SIM_TO_USER, (udp.NmeaSentence,), 'gps', 'morai_msgs/GPSMessage',
-           counters=(('no_fix', 'samples without a fix (void, or 0/0 in a blackout)'),), sim_row='GPS sensor',
+           counters=(Counter('no_fix', 'samples without a fix (void, or 0/0 in a blackout)'),
+                     Counter('no_fix_now', 'the last position had no fix (0/1)',
+                             'no fix: the last position was void or 0/0 (a GPS blackout zone), published with '
+                             'NavSatFix status NO_FIX')), sim_row='GPS sensor',
            versioned=True, emu_hz=10.0, emu_hz_doc='GPS rate ($GPGGA + $GPRMC, one datagram each)'),
     # IMU: stamped on arrival instead where the version's seconds are the host's local time
     Stream('imu', 9110, SIM_TO_USER, (udp.ImuData,), 'imu', 'sensor_msgs/Imu', stamp=PACKET,
-           counters=(('duplicates', 'duplicates (catch-up bursts; not published)'),), sim_row='IMU sensor',
+           counters=(Counter('duplicates', 'duplicates (catch-up bursts; not published)'),), sim_row='IMU sensor',
            emu_hz=50.0, emu_hz_doc='#IMUData$ rate'),
     Stream('sync_state', 9202, SIM_TO_USER, (lockstep.EmuSyncState,), event=True, extension=True),
     # user -> simulator (queue: of the subscriber; a control command older than the next is worthless)

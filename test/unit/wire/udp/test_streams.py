@@ -1,5 +1,5 @@
 """The stream declarations of wire/udp/streams.py, without ROS: the stamp rule follows the wire, the
-counters are StreamStats attributes, and the topic tables of docs/ros_api.md are the declarations.
+counters of a stream's own meaning are declared with it, and the topic tables of docs/ros_api.md are the declarations.
 What the ROS side makes of each row (message types, converters, parameters) is checked in
 test/unit/ros/udp_bridge/test_sim_receive_streams.py."""
 from morai_bridge.wire.udp import streams
@@ -17,12 +17,23 @@ def test_stamp_rule_follows_the_wire():
         assert (s.stamp == streams.PACKET) == carries_time, s.name
 
 
-def test_counters_are_stream_stats_attributes():
+def test_counters_of_a_stream_s_own_meaning_are_declared_with_it_not_in_the_link_layer():
     from morai_bridge.link.transport import StreamStats
-    st = StreamStats('x')
+    common = set(StreamStats.__slots__)
     for s in streams.STREAMS:
-        for attr, label in s.counters:
-            assert isinstance(getattr(st, attr), int) and label
+        names = [c.name for c in s.counters]
+        assert len(set(names)) == len(names), s.name
+        for c in s.counters:
+            assert isinstance(c, streams.Counter) and c.label and c.name not in common, (s.name, c)
+        st = StreamStats(s.name, names)
+        assert st.counts == dict.fromkeys(names, 0)
+    # the link layer names no stream's meaning: no counter of a row is spelt in link/transport.py
+    import os
+    from helpers import ROOT
+    text = open(os.path.join(ROOT, 'src', 'morai_bridge', 'link', 'transport.py')).read()
+    for s in streams.STREAMS:
+        for c in s.counters:
+            assert c.name not in text, c.name
 
 
 def _topic_table(heading):
