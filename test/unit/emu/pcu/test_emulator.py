@@ -14,7 +14,7 @@ import serial
 
 import helpers
 from morai_bridge.emu.pcu import Mode, PcuEmulator
-from morai_bridge.emu.pcu_vehicle import VehicleModel, VehicleState
+from morai_bridge.emu.pcu.vehicle import VehicleModel, VehicleState
 from morai_bridge.wire.erp42 import (
     Command, FeedbackFramer, encode_command)
 from morai_bridge.wire.erp42_convert import (

@@ -16,7 +16,7 @@ from morai_bridge.wire.enums import ObjectType, Platform
 from morai_bridge.wire.units import MPS_TO_KMH, quaternion_from_rpy
 
 from .geo import KNOTS_PER_MPS, utm_to_latlon
-from .sim_vehicle import wrap_deg
+from .ego import wrap_deg
 
 __all__ = ["Templates", "ego_status", "object_info", "collision", "vehicle_collision",
            "traffic_light", "intersection", "sim_status", "gps", "imu",

@@ -1,4 +1,4 @@
-"""The emulator's program (emu/sim_cli.py, ``python3 -m morai_bridge.emu.sim``)."""
+"""The emulator's program (emu/sim/cli.py, ``python3 -m morai_bridge.emu.sim``)."""
 
 import os
 import subprocess

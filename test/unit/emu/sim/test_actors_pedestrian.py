@@ -1,4 +1,4 @@
-"""Emulated pedestrians (emu/actors.py) report their real walking velocity (fidelity item 9).
+"""Emulated pedestrians (emu/sim/actors.py) report their real walking velocity (fidelity item 9).
 
 The sample pedestrian walks at 4 km/h with a sideways drift of up to 0.3 m.  Its
 Object Info velocity must be that walk: magnitude 4 km/h (to float32), in the
@@ -15,10 +15,10 @@ import struct
 
 import pytest
 
-from morai_bridge.emu.actors import Actor
-from morai_bridge.emu.scenario import OBJ_PEDESTRIAN, ActorSpec, PathSpec, load_scenario
+from morai_bridge.emu.sim.actors import Actor
+from morai_bridge.emu.sim.scenario import OBJ_PEDESTRIAN, ActorSpec, PathSpec, load_scenario
 from morai_bridge.emu.sim import LISTEN_PORTS, SEND_PORTS, SimConfig, SimEmulator
-from morai_bridge.emu.sim_config import DEFAULT_SCENARIO_DIR
+from morai_bridge.emu.sim.config import DEFAULT_SCENARIO_DIR
 from morai_bridge.wire import udp
 from morai_bridge.wire.units import KMH_TO_MPS, MPS_TO_KMH
 

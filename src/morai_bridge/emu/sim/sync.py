@@ -5,7 +5,7 @@ frame (``time_step_ms``) and sends every stream for it, and each request is
 answered with one ``#EmuSyncState$`` on ``sync_state_port``
 (codec :mod:`morai_bridge.wire.lockstep`, semantics in docs/emulator.md).
 
-:class:`LockStep` is a part of :class:`~morai_bridge.emu.sim.SimEmulator` (its ``sync_mode``):
+:class:`LockStep` is a part of :class:`~morai_bridge.emu.sim.emulator.SimEmulator` (its ``sync_mode``):
 it owns the mode's state (on, the user, the time step, the frame) and reaches the world only
 through the few :class:`LockStepHooks` the emulator gives it; its handler runs with the
 emulator's lock held.  The sync
@@ -19,7 +19,7 @@ from typing import Callable, NamedTuple
 from morai_bridge.wire import lockstep
 from morai_bridge.wire.units import NS
 
-from .sim_snapshot import SyncSnapshot
+from .snapshot import SyncSnapshot
 
 __all__ = ["LockStep", "LockStepHooks"]
 
@@ -37,7 +37,7 @@ class LockStepHooks(NamedTuple):
 
 
 class LockStep:
-    """The lock-step mode of one :class:`~morai_bridge.emu.sim.SimEmulator`: its own state (on, the
+    """The lock-step mode of one :class:`~morai_bridge.emu.sim.emulator.SimEmulator`: its own state (on, the
     user, the time step, the frame) and the requests that change it; the world is reached through
     the :class:`LockStepHooks` only (lock held)."""
 

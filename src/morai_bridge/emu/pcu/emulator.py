@@ -14,7 +14,7 @@ Library use::
         ...  # open "/tmp/erp42" (or pcu.device_path) with pyserial
         pcu.state.mode
 
-Program use (``src`` on ``PYTHONPATH``; the CLI is :mod:`.pcu_cli`)::
+Program use (``src`` on ``PYTHONPATH``; the CLI is :mod:`.cli`)::
 
     python3 -m morai_bridge.emu.pcu --link /tmp/erp42
 
@@ -22,11 +22,11 @@ This module is the :class:`PcuEmulator`: the loop thread, the link's life and
 the wiring.  Around it, by job:
 
 =====================  ==========================================================
-:mod:`.pcu_protocol`   modes, ALIVE watchdog, clamping, feedback contents; PcuState
-:mod:`.pcu_faults`     fault injection (noise, false headers, split writes, ...)
-:mod:`.pcu_link`       the pty pair or the serial port
-:mod:`.pcu_vehicle`    the small rate-limited vehicle model
-:mod:`.pcu_cli`        ``python3 -m morai_bridge.emu.pcu``
+:mod:`.protocol`       modes, ALIVE watchdog, clamping, feedback contents; PcuState
+:mod:`.faults`         fault injection (noise, false headers, split writes, ...)
+:mod:`.link`           the pty pair or the serial port
+:mod:`.vehicle`        the small rate-limited vehicle model
+:mod:`.cli`            ``python3 -m morai_bridge.emu.pcu``
 =====================  ==========================================================
 
 All threads are internal: one loop thread does every read, write and
@@ -47,16 +47,16 @@ from morai_bridge.configuration.params import Param
 from morai_bridge.link.workers import Worker
 from morai_bridge.wire.erp42 import GEAR_NEUTRAL, Command, CommandFramer, encode_feedback
 
-from .pcu_faults import FaultInjection
-from .pcu_link import open_link
-from .pcu_protocol import ALIVE_CHECKS, FEEDBACK_MODES, Mode, PcuProtocol, PcuState
-from .pcu_vehicle import VehicleModel, VehicleState
+from .faults import Faults
+from .link import open_link
+from .protocol import ALIVE_CHECKS, FEEDBACK_MODES, Mode, PcuProtocol, PcuState
+from .vehicle import VehicleModel, VehicleState
 
-__all__ = ["Mode", "PcuState", "PcuEmulator", "ALIVE_CHECKS", "FEEDBACK_MODES", "PARAMS", "main"]
+__all__ = ["Mode", "PcuState", "PcuEmulator", "ALIVE_CHECKS", "FEEDBACK_MODES", "PARAMS"]
 
 log = logging.getLogger("morai_bridge.emu.pcu")
 
-#: The emulator's options: the pcu_emulator node's ~params and the program's options (:mod:`.pcu_cli`,
+#: The emulator's options: the pcu_emulator node's ~params and the program's options (:mod:`.cli`,
 #: which spells link, port, rc_auto and encoder_enabled its own way and adds a few of its own).
 PARAMS = [
     Param('link', '/tmp/erp42', 'symlink to the emulated device (the path erp42_serial opens); "" = none'),
@@ -82,13 +82,7 @@ PARAMS = [
 ]
 
 
-def main(argv=None) -> int:
-    """``python3 -m morai_bridge.emu.pcu``: see :mod:`.pcu_cli`."""
-    from .pcu_cli import main as cli_main
-    return cli_main(argv)
-
-
-class PcuEmulator(FaultInjection):
+class PcuEmulator:
     """ERP-42 PCU emulator (spec section 12).
 
     Link: by default a new pty pair (``device_path`` is the slave, e.g.
@@ -116,9 +110,10 @@ class PcuEmulator(FaultInjection):
       replaces the speed model (the other emulator owns the dynamics), and
       SPEED and ENC are derived from it.
 
-    Fault injection (:class:`FaultInjection`): :attr:`noise_bytes`,
-    :attr:`false_headers`, :attr:`split_writes`, :attr:`feedback_paused`,
-    :meth:`drop_feedback`, :meth:`inject`, :meth:`unplug`, :meth:`replug`.
+    Fault injection (the knobs of :attr:`faults`, a :class:`~.faults.Faults`, also attributes
+    here): :attr:`noise_bytes`, :attr:`false_headers`, :attr:`split_writes`,
+    :attr:`split_gap_s`, :attr:`feedback_paused`; actions :meth:`drop_feedback`,
+    :meth:`inject`, :meth:`unplug`, :meth:`replug`.
     """
 
     def __init__(self, port: Optional[str] = None, *, link: Optional[str] = None,
@@ -163,7 +158,8 @@ class PcuEmulator(FaultInjection):
             brake_min=brake_min, brake_max=brake_max, feedback_steer_sign=feedback_steer_sign,
             encoder_enabled=encoder_enabled, encoder_ppr=encoder_ppr, encoder_sign=encoder_sign,
             wheel_radius_m=wheel_radius_m, encoder_start=encoder_start, now=time.monotonic())
-        self._init_faults(seed)
+        #: the fault knobs (noise, false headers, split writes, paused feedback, frames to drop)
+        self.faults = Faults(seed)
 
         self._lock = threading.RLock()
         self._requests: deque = deque()
@@ -178,7 +174,7 @@ class PcuEmulator(FaultInjection):
         self._last_tick: Optional[float] = None
         # counters
         self._sent = 0
-        self._dropped = 0
+        self._failed_writes = 0
         self._overruns = 0
         self._hook_errors = 0
 
@@ -250,7 +246,8 @@ class PcuEmulator(FaultInjection):
                 frames_rejected=fr.candidates_rejected, bytes_discarded=fr.bytes_discarded,
                 alive_errors=p.alive_errors, soft_violations=fr.soft_violations,
                 clamped=p.clamped, feedback_sent=self._sent,
-                feedback_dropped=self._dropped, auto_fail_events=p.auto_fail_events,
+                feedback_dropped=self.faults.dropped + self._failed_writes,
+                auto_fail_events=p.auto_fail_events,
                 overruns=self._overruns)
 
     # -- simulated inputs ----------------------------------------------------
@@ -275,6 +272,93 @@ class PcuEmulator(FaultInjection):
         """What the RC commands in MANUAL mode (raw units like a command frame)."""
         with self._lock:
             self.protocol.set_rc_drive(speed, steer, gear, brake)
+
+    # -- fault injection -------------------------------------------------------
+
+    @property
+    def noise_bytes(self) -> int:
+        """Random bytes written before every feedback frame (0 = off): ``faults.noise_bytes``."""
+        return self.faults.noise_bytes
+
+    @noise_bytes.setter
+    def noise_bytes(self, value: int) -> None:
+        self.faults.noise_bytes = value
+
+    @property
+    def false_headers(self) -> bool:
+        """A false header before every frame: ``faults.false_headers``."""
+        return self.faults.false_headers
+
+    @false_headers.setter
+    def false_headers(self, value: bool) -> None:
+        self.faults.false_headers = value
+
+    @property
+    def split_writes(self) -> int:
+        """Each feedback frame in this many writes: ``faults.split_writes``."""
+        return self.faults.split_writes
+
+    @split_writes.setter
+    def split_writes(self, value: int) -> None:
+        self.faults.split_writes = value
+
+    @property
+    def split_gap_s(self) -> float:
+        """Pause between the pieces of a split write: ``faults.split_gap_s``."""
+        return self.faults.split_gap_s
+
+    @split_gap_s.setter
+    def split_gap_s(self, value: float) -> None:
+        self.faults.split_gap_s = value
+
+    @property
+    def feedback_paused(self) -> bool:
+        """No feedback written, ALIVE not advancing (a silent PCU): ``faults.feedback_paused``."""
+        return self.faults.feedback_paused
+
+    @feedback_paused.setter
+    def feedback_paused(self, value: bool) -> None:
+        self.faults.feedback_paused = value
+
+    def drop_feedback(self, count: int = 1) -> None:
+        """Lose the next ``count`` feedback frames: ALIVE advances but nothing is written."""
+        with self._lock:
+            self.faults.drop(count)
+
+    def inject(self, data: bytes) -> None:
+        """Write raw bytes to the client (between frames), e.g. a false header."""
+        self._call(lambda: self._write_raw(bytes(data)))
+
+    def unplug(self) -> None:
+        """Close the link as if the cable were pulled.
+
+        For a pty: master and slave are closed, so the device path disappears
+        and an open client gets I/O errors; the symlink is removed.  The
+        emulator keeps running (the watchdog drops to AUTO_FAIL).
+        """
+        self._call(self._close_link)
+
+    def replug(self) -> None:
+        """Open a new link (a new pty pair) and re-point the symlink; the framer is reset."""
+        self._call(self._open_link)
+
+    def _send(self, frame: bytes) -> None:
+        """Write one feedback frame with the configured faults (loop thread only)."""
+        if self._link is None:
+            return
+        prefix = self.faults.prefix()
+        if prefix:
+            self._write_raw(prefix)
+        ok = True
+        for k, piece in enumerate(self.faults.pieces(frame)):
+            if k:
+                time.sleep(self.faults.split_gap_s)
+            ok = self._write_raw(piece) and ok
+        with self._lock:
+            if ok:
+                self._sent += 1
+            else:
+                self._failed_writes += 1
 
     # -- internals: link -------------------------------------------------------
 
@@ -426,7 +510,7 @@ class PcuEmulator(FaultInjection):
     def _next_feedback(self, now: float) -> Optional[bytes]:
         """Build the next feedback frame (advancing ALIVE); None if it is to be dropped."""
         fb = self.protocol.feedback(now, self.vehicle)
-        if self._take_drop():
+        if self.faults.take_drop():
             return None
         return encode_feedback(fb)
 
@@ -441,7 +525,3 @@ class PcuEmulator(FaultInjection):
             return False
         return n == len(data)
 
-
-if __name__ == "__main__":
-    import sys
-    sys.exit(main())

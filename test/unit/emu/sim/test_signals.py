@@ -1,4 +1,4 @@
-"""The emulator's traffic-light controllers (emu/sim_signals.py)."""
+"""The emulator's traffic-light controllers (emu/sim/signals.py)."""
 
 
 

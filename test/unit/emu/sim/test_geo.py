@@ -1,10 +1,10 @@
-"""Footprint overlap and UTM -> WGS-84 of the emulator (emu/geo.py)."""
+"""Footprint overlap and UTM -> WGS-84 of the emulator (emu/sim/geo.py)."""
 
 import math
 
 import pytest
 
-from morai_bridge.emu.geo import boxes_overlap, utm_to_latlon
+from morai_bridge.emu.sim.geo import boxes_overlap, utm_to_latlon
 
 
 def test_boxes_overlap_separating_axis():

@@ -3,12 +3,12 @@
 :data:`PARAMS` declares every option once (name, default, one line of doc), in
 field order: the fields of :class:`SimConfig` (a named tuple, ``check()``
 validates one), the ``sim_emulator`` node's ``~params`` and the program's
-options (:mod:`.sim_cli`).  The port and rate options are made from the rows of
+options (:mod:`.cli`).  The port and rate options are made from the rows of
 :data:`morai_bridge.wire.streams.STREAMS` (the one place a MORAI port number is
 written): a listening port per user -> simulator stream, a destination port per
 simulator -> user stream, and a ``<stream>_hz`` rate per stream with an ``emu_hz``;
 the vehicle defaults come from
-:class:`~morai_bridge.emu.sim_vehicle.VehicleParams`.  The port tables the rest
+:class:`~morai_bridge.emu.sim.ego.VehicleParams`.  The port tables the rest
 of the emulator (and the tests) iterate over are built here from the streams:
 
 * :data:`LISTEN_PORTS`: command name -> (config field, default port, message
@@ -32,13 +32,13 @@ from morai_bridge.wire import udp
 from morai_bridge.wire.enums import Gear
 from morai_bridge.wire.streams import FROM_SIM, STREAMS, TO_SIM
 
-from .sim_vehicle import VehicleParams
+from .ego import VehicleParams
 
 __all__ = ["SimConfig", "PARAMS", "FIELD_DOCS", "LISTEN_PORTS", "SEND_PORTS", "EXTENSION_STREAMS",
            "DEFAULT_SCENARIO_DIR", "SENSOR_PORT_FIELDS", "VELOCITY_FRAMES"]
 
 DEFAULT_SCENARIO_DIR = os.path.normpath(os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "config", "scenarios"))
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "config", "scenarios"))
 
 #: destination ports of the sensor streams (emu/sensors/): not MORAI UDP-protocol streams of
 #: wire/streams.py; 0 = off (the simulator has no default sensor ports)

@@ -1,4 +1,4 @@
-"""The emulator's options (emu/sim_config.py): checks that name the field, the docs, and the
+"""The emulator's options (emu/sim/config.py): checks that name the field, the docs, and the
 port and rate options made from the stream rows."""
 
 import os
@@ -33,7 +33,7 @@ def test_port_and_rate_options_are_made_from_the_stream_rows():
     and a rate per stream with an emu_hz, with the rows' defaults (the version's: -1)."""
     from morai_bridge.configuration import sim_versions
     from morai_bridge.configuration.params import FROM_VERSION
-    from morai_bridge.emu.sim_config import LISTEN_PORTS, SEND_PORTS
+    from morai_bridge.emu.sim.config import LISTEN_PORTS, SEND_PORTS
     from morai_bridge.wire import streams
     defaults = SimConfig()
     assert list(LISTEN_PORTS) == [s.name for s in streams.TO_SIM]

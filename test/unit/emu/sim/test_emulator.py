@@ -1,4 +1,4 @@
-"""MORAI simulator emulator (emu/sim.py) over real UDP sockets on 127.0.0.1 (no mocks): the
+"""MORAI simulator emulator (emu/sim/emulator.py, emu/sim/world.py) over real UDP sockets on 127.0.0.1 (no mocks): the
 loop and its rates, the ports, stepping, pausing, collisions, determinism, a plain client.
 
 Most tests run without the emulator's thread: commands are sent, handled with

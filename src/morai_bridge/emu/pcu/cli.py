@@ -3,7 +3,7 @@
 It prints ``PCU emulator ready: device=/dev/pts/N link=...`` once, then (unless
 ``--status-s 0``) a status line per interval, and exits cleanly on
 SIGINT/SIGTERM, removing the symlink.  Its options are the pcu_emulator node's
-(:data:`~morai_bridge.emu.pcu.PARAMS`; the command line is :func:`~morai_bridge.configuration.params.command_line`'s)
+(:data:`~morai_bridge.emu.pcu.emulator.PARAMS`; the command line is :func:`~morai_bridge.configuration.params.command_line`'s)
 but for ``--link`` and ``--port`` (none by default), ``--rc-manual`` and ``--no-encoder``, and its
 own (:data:`OWN_PARAMS`, ``--rc-off``, ``--seed``, ``-v``).  See docs/erp42.md.
 """
@@ -15,8 +15,8 @@ import threading
 
 from morai_bridge.configuration.params import Param, command_line
 
-from .pcu import PARAMS, PcuEmulator
-from .pcu_vehicle import VehicleModel
+from .emulator import PARAMS, PcuEmulator
+from .vehicle import VehicleModel
 
 __all__ = ["main"]
 

@@ -1,4 +1,4 @@
-"""The emulator's lock-step mode (emu/sim_sync.py) over UDP: start, tick, stop, refusals, embedded control,
+"""The emulator's lock-step mode (emu/sim/sync.py) over UDP: start, tick, stop, refusals, embedded control,
 the real-time loop, the steer sign per version.  The EmuSync codec itself: wire/test_lockstep.py."""
 import socket
 import time

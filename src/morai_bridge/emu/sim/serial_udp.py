@@ -1,6 +1,6 @@
 """The simulator emulator in MORAI's Serial+UDP mode: an ERP-42 PCU emulator drives the ego.
 
-The PCU emulator (:class:`~morai_bridge.emu.pcu.PcuEmulator`) runs on a
+The PCU emulator (:class:`~morai_bridge.emu.pcu.emulator.PcuEmulator`) runs on a
 pseudo-terminal (or a serial port); every state it computes from the commands
 it obeys drives the emulated ego through :meth:`SimEmulator.drive_external`
 (speed, gear, steering, brake), while the simulator's UDP streams go on as
@@ -13,7 +13,7 @@ from morai_bridge.wire.enums import Gear
 from morai_bridge.wire.erp42 import GEAR_BACKWARD, GEAR_FORWARD, GEAR_NEUTRAL
 from morai_bridge.wire.units import MPS_TO_KMH
 
-from .pcu import PcuEmulator
+from ..pcu import PcuEmulator
 
 __all__ = ["ERP_TO_MORAI_GEAR", "drive_from_pcu", "start_pcu"]
 

@@ -40,10 +40,9 @@ Rules (docs/emulator.md has the full table):
   metres (seeded, so deterministic with the emulator seed).  The drift leans
   the walk (at most ``actors.MAX_DRIFT_DEG`` off the path) but never changes its speed.
 * ``traffic_lights`` / ``intersections`` replace the emulator's default set
-  when present (see :mod:`morai_bridge.emu.sim_signals`).
+  when present (see :mod:`morai_bridge.emu.sim.signals`).
 
-How the actors move is :mod:`.actors` (:class:`~.actors.Actor`, also importable from here, as
-emu/sim.py and emu/sim_commands.py do).
+How the actors move is :mod:`.actors` (:class:`~.actors.Actor`, also importable from here).
 """
 
 import json
@@ -55,7 +54,7 @@ from typing import NamedTuple, Optional, Tuple
 from morai_bridge.wire.enums import Gear, ObjectType
 
 from .actors import Actor
-from .sim_signals import IntersectionSpec, LightSpec, check_plan
+from .signals import IntersectionSpec, LightSpec, check_plan
 
 __all__ = ["ScenarioError", "EgoStart", "PathSpec", "ActorSpec", "Scenario", "Actor",
            "OBJ_PEDESTRIAN", "OBJ_VEHICLE", "OBJ_OBSTACLE", "OBJ_EGO", "parse_scenario", "load_scenario",

@@ -83,7 +83,7 @@ def shape(value: str, variable: bool) -> str:
 
 def emulator_sentences():
     """The emulator's sentences: parked at the origin, then moving north at 36 km/h, as 24.R2 (the
-    captures' release) writes them; 25.S4's time fraction and RMC speed differ (test_sim.py)."""
+    captures' release) writes them; 25.S4's time fraction and RMC speed differ (test_builders.py)."""
     rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rx.bind(("127.0.0.1", 0))
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -10,7 +10,7 @@ from typing import Dict, NamedTuple, Optional, Tuple
 from morai_bridge.link.workers import OK, WARN
 
 __all__ = ["EgoSnapshot", "ObjectSnapshot", "LightSnapshot", "IntersectionSnapshot",
-           "PortCounters", "SyncSnapshot", "SimStatusSnapshot", "SensorsSnapshot", "SimSnapshot",
+           "PortCounters", "SyncSnapshot", "SimStatusSnapshot", "SimSnapshot",
            "PortTally", "snapshot_diagnostics"]
 
 
@@ -90,31 +90,6 @@ class SimStatusSnapshot(NamedTuple):
     result: int
 
 
-class SensorsSnapshot(NamedTuple):
-    """Counters of the sensor streams (camera, 3D LiDAR, 2D LiDAR; :mod:`.sensors`)."""
-
-    ports: Dict[str, int]         # enabled sensor -> destination port
-    camera_frames: int = 0        # JPEG frames sent
-    camera_datagrams: int = 0     # "MOR" datagrams sent
-    camera_box_datagrams: int = 0  # "BOX" datagrams sent
-    camera_skipped: int = 0       # frame times that passed without a frame (renderer behind)
-    camera_ms: float = 0.0        # mean render + JPEG time per frame, ms
-    camera_ms_max: float = 0.0
-    camera_jpeg_bytes: int = 0    # size of the last JPEG
-    lidar_packets: int = 0        # 1206-byte packets sent
-    lidar_revolutions: int = 0    # whole revolutions sent
-    lidar_skipped: int = 0        # packets skipped (sender more than a revolution behind)
-    lidar_ms_per_rev: float = 0.0  # mean ray-cast + encode time per revolution, ms
-    lidar_rpm: float = 0.0        # effective rotation rate (whole firings per revolution)
-    lidar2d_scans: int = 0        # 2D scans sent
-    lidar2d_skipped: int = 0
-    lidar2d_ms: float = 0.0       # mean time per scan, ms
-    scenes: int = 0               # world states handed to the sensors (one per step)
-    scenes_replaced: int = 0      # replaced by a newer one before the sensor thread took it
-    send_errors: int = 0
-    last_error: str = ""
-
-
 class SimSnapshot(NamedTuple):
     time_ns: int             # simulated clock (epoch or 0-based in deterministic mode)
     sec: int
@@ -137,7 +112,8 @@ class SimSnapshot(NamedTuple):
     overruns: int       # loop ticks more than MAX_CATCHUP steps late: the clock fell behind
     late_steps: int = 0     # steps made (and sent) after their deadline, in a catch-up burst
     lost_periods: int = 0   # wall-clock step periods given up after overruns (clock lag, steps)
-    sensor_streams: Optional[SensorsSnapshot] = None   # None: no sensor stream enabled
+    # the sensor rig's counters (a sensors.rig.SensorsSnapshot), None: no sensor stream enabled
+    sensor_streams: Optional["SensorsSnapshot"] = None  # noqa: F821 (the sensors need numpy; not imported here)
 
 
 class PortTally:
@@ -160,7 +136,7 @@ def snapshot_diagnostics(s: SimSnapshot, pcu_state=None):
     port saw malformed, wrong-type or foreign datagrams, else OK (0).  Values:
     the ego, objects, collisions, per-port counters, datagrams sent, the loop's
     timing, the sensor streams' counters when any is enabled, and with
-    ``pcu_state`` (a :class:`~morai_bridge.emu.pcu_protocol.PcuState`, Serial+UDP
+    ``pcu_state`` (a :class:`~morai_bridge.emu.pcu.protocol.PcuState`, Serial+UDP
     mode) the PCU's mode and frame counts.
     """
     bad = sum(c.malformed + c.wrong_type + c.foreign for c in s.counters.values())

@@ -1,4 +1,4 @@
-"""What the emulator sends (emu/sim_send.py, emu/sim_packets.py), over real UDP sockets: the
+"""What the emulator sends (emu/sim/builders.py, emu/sim/packets.py), over real UDP sockets: the
 status frames and units, objects, GPS and IMU, the packet variants and what differs per
 simulator version."""
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from morai_bridge.emu.sim_vehicle import VehicleParams, wrap_deg
+from morai_bridge.emu.sim.ego import VehicleParams, wrap_deg
 from morai_bridge.wire import nmea, udp
 from sim_peers import scenario_load
 
@@ -273,11 +273,11 @@ def test_collision_slots_per_version(make_sim, rx):
 # ----------------------------------------------------------------------------- the builders' table
 
 def test_every_simulator_stream_has_one_builder_and_a_way_to_be_due():
-    """sim_send.BUILDERS is keyed by the simulator -> user streams (the lock-step extension's reply
+    """builders.BUILDERS is keyed by the simulator -> user streams (the lock-step extension's reply
     aside), and each of them is due by a rate option or, an event stream, at every step."""
-    from morai_bridge.emu import sim_send
+    from morai_bridge.emu.sim import builders
     from morai_bridge.wire import streams
-    assert set(sim_send.BUILDERS) == {s.name for s in streams.FROM_SIM if not s.extension}
+    assert set(builders.BUILDERS) == {s.name for s in streams.FROM_SIM if not s.extension}
     for s in streams.FROM_SIM:
         assert bool(s.emu_hz) != s.event, s.name
-        assert callable(sim_send.BUILDERS.get(s.name)) or s.extension, s.name
+        assert callable(builders.BUILDERS.get(s.name)) or s.extension, s.name

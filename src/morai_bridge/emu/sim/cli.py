@@ -1,7 +1,7 @@
 """``python3 -m morai_bridge.emu.sim``: the simulator emulator as a program (no ROS).
 
-Every :class:`~morai_bridge.emu.sim_config.SimConfig` field is a flag (``_``
-becoming ``-``; :data:`~morai_bridge.emu.sim_config.PARAMS` through
+Every :class:`~morai_bridge.emu.sim.config.SimConfig` field is a flag (``_``
+becoming ``-``; :data:`~morai_bridge.emu.sim.config.PARAMS` through
 :func:`~morai_bridge.configuration.params.add_options`); booleans take ``--name`` / ``--no-name``.  The sensors too:
 ``--camera-port 1232 --lidar-port 2368 --lidar-model HDL32E --lidar2d-port 2370``.  Program-only flags:
 ``--status-s``, ``--list-scenarios``, ``-v/--verbose``.  It logs the bound and
@@ -17,8 +17,8 @@ import threading
 
 from morai_bridge.configuration.params import Param, command_line
 
-from .sim import SimEmulator
-from .sim_config import PARAMS, SimConfig
+from .emulator import SimEmulator
+from .config import PARAMS, SimConfig
 
 __all__ = ["main"]
 

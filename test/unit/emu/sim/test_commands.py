@@ -1,4 +1,4 @@
-"""What the emulator does with each user -> simulator command (emu/sim_commands.py), over real
+"""What the emulator does with each user -> simulator command (emu/sim/commands.py), over real
 UDP sockets: driving modes and signs, the world's commands, SimControl, and the receive path's
 counting of malformed, foreign and non-finite datagrams."""
 
@@ -325,10 +325,11 @@ def test_non_finite_commands_are_ignored(make_sim):
 # ----------------------------------------------------------------------------- the handlers' table
 
 def test_every_command_class_has_one_handler():
-    """sim_commands.COMMAND_HANDLERS holds a handler (a function, not a name) for every class of the
+    """commands.COMMAND_HANDLERS holds a handler (a function, not a name) for every class of the
     user -> simulator streams (the lock-step extension's are the emulator's sync_mode)."""
-    from morai_bridge.emu.sim_commands import COMMAND_HANDLERS, SimCommands
+    from morai_bridge.emu.sim import commands
+    from morai_bridge.emu.sim.commands import COMMAND_HANDLERS
     from morai_bridge.wire import streams
     assert set(COMMAND_HANDLERS) == {c for s in streams.TO_SIM if not s.extension for c in s.classes}
     for cls, handler in COMMAND_HANDLERS.items():
-        assert getattr(SimCommands, handler.__name__) is handler, cls
+        assert getattr(commands, handler.__name__) is handler, cls
