@@ -26,7 +26,8 @@ def private_reaches(path):
                 and node.attr not in NAMEDTUPLE:
             if isinstance(node.value, ast.Name) and node.value.id in ('self', 'cls'):
                 continue
-            out.append(f'line {node.lineno}: {ast.unparse(node) if hasattr(ast, "unparse") else node.attr}')
+            owner = node.value.id if isinstance(node.value, ast.Name) else type(node.value).__name__
+            out.append(f'line {node.lineno}: {owner}.{node.attr}')
     return out
 
 
