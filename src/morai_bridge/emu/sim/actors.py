@@ -18,6 +18,8 @@ import random
 from morai_bridge.wire.enums import ObjectType
 from morai_bridge.wire.units import KMH_TO_MPS
 
+from .mgeo import LinkCursor
+
 __all__ = ["Actor", "MAX_DRIFT_DEG"]
 
 #: how far (deg) a drifting pedestrian's walk may lean off its path (wander_m)
@@ -30,7 +32,8 @@ class Actor:
     """A surrounding object at run time (the emulator's lock protects it), made of a
     :class:`.scenario.ActorSpec` ``spec``; ``seed`` (with the actor's id) seeds its drift."""
 
-    def __init__(self, spec, seed=0):
+    def __init__(self, spec, seed=0, road=None):
+        """``road``: the MGeo map (:mod:`.mgeo`) a ``link`` path drives on."""
         self.id = spec.id
         self.obj_type = spec.obj_type
         self.name = spec.name
@@ -43,12 +46,21 @@ class Actor:
             self.wheelbase = self.overhang = self.rear_overhang = 0.0
         self.path = spec.path
         self.speed = spec.speed_kmh * KMH_TO_MPS
+        #: a pedestrian waiting for the ego to come within trigger_m (World.advance starts it)
+        self.trigger_m = spec.trigger_m
+        self.waiting = spec.trigger_m > 0
+        self.once = spec.once
+        self.cursor = None
+        if spec.path is not None and spec.path.kind == "link":
+            self.cursor = LinkCursor(road, spec.link_id)
+            self.cursor.s = self.cursor.nearest(*spec.path.a)
         self.wander = spec.wander_m
         self.ghost = False
         self.x, self.y, self.z = spec.x, spec.y, spec.z
         self.yaw = math.radians(spec.yaw_deg)
         self.vx = self.vy = self.ax = self.ay = 0.0
         self.s = 0.0               # distance travelled along the path (m, or rad for circles)
+        self.walked = 0.0          # distance walked in all (a ``once`` walk stops at its line's end)
         self.offset = 0.0          # pedestrian sideways drift, m (left of the from -> to line)
         self.drift_rate = 0.0      # d(offset)/dt, m/s
         # One generator per actor: its randomness does not depend on the others.
@@ -84,6 +96,12 @@ class Actor:
 
     def _place(self, dt: float) -> None:
         p = self.path
+        if p.kind == "link":
+            self.x, self.y, self.z, self.yaw = self.cursor.advance(self.speed * dt)
+            v = 0.0 if self.cursor.stopped else self.speed
+            self.vx, self.vy = v * math.cos(self.yaw), v * math.sin(self.yaw)
+            self.ax = self.ay = 0.0
+            return
         if p.kind == "circle":
             omega = self.speed / p.radius * (-1.0 if p.clockwise else 1.0)
             self.s += omega * dt
@@ -108,6 +126,10 @@ class Actor:
             self.drift_rate = self._drift(dt)
         along = math.sqrt(max(0.0, v * v - self.drift_rate ** 2))
         self.s = (self.s + 0.5 * (along_before + along) * dt) % (2.0 * length)
+        if self.once and self.walked + 0.5 * (along_before + along) * dt >= length:
+            self.s, self.walked = length, length          # once: it stays at the end
+            along = rate = 0.0
+        self.walked += 0.5 * (along_before + along) * dt
         if self.s <= length:
             d, sign = self.s, 1.0
         else:
@@ -124,7 +146,7 @@ class Actor:
         self.ax = self.ay = 0.0
 
     def update(self, dt: float) -> None:
-        if self.path is not None and not self.ghost and self.speed > 0:
+        if self.path is not None and not self.ghost and self.speed > 0 and not self.waiting:
             self._place(dt)
 
     def set_ghost_pose(self, x, y, z, yaw_deg) -> None:

@@ -93,7 +93,7 @@ def sim_status(step):
 
 def gps(step):
     w = step.world
-    return packets.gps(w.ego, w.time_ns, w.config, w.version, w.in_gps_blackout())
+    return packets.gps(w.ego, w.time_ns, w.config, w.version, w.in_gps_blackout(), w.gps_antenna(), w.origin)
 
 
 def imu(step):

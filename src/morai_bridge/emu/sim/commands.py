@@ -82,7 +82,7 @@ def load(world, name, delete_all, load_ego, load_npc, load_ped, load_obj, set_pa
              | (SCEN_NPC if load_npc else 0) | (SCEN_PEDESTRIAN if load_ped else 0)
              | (SCEN_OBSTACLE if load_obj else 0) | (SCEN_PAUSE if set_pause else 0))
     try:
-        sc = load_scenario(world.config.scenario_dir, name)
+        sc = load_scenario(world.config.scenario_dir, name, world.road)
     except ScenarioError as e:
         log.error("scenario load failed: %s", e)
         result = RESULT_SCENARIO_LOAD_ERROR

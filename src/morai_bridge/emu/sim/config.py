@@ -25,7 +25,7 @@ import collections
 import math
 import os
 
-from morai_bridge.configuration import sim_versions
+from morai_bridge.configuration import maps, sim_versions
 from morai_bridge.configuration.params import DISABLED, EMULATOR_ANY_FREE_PORT, FROM_VERSION, Param
 from morai_bridge.wire import camera as wire_camera
 from morai_bridge.wire import udp
@@ -138,11 +138,18 @@ PARAMS = [
     Param("map_offset_x", 0.0, "global_offset_x reported in Collision Data, m"),
     Param("map_offset_y", 0.0, "global_offset_y reported in Collision Data, m"),
     Param("map_offset_z", 0.0, "global_offset_z reported in Collision Data, m"),
-    # GPS: map x/y are UTM easting/northing minus this offset (K-City by default)
-    Param("gps_utm_zone", 52, "UTM zone (north) of the map frame for the GPS conversion"),
-    Param("gps_utm_offset_x", 302459.942, "UTM easting of the map origin, m (K-City: 302459.942)"),
-    Param("gps_utm_offset_y", 4122635.537, "UTM northing of the map origin, m (K-City: 4122635.537)"),
+    # the map: the GPS origin (map x/y are UTM easting/northing minus it) and, from an MGeo folder, roads
+    Param("map", maps.DEFAULT, "the map: a MORAI map name (config/maps; case-insensitive), an MGeo folder (its "
+          "origin, and roads that NPC vehicles follow and lights stand on), a MORAI scenario file (its mapInfo), "
+          "or none (origin 0); a MORAI scenario's mapInfo moves the origin to its map (docs/emulator.md)"),
+    Param("gps_utm_zone", 0, "UTM zone (north) of the map frame for the GPS conversion; 0: the map's"),
+    Param("gps_utm_offset_x", 0.0, "UTM easting of the map origin, m; 0: the map's"),
+    Param("gps_utm_offset_y", 0.0, "UTM northing of the map origin, m; 0: the map's"),
     Param("gps_alt_offset", 0.0, "added to z for the GPS altitude, m"),
+    Param("gps_mount_x", 0.0, "GPS antenna on the ego: x forward of the reported position, m (MORAI's sensor "
+          "settings: the GPS sensor's pos)"),
+    Param("gps_mount_y", 0.0, "GPS antenna: y left, m"),
+    Param("gps_mount_z", 0.0, "GPS antenna: z up, m (added to the altitude)"),
     # sensors (emu/sensors/): off unless their destination port is set; mount poses on the ego
     Param("camera_port", DISABLED, "destination port of the camera stream: JPEG chunks (MOR) and boxes (BOX) "
           "(0 disabled; MORAI's examples use 1232)"),
@@ -241,8 +248,12 @@ class SimConfig(_FIELDS):
             raise ValueError(f"velocity_frame={self.velocity_frame!r}: 'body' or 'map'")
         if not -2 ** 31 <= self.map_data_id < 2 ** 31:
             raise ValueError(f"map_data_id={self.map_data_id!r} does not fit int32")
-        if not 1 <= self.gps_utm_zone <= 60:
-            raise ValueError(f"gps_utm_zone={self.gps_utm_zone!r}: 1..60")
+        if not 0 <= self.gps_utm_zone <= 60:
+            raise ValueError(f"gps_utm_zone={self.gps_utm_zone!r}: 1..60 (0: the map's)")
+        for field in ("gps_mount_x", "gps_mount_y", "gps_mount_z", "gps_utm_offset_x", "gps_utm_offset_y"):
+            v = getattr(self, field)
+            if not (isinstance(v, (int, float)) and math.isfinite(v)):
+                raise ValueError(f"{field}={v!r}: must be a finite number")
         if not (math.isfinite(self.imu_burst_every_s) and self.imu_burst_every_s >= 0):
             raise ValueError(f"imu_burst_every_s={self.imu_burst_every_s!r}: >= 0 (0 = no bursts)")
         if not (isinstance(self.imu_burst_copies, int) and 1 <= self.imu_burst_copies <= 10):

@@ -61,7 +61,7 @@ from typing import Dict, Optional
 
 from morai_bridge.link.workers import Worker
 from morai_bridge.link.transport import UdpReceiver, UdpSender, bind_udp, resolve_host, shift_privileged
-from morai_bridge.configuration import sim_versions
+from morai_bridge.configuration import maps, sim_versions
 from morai_bridge.configuration.params import ANY_FREE_PORT, DISABLED, EMULATOR_ANY_FREE_PORT, FROM_VERSION
 from morai_bridge.wire import lockstep, udp
 from morai_bridge.wire.enums import CtrlMode
@@ -71,6 +71,7 @@ from . import commands
 from .builders import BUILDERS, Step
 from .config import EXTENSION_STREAMS, LISTEN_PORTS, SEND_PORTS, SimConfig
 from .ego import CMD_EXTERNAL, Drive
+from .mgeo import load_mgeo
 from .packets import Templates
 from .scenario import load_scenario
 from .snapshot import PortCounters, PortTally, SimSnapshot
@@ -108,6 +109,10 @@ class SimEmulator:
         cfg = cfg._replace(**{f: shift_privileged(getattr(cfg, f), cfg.privileged_port_offset)
                               for f, _, _ in list(SEND_PORTS.values()) + list(LISTEN_PORTS.values())})
         self.config = cfg
+        #: the map (configuration.maps.MapInfo) and, for an MGeo folder, its road network; MapError /
+        #: MGeoError (ValueErrors naming the file and key) before any socket is opened
+        self.map_info = maps.load_map(cfg.map)
+        road = load_mgeo(self.map_info.mgeo_dir) if self.map_info.mgeo_dir else None
         self._lock = threading.RLock()
         listen_ip = resolve_host(cfg.listen_ip, "listen_ip")
         user_ip = resolve_host(cfg.user_ip, "user_ip")
@@ -128,7 +133,7 @@ class SimEmulator:
                 s.close()
             raise
         #: the simulated world (ego, actors, lights, contacts, lamps, clock); hold the lock to use it
-        self.world = World(cfg, self.version)
+        self.world = World(cfg, self.version, self.map_info, road)
         step_s = self.world.step_s
         #: listening port actually bound, per command name (enabled ones only)
         self.ports: Dict[str, int] = {n: s.getsockname()[1] for n, s in socks.items()}
@@ -176,7 +181,7 @@ class SimEmulator:
                 self.sensors = SensorRig(cfg, listen_ip, user_ip)
                 self.sensors.reset_clock(world.time_ns)
             if cfg.scenario:
-                sc = load_scenario(cfg.scenario_dir, cfg.scenario)
+                sc = load_scenario(cfg.scenario_dir, cfg.scenario, road)
                 with self._lock:
                     world.apply_scenario(sc, True, True, True, True, True, False)
             with self._lock:

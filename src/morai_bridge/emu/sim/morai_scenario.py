@@ -132,7 +132,7 @@ class _At:
     def sub(self, key):
         if key not in self.obj:
             self.fail(key, 'missing')
-        return _At(self.obj[key], self.path, f'{self.where}.{key}')
+        return _At(self.obj[key], self.path, f"{self.where + '.' if self.where else ''}{key}")
 
     def number(self, key, default=None):
         """A number, or a number written as text ("-29.315", "1,232.436": MORAI's display strings)."""

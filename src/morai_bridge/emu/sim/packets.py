@@ -155,14 +155,18 @@ def sim_status(st):
 RMC_SPEED_DEFECT = 0.00053995
 
 
-def gps(ego, time_ns: int, cfg, version, blackout: bool = False):
-    """($GPGGA, $GPRMC) of the ego's reference point at simulated time ``time_ns`` (UTC), as
-    ``version`` writes them (its ``nmea_time``, ``rmc_speed``, ``rmc_course``).  In a GPS
-    blackout zone (``blackout``) the position is 0000.0000,N,00000.0000,E with GGA quality 1 and
-    RMC status A, as 25.S4 sends it (altitude 0: not documented)."""
-    lat, lon = utm_to_latlon(ego.x + cfg.gps_utm_offset_x, ego.y + cfg.gps_utm_offset_y,
-                             cfg.gps_utm_zone)
-    alt = ego.z + cfg.gps_alt_offset
+def gps(ego, time_ns: int, cfg, version, blackout: bool = False, antenna=None, origin=None):
+    """($GPGGA, $GPRMC) of the GPS antenna (``antenna``: its map (x, y, z); default the ego's reference
+    point) at simulated time ``time_ns`` (UTC), as ``version`` writes them (its ``nmea_time``,
+    ``rmc_speed``, ``rmc_course``), the map frame's origin at UTM ``origin`` = (east, north, zone)
+    (default: the gps_utm_* options).  In a GPS blackout zone (``blackout``) the position is
+    0000.0000,N,00000.0000,E with GGA quality 1 and RMC status A, as 25.S4 sends it (altitude 0:
+    not documented)."""
+    x, y, z = antenna if antenna is not None else (ego.x, ego.y, ego.z)
+    east, north, zone = origin if origin is not None else (cfg.gps_utm_offset_x, cfg.gps_utm_offset_y,
+                                                           cfg.gps_utm_zone)
+    lat, lon = utm_to_latlon(x + east, y + north, zone)
+    alt = z + cfg.gps_alt_offset
     if blackout:
         lat = lon = alt = 0.0
     when = _EPOCH + datetime.timedelta(microseconds=time_ns // 1000)

@@ -53,10 +53,11 @@ from typing import NamedTuple, Optional, Tuple
 
 from morai_bridge.wire.enums import Gear, ObjectType
 
+from . import morai_scenario
 from .actors import Actor
 from .signals import IntersectionSpec, LightSpec, check_plan
 
-__all__ = ["ScenarioError", "EgoStart", "PathSpec", "ActorSpec", "Scenario", "Actor",
+__all__ = ["ScenarioError", "EgoStart", "PathSpec", "ActorSpec", "SpawnSpec", "Scenario", "Actor",
            "OBJ_PEDESTRIAN", "OBJ_VEHICLE", "OBJ_OBSTACLE", "OBJ_EGO", "parse_scenario", "load_scenario",
            "scenario_path", "VALID_NAME"]
 
@@ -87,8 +88,8 @@ class EgoStart(NamedTuple):
 
 
 class PathSpec(NamedTuple):
-    kind: str                       # 'line' or 'circle'
-    a: Tuple[float, float]          # line: from; circle: center
+    kind: str                       # 'line', 'circle' or 'link' (a map's lane centre lines, from link_id)
+    a: Tuple[float, float]          # line: from; circle: center; link: where the actor starts
     b: Tuple[float, float] = (0.0, 0.0)   # line: to
     radius: float = 0.0
     clockwise: bool = False
@@ -109,6 +110,20 @@ class ActorSpec(NamedTuple):
     name: str = ""
     link_id: str = ""
     wheelbase: float = 0.0
+    #: a pedestrian that starts when the ego comes this close [m] (0: from the start)
+    trigger_m: float = 0.0
+    #: walk the line once and stay at its end (MORAI's loop = false); False: back and forth
+    once: bool = False
+
+
+class SpawnSpec(NamedTuple):
+    """A spawn point of a map's road: a vehicle every ``period_s`` at the start of ``link_id``, up to
+    ``maximum``, at ``speed_kmh`` (None: the link's maximum speed)."""
+    id: int
+    link_id: str
+    period_s: float
+    maximum: int
+    speed_kmh: Optional[float] = None
 
 
 class Scenario(NamedTuple):
@@ -123,6 +138,11 @@ class Scenario(NamedTuple):
     #: GPS blackout zones, map (x_min, y_min, x_max, y_max): inside, the GPS sends position 0/0
     #: (as MORAI's scenario noise boxes make 25.S4 do); None: the scenario sets none
     gps_blackouts: Optional[Tuple[Tuple[float, float, float, float], ...]] = None
+    #: a MORAI scenario file's map (configuration.maps.MapInfo of its mapInfo); None: the emulator's map
+    origin: Optional[object] = None
+    spawns: Tuple[SpawnSpec, ...] = ()
+    #: what of the file the emulator does not play, one line each (MORAI scenario files)
+    notes: Tuple[str, ...] = ()
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -354,11 +374,13 @@ def scenario_path(scenario_dir: str, name: str) -> str:
     return os.path.join(scenario_dir, name + ".json")
 
 
-def load_scenario(scenario_dir: str, name: str) -> Scenario:
-    """Read and validate ``<scenario_dir>/<name>.json`` (a trailing .json is ignored)."""
-    path = scenario_path(scenario_dir, name)
+def load_scenario(scenario_dir: str, name: str, road=None) -> Scenario:
+    """Read and validate a scenario: ``<scenario_dir>/<name>.json`` (a trailing .json is ignored) or,
+    when ``name`` is a path, that file; in the emulator's format or in MORAI's launcher format
+    (:mod:`.morai_scenario`: converted by :func:`from_morai`, with ``road``, the MGeo map, if any)."""
+    path = os.path.abspath(os.path.expanduser(name)) if os.sep in name else scenario_path(scenario_dir, name)
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             obj = json.load(f)
     except FileNotFoundError:
         raise ScenarioError(f"scenario {name!r} not found: no file {path}") from None
@@ -366,8 +388,114 @@ def load_scenario(scenario_dir: str, name: str) -> Scenario:
         raise ScenarioError(f"scenario {name!r}: cannot read {path}: {e}") from None
     except ValueError as e:
         raise ScenarioError(f"scenario {name!r}: {path} is not valid JSON: {e}") from None
-    base = os.path.basename(path)[:-5]
+    base = os.path.splitext(os.path.basename(path))[0]
+    if morai_scenario.is_morai_scene(obj):
+        try:
+            return from_morai(morai_scenario.parse_morai_scene(obj, path), road, base)
+        except morai_scenario.MoraiScenarioError as e:
+            raise ScenarioError(str(e)) from None
     try:
         return parse_scenario(obj, base)
     except ScenarioError as e:
         raise ScenarioError(f"scenario {base!r} ({path}): {e}") from None
+
+
+# ----------------------------------------------------------------------------- MORAI's launcher files
+
+#: MORAI asset DataID -> (length, width, height) [m] of the unscaled asset; an object's size is its
+#: ``scale`` times this.  No sizes are published: empty, and an unknown DataID's scale is read as metres
+#: (named on load)
+MORAI_ASSET_SIZES = {}
+_WALK_KMH_LIMIT = 20.0
+
+
+def from_morai(scene, road=None, name: str = "") -> Scenario:
+    """The emulator's Scenario of a :class:`.morai_scenario.MoraiScene`; what cannot be played goes to
+    ``Scenario.notes``, one line each.  ``road``: the MGeo map (:mod:`.mgeo`) that links and light
+    indices refer to, or None."""
+    notes = list(scene.notes)
+    ego = None
+    if scene.ego is not None:
+        p = scene.ego
+        ego = EgoStart(p.x, p.y, p.z, p.yaw_deg, scene.ego_speed_kmh, scene.ego_gear)
+    vehicles = []
+    for v in scene.vehicles:
+        path = None
+        if v.link and road is not None and v.link in road.links:
+            path = PathSpec("link", (v.pose.x, v.pose.y))
+        elif v.link:
+            notes.append(f"vehicle {v.uid}: " + (f"link {v.link} is not in the map" if road is not None else
+                                                 f"drives on link {v.link}, but no MGeo map is loaded (map:=<folder>)")
+                         + ": parked at its position")
+        if v.active_m < morai_scenario.ALWAYS_ACTIVE:
+            notes.append(f"vehicle {v.uid}: activeDistance {v.active_m:g} m not played: it drives from the start")
+        size = DEFAULT_SIZES[OBJ_VEHICLE]
+        vehicles.append(ActorSpec(v.uid, OBJ_VEHICLE, size, v.pose.x, v.pose.y, v.pose.z, v.pose.yaw_deg,
+                                  v.speed_kmh if path is not None else 0.0, path, name=f"DataID {v.data_id}",
+                                  link_id=v.link[:38], wheelbase=0.59 * size[0]))
+    pedestrians = []
+    for p in scene.pedestrians:
+        a = (p.pose.x, p.pose.y)
+        if p.waypoints:
+            a, b = p.waypoints[0], p.waypoints[-1]
+            if len(p.waypoints) > 2:
+                notes.append(f"pedestrian {p.uid}: {len(p.waypoints)} waypoints: walks from the first to the last "
+                             "in a straight line")
+        else:
+            yaw = math.radians(p.pose.yaw_deg)
+            b = (a[0] + p.moving_m * math.cos(yaw), a[1] + p.moving_m * math.sin(yaw))
+        path = PathSpec("line", a, b) if math.dist(a, b) > 1e-6 else None
+        speed = p.speed_kmh
+        if speed > _WALK_KMH_LIMIT:
+            notes.append(f"pedestrian {p.uid}: speed {speed:g} read as km/h, kept")
+        pedestrians.append(ActorSpec(p.uid, OBJ_PEDESTRIAN, DEFAULT_SIZES[OBJ_PEDESTRIAN], a[0], a[1], p.pose.z,
+                                     p.pose.yaw_deg, speed, path, name=f"DataID {p.data_id}",
+                                     trigger_m=0.0 if p.active_m >= morai_scenario.ALWAYS_ACTIVE else p.active_m,
+                                     once=not p.loop))
+    obstacles = []
+    for o in scene.objects:
+        base = MORAI_ASSET_SIZES.get(o.data_id)
+        if base is None:
+            base = (1.0, 1.0, 1.0)
+            notes.append(f"object {o.uid}: no size known for DataID {o.data_id}: its scale (x {o.scale[0]:g}, "
+                         f"y {o.scale[1]:g}, z {o.scale[2]:g}; Unity's axes: z length, x width, y height) is read "
+                         "as metres")
+        size = tuple(b * s for b, s in zip(base, (o.scale[2], o.scale[0], o.scale[1])))
+        obstacles.append(ActorSpec(o.uid, OBJ_OBSTACLE, size, o.pose.x, o.pose.y, o.pose.z, o.pose.yaw_deg,
+                                   name=f"DataID {o.data_id}"))
+    spawns = []
+    for sp in scene.spawns:
+        if road is None or sp.link not in road.links:
+            notes.append(f"spawn point {sp.uid}: " + ("no MGeo map is loaded" if road is None else
+                                                      f"link {sp.link!r} is not in the map") + ": not played")
+        elif sp.maximum and sp.period_s > 0:
+            spawns.append(SpawnSpec(sp.uid, sp.link, sp.period_s, sp.maximum, sp.speed_kmh))
+    lights = None
+    if scene.lights:
+        if road is None or not road.lights:
+            notes.append(f"tlList: {len(scene.lights)} lights given by index into the map's light list; no MGeo "
+                         "map with lights is loaded: the emulator's own lights stay")
+        else:
+            lights, missing = _lights_of(scene.lights, road)
+            if missing:
+                notes.append(f"tlList: indices {', '.join(map(str, missing))} are not in the map's "
+                             f"{len(road.lights)} lights")
+    return Scenario(name or os.path.splitext(os.path.basename(scene.path))[0], f"MORAI launcher scenario {scene.path}",
+                    ego, tuple(vehicles), tuple(pedestrians), tuple(obstacles), lights, None, None,
+                    scene.map_info, tuple(spawns), tuple(notes))
+
+
+def _lights_of(states, road):
+    """LightSpecs of every light of ``road``, those ``states`` names (tlList: index into the map's list,
+    state = the phase of its plan, deltaTime = seconds into it) started there; (specs, missing indices)."""
+    plans = road.light_plans()
+    given = {t.index: t for t in states}
+    specs = []
+    for i, lt in enumerate(road.lights):
+        plan = plans.get(lt.idx, (None, ()))[1]
+        offset = 0.0
+        t = given.get(i)
+        if t is not None and plan:
+            offset = sum(d for _, d in plan[:t.state % len(plan)]) + t.delta_s
+        specs.append(LightSpec(lt.idx[:12], lt.wire_type, offset % sum(d for _, d in plan) if plan else 0.0, plan))
+    return tuple(specs), sorted(i for i in given if i >= len(road.lights))

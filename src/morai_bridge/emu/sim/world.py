@@ -22,11 +22,23 @@ from morai_bridge.wire.units import MPS_TO_KMH, NS
 from .actors import Actor
 from .ego import Drive, EgoModel, wrap_deg
 from .geo import boxes_overlap
-from .scenario import Scenario
-from .signals import DEFAULT_INTERSECTIONS, DEFAULT_LIGHTS, Intersection, TrafficLight
+from .scenario import DEFAULT_SIZES, OBJ_VEHICLE, ActorSpec, PathSpec, Scenario
+from .signals import DEFAULT_INTERSECTIONS, DEFAULT_LIGHTS, Intersection, LightSpec, TrafficLight
 from .snapshot import EgoSnapshot, IntersectionSnapshot, LightSnapshot, ObjectSnapshot, SimStatusSnapshot
 
-__all__ = ["World"]
+__all__ = ["World", "road_lights", "SPAWN_IDS"]
+
+#: Object Info ids of the vehicles spawn points make (inclusive)
+SPAWN_IDS = (30000, 32767)
+
+
+def road_lights(road):
+    """LightSpecs of an MGeo map's traffic lights: their ids (MORAI's 12 characters), the type their
+    heads make, their controller's plan (its group's phases, yellow before red), else their type's
+    default plan."""
+    plans = road.light_plans()
+    return [LightSpec(lt.idx[:12], lt.wire_type, 0.0, plans[lt.idx][1] if lt.idx in plans else ())
+            for lt in road.lights]
 
 log = logging.getLogger("morai_bridge.emu.sim")
 
@@ -39,9 +51,18 @@ class World:
     """One emulated world, made from a :class:`~.config.SimConfig` and the simulator release's
     :class:`~morai_bridge.configuration.sim_versions.SimVersion` (see the module docstring)."""
 
-    def __init__(self, config, version):
+    def __init__(self, config, version, map_info=None, road=None):
+        """``map_info``: the map (configuration.maps.MapInfo) whose origin the GPS is relative to (None:
+        origin 0, 0); ``road``: its MGeo road network (:class:`.mgeo.MGeoMap`), or None."""
         cfg = self.config = config
         self.version = version
+        self.map_info = map_info
+        #: UTM (east, north, zone) of the map frame's origin, for the GPS (the gps_utm_* options override)
+        self.origin = self._origin(map_info)
+        self.road = road
+        #: spawn points of the scenario in play: [SpawnSpec, simulated time of its next vehicle, spawned]
+        self.spawners = []
+        self._next_spawn_id = SPAWN_IDS[0]
         # the model's convention is the 24.R2 wire's: steer + right (ego.py); these turn a wire's
         # steer into the model's and back
         self.ctrl_sign = 1 if version.ctrl_steer_positive == "right" else -1
@@ -61,7 +82,8 @@ class World:
         #: another model's command (drive_external), over network control in either mode
         self.external: Optional[Drive] = None
         self.actors: Dict[int, Actor] = {}
-        self.lights = [TrafficLight(s) for s in DEFAULT_LIGHTS]
+        self.lights = [TrafficLight(s) for s in (road_lights(road) if road is not None and road.lights
+                                                  else DEFAULT_LIGHTS)]
         self.intersections = [Intersection(s) for s in DEFAULT_INTERSECTIONS]
         #: ids of the actors touching the ego, nearest first; NPC vehicle pairs that overlap
         self.contacts: Tuple[int, ...] = ()
@@ -81,6 +103,11 @@ class World:
         self.elapsed_ns = 0
         self.steps = 0
         self._imu_burst_t = 0     # simulated time [ns] of the last IMU catch-up burst
+
+    def _origin(self, map_info):
+        cfg = self.config
+        east, north, zone = (map_info.east, map_info.north, map_info.utm_zone) if map_info is not None else (0.0, 0.0, 52)
+        return (cfg.gps_utm_offset_x or east, cfg.gps_utm_offset_y or north, cfg.gps_utm_zone or zone)
 
     # ------------------------------------------------------------ time
     def follow_wall_clock(self) -> None:
@@ -102,7 +129,10 @@ class World:
                 blocked.add(1 if ahead >= 0 else -1)
         e.step(self.step_s, drive, frozenset(blocked))
         for a in self.actors.values():
+            if a.waiting and math.hypot(a.x - e.x, a.y - e.y) <= a.trigger_m:
+                a.waiting = False          # the ego came within its activeDistance
             a.update(self.step_s)
+        self._spawn()
         for i in self.intersections:
             i.advance(self.step_ns)
         self.time_ns += self.step_ns
@@ -132,6 +162,14 @@ class World:
         """Contacts and NPC collisions again, after something was placed rather than stepped."""
         self.contacts, self.npc_pairs = self._detect()
 
+    def gps_antenna(self):
+        """(x, y, z) of the GPS antenna in the map frame: the ego's reference point plus the mount
+        (gps_mount_x forward, _y left, _z up: MORAI's sensor settings give each sensor's position)."""
+        e, c = self.ego, self.config
+        cy, sy = math.cos(e.yaw), math.sin(e.yaw)
+        return (e.x + cy * c.gps_mount_x - sy * c.gps_mount_y, e.y + sy * c.gps_mount_x + cy * c.gps_mount_y,
+                e.z + c.gps_mount_z)
+
     def in_gps_blackout(self) -> bool:
         e = self.ego
         return any(x0 <= e.x <= x1 and y0 <= e.y <= y1 for x0, y0, x1, y1 in self.gps_blackouts)
@@ -154,6 +192,23 @@ class World:
                     pairs.append((a.id, b.id))
         return contacts, tuple(pairs)
 
+    def _spawn(self) -> None:
+        """A vehicle at each spawn point whose period is up, until its maximum (the ids of SPAWN_IDS)."""
+        for entry in self.spawners:
+            spec, due, made = entry
+            if made >= spec.maximum or self.elapsed_ns < due or self._next_spawn_id > SPAWN_IDS[1]:
+                continue
+            link = self.road.links[spec.link_id]
+            speed = spec.speed_kmh if spec.speed_kmh is not None else link.max_speed_kmh
+            size = DEFAULT_SIZES[OBJ_VEHICLE]
+            start = link.points[0]
+            a = Actor(ActorSpec(self._next_spawn_id, OBJ_VEHICLE, size, start[0], start[1], start[2], speed_kmh=speed,
+                                path=PathSpec("link", start[:2]), name=f"spawn {spec.id}", link_id=spec.link_id[:38],
+                                wheelbase=0.59 * size[0]), self.config.seed, self.road)
+            self.actors[a.id] = a
+            self._next_spawn_id += 1
+            entry[1], entry[2] = due + int(spec.period_s * NS), made + 1
+
     # ------------------------------------------------------------ scenarios
     def apply_scenario(self, sc: Scenario, delete_all, load_ego, load_npc, load_ped, load_obj,
                        set_pause) -> None:
@@ -170,7 +225,17 @@ class World:
         for selected, specs in groups:
             if selected:
                 for spec in specs:
-                    self.actors[spec.id] = Actor(spec, self.config.seed)
+                    self.actors[spec.id] = Actor(spec, self.config.seed, self.road)
+        if load_npc:
+            self.spawners = [[s, self.elapsed_ns, 0] for s in sc.spawns]
+        if sc.origin is not None and not (self.config.gps_utm_offset_x or self.config.gps_utm_offset_y):
+            if self.map_info is not None and (self.map_info.east, self.map_info.north) != (sc.origin.east, sc.origin.north):
+                log.warning("scenario %s is on map %s (origin %.3f, %.3f), not %s: the GPS uses the scenario's origin",
+                            sc.name, sc.origin.name or "?", sc.origin.east, sc.origin.north, self.map_info.describe())
+            self.map_info = sc.origin
+            self.origin = self._origin(sc.origin)
+        for note in sc.notes:
+            log.warning("scenario %s: %s", sc.name, note)
         if sc.traffic_lights is not None:
             self.lights = [TrafficLight(s) for s in sc.traffic_lights]
         if sc.intersections is not None:

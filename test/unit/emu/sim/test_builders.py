@@ -107,7 +107,7 @@ def test_object_info_holds_the_20_nearest(make_sim, rx, tmp_path):
 # ----------------------------------------------------------------------------- GPS / IMU
 
 def test_gps_nmea_and_imu(make_sim, rx):
-    sim, client = make_sim(only=("gps", "imu"))
+    sim, client = make_sim(only=("gps", "imu"), map="R_KR_PG_K-City")
     sim.step(1)
     raw = rx.raw()
     text = [d for d in raw if d.startswith(b"$")]
@@ -167,7 +167,7 @@ def test_gps_blackout_zone_sends_zero_position_with_a_fix(make_sim, rx, tmp_path
     (tmp_path / "tunnel.json").write_text(json.dumps({
         "ego": {"position": [0.0, 0.0], "yaw_deg": 90.0},
         "gps_blackouts": [{"min": [-5.0, -5.0], "max": [5.0, 5.0]}]}))
-    sim, client = make_sim(only=("gps",), scenario="tunnel", scenario_dir=str(tmp_path))
+    sim, client = make_sim(only=("gps",), scenario="tunnel", scenario_dir=str(tmp_path), map="R_KR_PG_K-City")
     sim.step(1)
     gga, rmc = [d for d in rx.raw() if d.startswith(b"$")][-2:]
     assert gga.split(b",")[2:7] == [b"0000.0000", b"N", b"00000.0000", b"E", b"1"]
