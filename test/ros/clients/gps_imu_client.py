@@ -38,7 +38,7 @@ def latlon_to_utm(lat_deg, lon_deg, zone):
 class GpsImuClient(PathClient):
     title = 'GPS/IMU localisation (UTM 52N minus the GPSMessage offsets) + pure pursuit + PID, pedals'
 
-    def __init__(self, path_file, cap_kmh=30.0, wheelbase=3.0, max_steer_deg=36.25, rate_hz=30.0,
+    def __init__(self, path_file, cap_kmh=20.0, wheelbase=2.7, max_steer_deg=36.25, rate_hz=30.0,
                  stop_line=None, light_id='', zone=52, gps_topic='/gps', imu_topic='/imu',
                  light_topic='/GetTrafficLightStatus', **topics):
         """``stop_line``: (x, y) of a stop line on the path, guarded by the light ``light_id``."""

@@ -22,15 +22,15 @@ def test_every_element_is_read(data):
     assert (s.map_info.name, s.map_info.east, s.map_info.north) == ('R_KR_PR_K-city_2025', 302595.0, 4124145.0)
     assert s.ego == ms.Pose(30.0, 0.0, 0.0, 0.0) and s.ego_gear == 4
     v, = s.vehicles
-    assert (v.uid, v.link, v.speed_kmh, v.active_m >= ms.ALWAYS_ACTIVE) == (11, 'L03', 20.0, True)
-    assert v.pose[:2] == (160.0, 40.0) and v.pose.yaw_deg == 90.0
+    assert (v.uid, v.link, v.speed_kmh, v.active_m >= ms.ALWAYS_ACTIVE) == (11, 'L05', 10.0, True)
+    assert v.pose[:2] == (100.0, 80.0) and v.pose.yaw_deg == 180.0
     p, = s.pedestrians
     assert (p.uid, p.active_m, p.speed_kmh, p.loop, p.moving_m) == (12, 25.0, 4.0, False, 8.0)
     assert p.waypoints == ((60.0, 86.0), (68.0, 86.0))       # Unity's x = -east, z = -north
     o, = s.objects
     assert (o.uid, o.data_id, o.scale, o.pose[:2]) == (13, 40100001, (2.0, 3.0, 2.0), (120.0, -8.0))
     sp, = s.spawns
-    assert (sp.uid, sp.link, sp.maximum, sp.period_s, sp.speed_kmh) == (14, 'L05', 2, 15.0, 20.0)
+    assert (sp.uid, sp.link, sp.maximum, sp.period_s, sp.speed_kmh) == (14, 'L05', 2, 15.0, 10.0)
     assert s.lights == (ms.MoraiLight(0, 1, 2.0), ms.MoraiLight(1, 0, 2.0))
     assert s.notes == ('shadedAreaList: 1 element(s) not played (the emulator has no model of them)',)
 

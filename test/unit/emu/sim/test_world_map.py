@@ -39,7 +39,7 @@ def test_the_file_puts_the_ego_pedestrian_obstacle_and_vehicle_where_it_says(sim
     objs = {o.id: o for o in snap.objects}
     assert (objs[12].x, objs[12].y) == (60.0, 86.0)
     assert (objs[13].x, objs[13].y, objs[13].length, objs[13].width, objs[13].height) == (120.0, -8.0, 2.0, 2.0, 3.0)
-    assert (objs[11].x, objs[11].y) == pytest.approx((160.0, 40.0))
+    assert (objs[11].x, objs[11].y) == pytest.approx((100.0, 80.0))
     assert sim.world.origin == (302595.0, 4124145.0, 52)
 
 
@@ -56,11 +56,11 @@ def test_the_gps_is_the_map_origin_plus_the_antenna(tmp_path):
 
 
 def test_a_vehicle_follows_its_link_and_the_next_ones(sim):
-    seconds(sim, 6.0)                         # 20 km/h: 33 m along L03 (from y = 40 to 65 m) and into L04
+    seconds(sim, 34.0)                        # 10 km/h: 94 m, the 85 m to L05's end and into L06
     v = {o.id: o for o in sim.snapshot().objects}[11]
     a = sim.world.actors[11]
-    assert a.cursor.link.idx == 'L04'
-    assert math.hypot(v.x - 145.0, v.y - 65.0) == pytest.approx(15.0, abs=0.1)    # on the corner's arc
+    assert a.cursor.link.idx == 'L06'
+    assert math.hypot(v.x - 15.0, v.y - 65.0) == pytest.approx(15.0, abs=0.1)    # on the corner's arc
     seconds(sim, 120.0)
     assert a.cursor.link.idx in {'L01', 'L09', 'L02', 'L03', 'L04', 'L05', 'L06', 'L07', 'L08'}   # never the spur
 
@@ -81,7 +81,7 @@ def test_spawn_points_add_vehicles_on_their_link_up_to_their_maximum(sim):
     spawned = sorted(i for i in sim.world.actors if i >= SPAWN_IDS[0])
     assert spawned == [SPAWN_IDS[0]]
     first = sim.world.actors[SPAWN_IDS[0]]
-    assert first.cursor.link.idx == 'L05' and first.speed == pytest.approx(20.0 / 3.6)
+    assert first.cursor.link.idx == 'L05' and first.speed == pytest.approx(10.0 / 3.6)
     seconds(sim, 40.0)
     assert sorted(i for i in sim.world.actors if i >= SPAWN_IDS[0]) == [SPAWN_IDS[0], SPAWN_IDS[0] + 1]
 
@@ -99,7 +99,7 @@ def test_what_is_not_played_is_named(caplog):
     with caplog.at_level('WARNING'):
         SimEmulator(quiet(scenario=SCENARIO)).close()          # no MGeo map: links, spawns and tlList
     text = caplog.text
-    for words in ('vehicle 11: drives on link L03, but no MGeo map', 'spawn point 14: no MGeo map',
+    for words in ('vehicle 11: drives on link L05, but no MGeo map', 'spawn point 14: no MGeo map',
                   'tlList: 2 lights', 'shadedAreaList: 1 element', 'object 13: no size known for DataID 40100001'):
         assert words in text, words
 
