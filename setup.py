@@ -21,6 +21,8 @@ setup(**generate_distutils_setup(
         'morai_bridge.ros.recordings',
         'morai_bridge.nodes',
         'morai_bridge.emu',
+        'morai_bridge.emu.sim',
+        'morai_bridge.emu.pcu',
         'morai_bridge.emu.sensors',
         'morai_bridge.dump',
         'morai_bridge.selftest',

@@ -48,7 +48,7 @@ import serial  # noqa: E402
 
 from morai_bridge.configuration.params import Param, parse_args  # noqa: E402
 from morai_bridge.emu.pcu import PcuEmulator  # noqa: E402
-from morai_bridge.emu.pcu_vehicle import VehicleModel  # noqa: E402
+from morai_bridge.emu.pcu.vehicle import VehicleModel  # noqa: E402
 from morai_bridge.link.serial_port import Erp42Link  # noqa: E402
 from morai_bridge.wire import erp42  # noqa: E402
 from morai_bridge.wire.erp42 import convert as erp42_convert

@@ -17,6 +17,7 @@ cross-track error against the path (p95 and max), the top speed (the velocity ve
 its frame), collisions (/CollisionData) and where the ego came to rest.  The figures are printed
 (`rostest --text` shows them) and written to .ws/test_results/client_loop-<message set>.txt.
 """
+import json
 import math
 import os
 import sys
@@ -26,9 +27,9 @@ import unittest
 import roslaunch
 import rospy
 import rostest
-from morai_msgs.msg import CollisionData, EgoVehicleStatus
+from morai_msgs.msg import CollisionData, EgoVehicleStatus, GPSMessage, ObjectStatusList, SetTrafficLight
 
-from harness import Collector, free_ports
+from harness import Collector, Latest, free_ports
 from morai_bridge.ros import msg_set
 from morai_bridge.wire.udp import streams
 
@@ -40,10 +41,12 @@ RESULTS = os.path.join(ROOT, '.ws', 'test_results')
 sys.path.insert(0, os.path.join(HERE, 'clients'))
 sys.path.insert(0, os.path.join(ROOT, 'tools'))
 from erp42_client import Erp42Client  # noqa: E402
+from gps_imu_client import GpsImuClient, latlon_to_utm  # noqa: E402
 from pure_pursuit_client import PurePursuitClient  # noqa: E402
 from record_path import read_path, vehicle_overrides  # noqa: E402
 from velocity_client import VelocityClient  # noqa: E402
 
+MORAI_DATA = os.path.join(ROOT, 'test', 'data', 'morai')
 STREAMS = [s.name for s in streams.FROM_SIM]
 COMMANDS = [s.name for s in streams.TO_SIM]
 ERP42_LINK = '/tmp/morai_rostest_client_loop_erp42'
@@ -120,9 +123,11 @@ class ClientLoopTest(unittest.TestCase):
         return start(('sim_emulator.launch', port_args + ['scenario:=', 'output:=log']),
                      ('udp_bridge.launch', port_args + ['output:=log']))
 
-    def follow(self, name, launch, make_client, path_name, ready=lambda client: True):
-        """Run one client along ``path_name`` to its stop; measure, print, assert."""
-        path_file = os.path.join(PATHS, path_name + '.txt')
+    def follow(self, name, launch, make_client, path_name, ready=lambda client: True, paths=PATHS, tick=None,
+               extra_s=0.0):
+        """Run one client along ``path_name`` (a file of ``paths``) to its stop; measure, print, assert.
+        ``tick(client)``: called every control period while it drives; ``extra_s``: time it may stand."""
+        path_file = os.path.join(paths, path_name + '.txt')
         path = [p[:2] for p in read_path(path_file)]
         length = sum(math.dist(a, b) for a, b in zip(path, path[1:]))
         track, collisions = Collector('/Ego_topic', EgoVehicleStatus), Collector('/CollisionData', CollisionData)
@@ -135,10 +140,12 @@ class ClientLoopTest(unittest.TestCase):
             self.assertTrue(client.is_status and ready(client), f'{name}: no ego status for the client')
             cap = client.cap_kmh
             # generous: the whole path at half the cap, plus the start and the stop
-            deadline = time.monotonic() + length / (cap / 3.6 / 2.0) + 30.0
+            deadline = time.monotonic() + length / (cap / 3.6 / 2.0) + 30.0 + extra_s
             standing = {'since': None}
 
             def done():
+                if tick is not None:
+                    tick(client)
                 now = time.monotonic()
                 if now > deadline:
                     return True
@@ -204,6 +211,90 @@ class ClientLoopTest(unittest.TestCase):
                        ('erp42_serial_udp.launch', [f'port:={ERP42_LINK}', 'output:=log',
                                                     'privileged_port_offset:=1000']))
         self.follow('ERP-42 serial', launch, Erp42Client, 'erp42_course', ready=lambda client: client.has_info)
+
+    def test_4_gps_imu_client_on_a_morai_scenario_and_an_mgeo_map(self):
+        """A GPS/IMU-localised client (MORAI-EDU's way: UTM 52N minus the GPSMessage offsets) drives a path of
+        the map from the ego's start in a scenario file of MORAI's launcher, on an MGeo map, both in
+        test/data/morai: only the emulator is given the map and the scenario; the bridge runs with its
+        default map, the competition's (the scenario's mapInfo says the same)."""
+        ports = dict(zip(STREAMS + COMMANDS, free_ports(len(STREAMS) + len(COMMANDS))))
+        port_args = ['%s_port:=%d' % kv for kv in ports.items()]
+        launch = start(('sim_emulator.launch', port_args + [
+            'scenario:=' + os.path.join(MORAI_DATA, 'scenario_testloop.json'), 'map:=' + os.path.join(MORAI_DATA, 'mgeo_testloop'),
+            'light_hold_s:=0', 'output:=log']), ('udp_bridge.launch', port_args + ['output:=log']))
+        gps, objects = Latest('/gps', GPSMessage), Latest('/Object_topic', ObjectStatusList)
+        ego = Latest('/Ego_topic', EgoVehicleStatus)
+        try:
+            g = gps.wait(lambda m: m.status != 0, 30.0)
+            self.assertIsNotNone(g, 'no /gps with a fix')
+            self.assertEqual((g.eastOffset, g.northOffset), (302595.0, 4124145.0))
+            # where the file puts them (the NPC vehicle drives off slowly: 10 km/h)
+            o = objects.wait(lambda m: any(p.unique_id == 12 for p in m.pedestrian_list), 10.0)
+            self.assertIsNotNone(o, 'the pedestrian never came on /Object_topic')
+            at = {p.unique_id: (p.position.x, p.position.y) for p in
+                  list(o.npc_list) + list(o.pedestrian_list) + list(o.obstacle_list)}
+            self.assertLess(math.dist(at[12], (60.0, 86.0)), 0.01)
+            self.assertLess(math.dist(at[13], (120.0, -8.0)), 0.01)
+            self.assertLess(math.dist(at[11], (100.0, 80.0)), 15.0)
+            e = ego.wait(timeout=5.0)
+            east, north = latlon_to_utm(g.latitude, g.longitude, 52)
+            start_error = math.dist((east - g.eastOffset, north - g.northOffset), (e.position.x, e.position.y))
+            self.assertLess(start_error, 1.0, '/gps converted back to the map frame vs /Ego_topic')
+        except BaseException:
+            launch.shutdown()
+            raise
+        finally:
+            for w in (gps, objects, ego):
+                w.sub.unregister()
+        path_file = os.path.join(RESULTS, 'map_loop_path.txt')
+        os.makedirs(RESULTS, exist_ok=True)
+        with open(os.path.join(MORAI_DATA, 'mgeo_testloop', 'link_set.json')) as f:
+            links = {link['idx']: link['points'] for link in json.load(f)}
+        route = [p for p in links['L01'] if p[0] >= 30.0] + links['L09'][1:] + links['L02'][1:] + \
+            [p for p in links['L03'][1:] if p[1] <= 60.0]
+        with open(path_file, 'w') as f:
+            f.writelines('%.3f %.3f %.3f\n' % tuple(p) for p in route)
+        light = rospy.Publisher('/SetTrafficLight', SetTrafficLight, queue_size=10, latch=True)
+        red, released, gps_track = {'until': None}, {'done': False}, Collector('/gps', GPSMessage)
+
+        def make(path):
+            return GpsImuClient(path, cap_kmh=20.0, wheelbase=2.7, stop_line=(100.0, 0.0), light_id='C119TL000001')
+
+        def forced_red(client):
+            # the light red (held: light_hold_s 0) until the client has stood at the stop line for 2 s
+            if red['until'] is None:
+                light.publish(SetTrafficLight('C119TL000001', 1))
+                red['until'] = math.inf
+            if client.waited_at_red and not released['done']:
+                if red['until'] == math.inf:
+                    red['until'] = time.monotonic() + 2.0
+                elif time.monotonic() >= red['until']:
+                    light.publish(SetTrafficLight('C119TL000001', -1))     # back to its plan
+                    released['done'] = True
+                    released['x'] = client.x
+            return client.has_gps and client.has_imu
+        clients = []
+        try:
+            self.follow('GPS/IMU localisation', launch, lambda p: clients.append(make(p)) or clients[-1],
+                        os.path.splitext(os.path.basename(path_file))[0], ready=forced_red, paths=RESULTS,
+                        tick=forced_red, extra_s=30.0)
+            client = clients[0]
+            self.assertTrue(client.waited_at_red, 'the client never stood at the stop line while the light was red')
+            self.assertTrue(released['done'], 'the light was never released')
+            self.assertLess(released['x'], 100.0, 'the client passed the stop line on red')
+            fixes = [m for m in gps_track.since(0) if m.status != 0]
+            self.assertGreater(len(fixes), 100)
+            route_xy = [p[:2] for p in route]
+            off = cross_track_errors(route_xy, [(latlon_to_utm(m.latitude, m.longitude, 52)[0] - m.eastOffset,
+                                                 latlon_to_utm(m.latitude, m.longitude, 52)[1] - m.northOffset)
+                                                for m in fixes])
+            report(f'client_loop [{msg_set.NAME}] GPS/IMU: /gps in the map frame from the path: p95 '
+                   f'{percentile(off, 0.95):.2f} m, max {max(off):.2f} m over {len(fixes)} fixes; '
+                   f'at the start {start_error:.3f} m from /Ego_topic')
+            self.assertLess(max(off), 1.0, '/gps converted back to the map frame strayed from the driven path')
+        finally:
+            gps_track.close()
+            light.unregister()
 
 
 if __name__ == '__main__':

@@ -12,7 +12,7 @@ from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, ERP42Info
 from std_msgs.msg import Bool
 
 from morai_bridge.emu.pcu import PcuEmulator
-from morai_bridge.emu.pcu_vehicle import VehicleModel
+from morai_bridge.emu.pcu.vehicle import VehicleModel
 from harness import Latest, wait_for
 
 LINK = '/tmp/morai_rostest_erp42'

@@ -52,7 +52,7 @@ class UdpBridgeTest(unittest.TestCase):
         cls.launch_a.start()
         # second instance, in the namespace /sim_b, started by a roslaunch of its own
         cls.launch_b = roslaunch.parent.ROSLaunchParent(
-            uuid, [(LAUNCH, cls.sim_b.args() + ['ns:=sim_b', 'output:=log', 'sim_version:=24.R2'])])
+            uuid, [(LAUNCH, cls.sim_b.args() + ['ns:=sim_b', 'output:=log', 'sim_version:=24.R2', 'map:=none'])])
         cls.launch_b.start()
         cls.diag = {}
         rospy.Subscriber('/diagnostics', DiagnosticArray, cls._on_diag, queue_size=50)
@@ -224,6 +224,10 @@ class UdpBridgeTest(unittest.TestCase):
         self.assertAlmostEqual(m.longitude, 11.0 + 31.0 / 60.0, places=6)
         self.assertAlmostEqual(m.altitude, 545.4, places=6)
         self.assertEqual(m.status, 1)
+        # no ~map given: the default map's origin, as native ROS mode fills it (R_KR_PR_K-city_2025)
+        self.assertEqual((m.eastOffset, m.northOffset), (302595.0, 4124145.0))
+        d = self.diag_value('UDP gps', 'map', lambda v: 'R_KR_PR_K-city_2025' in v)
+        self.assertEqual(d['offsets east / north [m]'], '302595.000 / 4124145.000')
         self.assertAlmostEqual(n.until(lambda: self.sim.send('gps', gga)).latitude, 48.1173, places=6)
         before = rospy.Time.now()
         # a new packet time per resend: the bridge drops an IMU packet whose time repeats, so a resent
@@ -589,7 +593,10 @@ class UdpBridgeTest(unittest.TestCase):
         m = rospy.ServiceProxy('/Service_MoraiMapSpec', MoraiMapSpecSrv)(MapSpecIndex()).response
         self.assertEqual((m.utm_num, m.central_meridian, m.scale_factor, m.false_easting), (52, 129.0, 0.9996,
                                                                                             500000.0))
-        self.assertEqual((m.utm_offset.x, m.utm_offset.y), (0.0, 0.0))   # not configured here
+        self.assertEqual((m.utm_offset.x, m.utm_offset.y, m.utm_offset.z), (302595.0, 4124145.0, 0.0))  # the default map
+        rospy.wait_for_service('/sim_b/Service_MoraiMapSpec', TIMEOUT)
+        m = rospy.ServiceProxy('/sim_b/Service_MoraiMapSpec', MoraiMapSpecSrv)(MapSpecIndex()).response
+        self.assertEqual((m.utm_num, m.utm_offset.x, m.utm_offset.y), (52, 0.0, 0.0))    # map:=none asked for
 
     def test_z_keyboard_mode_diagnosed(self):
         self.pub('/ctrl_cmd', CtrlCmd).publish(CtrlCmd(longlCmdType=2, velocity=5.0))

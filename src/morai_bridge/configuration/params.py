@@ -32,6 +32,9 @@ ANY_FREE_PORT = 0
 EMULATOR_ANY_FREE_PORT = -1
 #: morai_check_signs' IMU port: no IMU is read
 NO_IMU = -1
+#: a map origin value (GPS offsets, origin height, UTM zone) the map gives (``map``, configuration/maps.py);
+#: 0 itself is published only with map:=none
+FROM_MAP = 0
 
 
 class ParamError(ValueError):

@@ -29,6 +29,7 @@ from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.supervision import NodeSupervisor
 from morai_bridge.ros.udp_bridge.sim_receive import RECEIVE_PARAMS, VERSION_PARAMS
+from morai_bridge.configuration.maps import MapError
 from morai_bridge.configuration.sim_versions import VersionError
 from morai_bridge.wire import capture
 
@@ -75,7 +76,7 @@ def main(argv=None):
         replay = CapturePlayer(cfg, supervisor)
         # open once now so a bad path fails fast with a clear message
         next(iter(capture.read_capture(cfg.file)), None)
-    except (ParamError, VersionError, transport.TransportError, capture.CaptureError, OSError) as e:
+    except (ParamError, VersionError, MapError, transport.TransportError, capture.CaptureError, OSError) as e:
         rospy.logfatal('capture_replay: %s', e)
         raise SystemExit(2)
     if cfg.start_delay:

@@ -10,7 +10,7 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from morai_bridge.configuration.params import ParamError
 from morai_bridge.emu import pcu
 from morai_bridge.emu.pcu import PcuEmulator
-from morai_bridge.emu.pcu_vehicle import VehicleModel
+from morai_bridge.emu.pcu.vehicle import VehicleModel
 from morai_bridge.ros.supervision import make_updater
 from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor

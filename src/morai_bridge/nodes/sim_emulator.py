@@ -14,8 +14,8 @@ import rospy
 
 from morai_bridge.configuration.params import Param, ParamError
 from morai_bridge.emu import sim as simemu
-from morai_bridge.emu import sim_config
-from morai_bridge.emu.sim_snapshot import snapshot_diagnostics
+from morai_bridge.emu.sim import config as sim_config
+from morai_bridge.emu.sim.snapshot import snapshot_diagnostics
 from morai_bridge.ros.supervision import make_updater
 from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
@@ -55,7 +55,7 @@ class SimEmulatorNode:
         self.supervisor = NodeSupervisor('sim_emulator', cfg)
         self.pcu = None
         if cfg.erp42_link:
-            from morai_bridge.emu.sim_serial_udp import start_pcu
+            from morai_bridge.emu.sim.serial_udp import start_pcu
             self.pcu = start_pcu(self.sim, cfg.erp42_link, cfg.erp42_init_s, cfg.max_steer_deg,
                                  self.supervisor.log, self.supervisor.on_dead)
             rospy.loginfo('sim_emulator: ERP-42 PCU emulator on %s -> %s', cfg.erp42_link, self.pcu.device_path)

@@ -19,13 +19,14 @@ from morai_bridge.ros.supervision import make_updater
 from morai_bridge.ros.udp_bridge.info_services import InfoServices
 from morai_bridge.configuration.params import FROM_PROFILE, Param, ParamError
 from morai_bridge.ros.params import init_node, load
-from morai_bridge.ros.package_config import apply_sim_version, load_vehicle_profile
+from morai_bridge.ros.package_config import apply_map, apply_sim_version, load_vehicle_profile
 from morai_bridge.ros.udp_bridge.command_sender import CommandSender
 from morai_bridge.ros.udp_bridge.sim_receive import SimReceiver
 from morai_bridge.ros.udp_bridge.sim_services import SimServices
 from morai_bridge.ros.supervision import FAULT_INJECTION, NodeSupervisor
 from morai_bridge.ros.udp_bridge.sync_services import SyncServices
 from morai_bridge.configuration import settings_plan, sim_settings_files
+from morai_bridge.configuration.maps import MapError
 from morai_bridge.configuration.sim_versions import VersionError
 from morai_bridge.configuration.vehicle_profiles import ProfileError
 
@@ -87,14 +88,14 @@ def apply_settings(cfg):
 class UdpBridge:
     """The bridge's parts (capture_replay uses the receive side alone: SimReceiver(live=False))."""
 
-    def __init__(self, cfg, version=None):
+    def __init__(self, cfg, version=None, map_info=None):
         self.cfg = cfg
         self.version = version
         sim_ip = transport.resolve_host(cfg.sim_ip, '~sim_ip')
         bind_ip = transport.resolve_host(cfg.bind_ip, '~bind_ip')
         self.supervisor = NodeSupervisor('udp_bridge', cfg)
         self.rx = SimReceiver(cfg, sim_ip, bind_ip, log=self.supervisor.log, on_dead=self.supervisor.on_dead,
-                              version=version)
+                              version=version, map_info=map_info)
         self.supervisor.watch(lambda: self.rx.workers)
         self.stats = self.rx.stats
         self.updater, self.timer = make_updater(f'morai_sim@{cfg.sim_ip}', self.supervisor)
@@ -124,6 +125,7 @@ def main(argv=None):
         if given.settings or given.network_settings:
             apply_settings(given)           # MORAI SIM's saved settings, then the version's defaults
         cfg, version = apply_sim_version(given)
+        cfg, map_info = apply_map(cfg)
         problems = sim_to_ros.message_set_problems()
         if problems:
             raise ParamError('this workspace\'s morai_msgs is none of the message sets %s: %s; build one with '
@@ -132,8 +134,9 @@ def main(argv=None):
         for k in cfg:               # what the settings and the version filled in, for rosparam get
             if cfg[k] != loaded[k]:
                 rospy.set_param('~' + k, cfg[k])
-        node = UdpBridge(cfg, version=version)
-    except (ParamError, ProfileError, VersionError, transport.TransportError, sim_settings_files.SettingsError) as e:
+        node = UdpBridge(cfg, version=version, map_info=map_info)
+    except (ParamError, ProfileError, VersionError, MapError, transport.TransportError,
+            sim_settings_files.SettingsError) as e:
         rospy.logfatal('udp_bridge: %s', e)
         raise SystemExit(2)
     rospy.on_shutdown(node.shutdown)
@@ -144,6 +147,9 @@ def main(argv=None):
                   'steering_sign %d, status_steering_sign %d, ghost_steering_sign %d', version.name, version.path,
                   version.ctrl_steer_positive, version.status_steer_positive, cfg.ctrl_cmd_bytes, cfg.steering_sign,
                   cfg.status_steering_sign, cfg.ghost_steering_sign)
+    rospy.loginfo('udp_bridge: map %s: GPSMessage offsets %.3f E, %.3f N%s', map_info.describe(), cfg.gps_east_offset,
+                  cfg.gps_north_offset, '' if (cfg.gps_east_offset, cfg.gps_north_offset) == (map_info.east, map_info.north)
+                  else ' (~gps_east_offset / ~gps_north_offset override the map)')
     rospy.loginfo('udp_bridge: morai_msgs message set %s%s', msg_set.NAME, msg_set.NOT_CARRIED)
     rospy.loginfo('udp_bridge: vehicle profile %s (%s): steering normalised by %.2f deg%s', node.profile.name,
                   node.profile.path, node.tx.max_steering_deg,

@@ -1,5 +1,5 @@
-"""Vehicle and simulator-version profiles for the nodes: the package's ``config/vehicles`` and
-``config/sim_versions`` (found with rospkg), or a path.
+"""Vehicle and simulator-version profiles and maps for the nodes: the package's ``config/vehicles``,
+``config/sim_versions`` and ``config/maps`` (found with rospkg), or a path.
 
 The profile formats and their checks are in :mod:`morai_bridge.configuration.vehicle_profiles` and
 :mod:`morai_bridge.configuration.sim_versions` (no ROS).
@@ -8,8 +8,8 @@ import os
 
 import rospkg
 
-from morai_bridge.configuration import sim_versions, vehicle_profiles
-from morai_bridge.configuration.params import FROM_PROFILE, FROM_VERSION
+from morai_bridge.configuration import maps, sim_versions, vehicle_profiles
+from morai_bridge.configuration.params import FROM_MAP, FROM_PROFILE, FROM_VERSION
 from morai_bridge.link.transport import shift_privileged
 
 PACKAGE = 'morai_msgs'
@@ -37,6 +37,29 @@ def load_vehicle_profile(name_or_path):
 def load_sim_version(name_or_path):
     """The SimVersion ``name_or_path`` (a name in config/sim_versions, or a path); VersionError if unusable."""
     return sim_versions.load_version(name_or_path, profile_dir('sim_versions'))
+
+
+def load_map(value):
+    """The MapInfo of ``value`` (a name in config/maps, an MGeo folder, a MORAI scenario file, or none);
+    MapError if unusable."""
+    return maps.load_map(value, profile_dir('maps'))
+
+
+#: parameter -> the MapInfo field that fills it when the parameter is left at FROM_MAP
+MAP_FILLED = (('gps_east_offset', 'east'), ('gps_north_offset', 'north'), ('map_origin_z', 'up'),
+              ('map_utm_zone', 'utm_zone'))
+
+
+def apply_map(cfg):
+    """(cfg with the origin parameters left at FROM_MAP filled from ``cfg.map``, that MapInfo).  Those
+    of MAP_FILLED that ``cfg`` has (capture_replay has no map service parameters); a value given
+    overrides the map's."""
+    m = load_map(cfg.map)
+    out = type(cfg)(cfg)
+    for key, field in MAP_FILLED:
+        if key in out and out[key] == FROM_MAP:
+            out[key] = getattr(m, field)
+    return out, m
 
 
 def apply_sim_version(cfg):

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from morai_bridge.emu.sim import SimConfig, SimEmulator
-from morai_bridge.emu.sim_cli import _parser
+from morai_bridge.emu.sim.cli import _parser
 from morai_bridge.wire import camera, lidar2d, velodyne
 
 Image = pytest.importorskip("PIL.Image")

@@ -16,7 +16,7 @@ import pytest
 import serial
 
 from morai_bridge.emu.pcu import Mode, PcuEmulator
-from morai_bridge.emu.pcu_vehicle import VehicleModel
+from morai_bridge.emu.pcu.vehicle import VehicleModel
 from morai_bridge.link.serial_port import Erp42Link
 from morai_bridge.link.workers import DEAD, RUNNING, STOPPED
 from morai_bridge.wire import erp42

@@ -10,7 +10,7 @@ ROOT = helpers.ROOT
 
 
 def test_ego_size_defaults_are_the_emulators_vehicle():
-    from morai_bridge.emu.sim_vehicle import VehicleParams
+    from morai_bridge.emu.sim.ego import VehicleParams
     from morai_bridge.nodes import markers as node
     d = {p.name: p.default for p in node.PARAMS}
     v = VehicleParams()

@@ -4,7 +4,7 @@ emulator builder, nothing else (docs/architecture.md, "Where to add things").
 A child process declares a made-up stream the way the code declares its own (a layout with
 ``udp_schema.define_message`` before the package ``wire.udp`` runs its ``__init__``, which compiles the
 registry, a row with ``streams.add``, an entry in ``sim_to_ros.CONVERTERS`` and one in
-``emu.sim_send.BUILDERS``), before the modules that read those tables are imported, and then checks that
+``emu.sim.builders.BUILDERS``), before the modules that read those tables are imported, and then checks that
 the stream reaches:
 
 * the emulator: its ``made_up_port`` and ``made_up_hz`` options exist, and a step sends the datagram
@@ -65,14 +65,14 @@ def made_up(w, stamp, frame_id):
 sim_to_ros.CONVERTERS['made_up'] = made_up
 
 # 4. its emulator builder
-from morai_bridge.emu import sim_send
+from morai_bridge.emu.sim import builders
 
 
 def build_made_up(step):
     return (udp.make(MadeUp, sec=step.sec, nsec=step.nsec, value=1.25),)
 
 
-sim_send.BUILDERS['made_up'] = build_made_up
+builders.BUILDERS['made_up'] = build_made_up
 
 out = {}
 # the emulator: the options made from the row, the datagram on the option's port

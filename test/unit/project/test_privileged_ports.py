@@ -8,7 +8,7 @@ import pytest
 
 import helpers
 from morai_bridge.emu.sim import SimEmulator
-from morai_bridge.emu.sim_config import LISTEN_PORTS, SEND_PORTS, SimConfig
+from morai_bridge.emu.sim.config import LISTEN_PORTS, SEND_PORTS, SimConfig
 from morai_bridge.link import transport
 from morai_bridge.nodes import udp_bridge
 from morai_bridge.ros.package_config import apply_sim_version

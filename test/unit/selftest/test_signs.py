@@ -137,7 +137,7 @@ def test_wheel_angle_of_the_emulated_car_needs_no_reference_point_correction():
     """The emulator's car (kinematic bicycle, status position at the box centre, 1.35 m ahead of the
     rear axle) turning with its wheels at 20 deg: its status' signed speed (the forward component, as
     the simulator's) and yaw rate give back 20 deg; the centre's speed (|velocity|) would give 19.7."""
-    from morai_bridge.emu.sim_vehicle import EgoModel, VehicleParams
+    from morai_bridge.emu.sim.ego import EgoModel, VehicleParams
     car = EgoModel(VehicleParams())
     car.set_pose(0.0, 0.0, speed_kmh=18.0, steer_deg=-20.0)          # wire steer + right: 20 deg left
     forward, lateral = car.velocity("body")

@@ -25,19 +25,18 @@ to ``user_ip``.  No ROS.
 """
 
 import threading
-from typing import Dict, Optional
+from typing import Dict, NamedTuple, Optional
 
 from morai_bridge.configuration.params import DISABLED
 from morai_bridge.link.workers import Worker
 from morai_bridge.link.transport import UdpSender
 from morai_bridge.wire.units import NS
 
-from ..sim_snapshot import SensorsSnapshot
 from .lidar import VelodyneSensor
 from .scan2d import Lidar2DSensor
 from .scene import Mount, Scene, SceneBoxes
 
-__all__ = ["SensorRig", "mount_of", "SENSOR_PREFIXES"]
+__all__ = ["SensorRig", "SensorsSnapshot", "mount_of", "SENSOR_PREFIXES"]
 
 #: config prefix of each sensor: <prefix>_port, <prefix>_x ... <prefix>_yaw
 SENSOR_PREFIXES = ("camera", "lidar", "lidar2d")
@@ -46,6 +45,32 @@ SENSOR_PREFIXES = ("camera", "lidar", "lidar2d")
 def mount_of(cfg, prefix: str) -> Mount:
     """The mount pose ``<prefix>_x, _y, _z, _roll, _pitch, _yaw`` of a config."""
     return Mount(*(float(getattr(cfg, f"{prefix}_{f}")) for f in Mount._fields))
+
+
+class SensorsSnapshot(NamedTuple):
+    """Counters of the sensor streams (camera, 3D LiDAR, 2D LiDAR), in
+    :attr:`morai_bridge.emu.sim.snapshot.SimSnapshot.sensor_streams`."""
+
+    ports: Dict[str, int]         # enabled sensor -> destination port
+    camera_frames: int = 0        # JPEG frames sent
+    camera_datagrams: int = 0     # "MOR" datagrams sent
+    camera_box_datagrams: int = 0  # "BOX" datagrams sent
+    camera_skipped: int = 0       # frame times that passed without a frame (renderer behind)
+    camera_ms: float = 0.0        # mean render + JPEG time per frame, ms
+    camera_ms_max: float = 0.0
+    camera_jpeg_bytes: int = 0    # size of the last JPEG
+    lidar_packets: int = 0        # 1206-byte packets sent
+    lidar_revolutions: int = 0    # whole revolutions sent
+    lidar_skipped: int = 0        # packets skipped (sender more than a revolution behind)
+    lidar_ms_per_rev: float = 0.0  # mean ray-cast + encode time per revolution, ms
+    lidar_rpm: float = 0.0        # effective rotation rate (whole firings per revolution)
+    lidar2d_scans: int = 0        # 2D scans sent
+    lidar2d_skipped: int = 0
+    lidar2d_ms: float = 0.0       # mean time per scan, ms
+    scenes: int = 0               # world states handed to the sensors (one per step)
+    scenes_replaced: int = 0      # replaced by a newer one before the sensor thread took it
+    send_errors: int = 0
+    last_error: str = ""
 
 
 class _Periodic:

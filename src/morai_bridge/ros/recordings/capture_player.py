@@ -28,7 +28,7 @@ from morai_bridge.configuration import sim_versions
 from morai_bridge.configuration.params import DISABLED
 from morai_bridge.ros.udp_bridge.diagnostics import BridgeDiagnostics
 from morai_bridge.ros.supervision import make_updater
-from morai_bridge.ros.package_config import apply_sim_version
+from morai_bridge.ros.package_config import apply_map, apply_sim_version
 from morai_bridge.ros.params import load
 from morai_bridge.ros.udp_bridge.sim_receive import RECEIVE_PARAMS, VERSION_PARAMS, SimReceiver
 from morai_bridge.wire import capture, udp
@@ -74,11 +74,13 @@ class CapturePlayer:
         self.cfg = cfg
         # the bridge's receive side without sockets; /clock comes from the capture here, not the packets
         rx_cfg, version = apply_sim_version(load(VERSION_PARAMS + RECEIVE_PARAMS, getter=lambda n, d: cfg[n]))
+        rx_cfg, self.map_info = apply_map(rx_cfg)
         self.rx_cfg, self.version = rx_cfg, version
         # the stamp of packets without a time: the record's time in the capture (set per datagram)
         self.arrival = rospy.Time()
         clock = (lambda: self.arrival) if cfg.arrival_time == 'capture' else None
-        self.bridge = SimReceiver(rx_cfg, '0.0.0.0', '0.0.0.0', live=False, version=version, clock=clock)
+        self.bridge = SimReceiver(rx_cfg, '0.0.0.0', '0.0.0.0', live=False, version=version, clock=clock,
+                                  map_info=self.map_info)
         self.updater, self.timer = make_updater(f'capture:{cfg.file}', supervisor)
         BridgeDiagnostics(rx_cfg, self.updater, self.bridge)
         self.clock_pub = rospy.Publisher('/clock', Clock, queue_size=10) if cfg.publish_clock else None

@@ -25,6 +25,10 @@ class BridgeDiagnostics:
             updater.add('UDP commands', self.commands)
             updater.add('Simulator control state', self.control)
 
+    def map_text(self):
+        m = self.rx.map_info
+        return m.describe() if m is not None else 'offsets from ~gps_east_offset / ~gps_north_offset'
+
     def _stream_task(self, name):
         st = self.rx.stats[name]
         stream = streams.BY_NAME[name]
@@ -81,6 +85,10 @@ class BridgeDiagnostics:
                 stat.add('invalid packet stamps', self.rx.bad_stamps)
             for c in stream.counters:
                 stat.add(c.label, st.counts[c.name])
+            if name == 'gps':
+                stat.add('map', self.map_text())
+                stat.add('offsets east / north [m]', '%.3f / %.3f' % (self.cfg.gps_east_offset,
+                                                                      self.cfg.gps_north_offset))
             return stat
         return task
 
@@ -105,6 +113,7 @@ class BridgeDiagnostics:
         stat.add('ctrl_mode sent', name_of(CtrlMode, state.ctrl_mode).lower())
         stat.add('vehicle profile', tx.profile.name)
         stat.add('sim_version', self.rx.version.name)
+        stat.add('map', self.map_text())
         stat.add('steering_sign / status / ghost', '%d / %d / %d' % (
             self.cfg.steering_sign, self.cfg.status_steering_sign, self.cfg.ghost_steering_sign))
         stat.add('ctrl_cmd bytes', self.cfg.ctrl_cmd_bytes)

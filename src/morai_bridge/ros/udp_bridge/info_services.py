@@ -7,8 +7,8 @@
   the latest ego status (the simulator's own figures) or, before one arrives, from the
   vehicle profile; the maximum steering angle from the profile (or ``~max_steering_deg``).
   UDP carries no per-vehicle spec, so every unique_id gets the ego's.
-* ``/Service_MoraiMapSpec`` (MoraiMapSpecSrv): from parameters (UTM zone, map origin);
-  UDP carries no map description.
+* ``/Service_MoraiMapSpec`` (MoraiMapSpecSrv): from the map (``~map``: UTM zone, origin) and the
+  parameters that override it; UDP carries no map description.
 """
 import rospy
 from geometry_msgs.msg import Vector3
@@ -26,13 +26,13 @@ SERVICE_PARAMS = [
     Param('vehicle_spec_service', 'Service_MoraiVehicleSpec', 'MoraiVehicleSpecSrv: ego size, wheelbase, '
           'overhangs (ego status, else the vehicle profile) and maximum steering angle'),
     Param('map_spec_service', 'Service_MoraiMapSpec', 'MoraiMapSpecSrv: map projection and origin, from the '
-          'map_* parameters and gps_east_offset / gps_north_offset'),
+          'map (~map) and the map_* / gps_*_offset parameters that override it'),
 ]
 MAP_PARAMS = [
-    Param('map_utm_zone', 52, 'UTM zone (north) of the map, for Service_MoraiMapSpec (52: MORAI\'s Korean maps)',
-          minimum=1, maximum=60),
+    Param('map_utm_zone', 0, 'UTM zone (north) of the map, for Service_MoraiMapSpec; 0: the map\'s (52 for '
+          'MORAI\'s Korean maps)', minimum=0, maximum=60),
     Param('map_origin_z', 0.0, 'UTM height of the map origin [m] (MapSpec.utm_offset.z; x and y are '
-          'gps_east_offset and gps_north_offset)'),
+          'gps_east_offset and gps_north_offset); 0: the map\'s'),
     Param('map_plane_coordinate_system', 0, 'MapSpec.plane_coordinate_system code (MORAI publishes no table '
           'of its codes; 0 = not stated)'),
 ]
@@ -128,8 +128,8 @@ class InfoServices:
     def map_spec(self, req):
         c = self.cfg
         if c.gps_east_offset == 0.0 and c.gps_north_offset == 0.0:
-            rospy.logwarn_throttle(10.0, '%s: map origin not configured (~gps_east_offset and ~gps_north_offset '
-                                   'are 0): answering a zero UTM offset' % self.node)
+            rospy.logwarn_throttle(10.0, '%s: map:=none: answering a zero UTM offset (the map frame is UTM)'
+                                   % self.node)
         if req.request.load_map_data:
             rospy.loginfo_throttle(10.0, '%s: load_map_data has no UDP form: the map spec comes from parameters'
                                    % self.node)

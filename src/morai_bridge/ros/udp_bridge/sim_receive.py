@@ -23,7 +23,7 @@ from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import NavSatFix
 
-from morai_bridge.configuration import sim_versions
+from morai_bridge.configuration import maps, sim_versions
 from morai_bridge.configuration.params import FROM_PROFILE, FROM_VERSION, Param, port_param
 from morai_bridge.link import transport
 from morai_bridge.link.workers import LatestValue, ThrottledLog
@@ -59,8 +59,12 @@ OUTPUT_PARAMS = [
           'catch-up bursts) too; false: counted on /diagnostics, not published'),
     Param('publish_odom', False, 'publish nav_msgs/Odometry (SI, ENU)'),
     Param('publish_tf', False, 'broadcast TF frame_id -> child_frame_id'),
-    Param('gps_east_offset', 0.0, 'GPSMessage.eastOffset: map origin east [m]'),
-    Param('gps_north_offset', 0.0, 'GPSMessage.northOffset: map origin north [m]'),
+    Param('map', maps.DEFAULT, 'the map: a MORAI map name (%s; case-insensitive), an MGeo folder, a MORAI '
+          'scenario file (its mapInfo), or none (origin 0: the map frame is UTM); gives GPSMessage.eastOffset/'
+          'northOffset and Service_MoraiMapSpec (docs/ros_api.md "Maps")'
+          % ', '.join(maps.available(maps.search_dir_default()))),
+    Param('gps_east_offset', 0.0, 'GPSMessage.eastOffset: map origin east [m]; 0: the map\'s'),
+    Param('gps_north_offset', 0.0, 'GPSMessage.northOffset: map origin north [m]; 0: the map\'s'),
     Param('state_queue_size', 1, 'publisher queue depth of the state topics, NavSatFix and odometry included '
           '(1: subscribers get the latest; raise it when every message must be recorded, e.g. rosbag on a '
           'loaded machine); event topics keep 100',
@@ -94,13 +98,16 @@ def enabled_streams(cfg):
 class SimReceiver:
     """Decode and publish every enabled receive stream (see the module docstring)."""
 
-    def __init__(self, cfg, sim_ip, bind_ip, live=True, log=None, on_dead=None, version=None, clock=None):
+    def __init__(self, cfg, sim_ip, bind_ip, live=True, log=None, on_dead=None, version=None, clock=None,
+                 map_info=None):
         """``cfg``: the parameters with the sim_version's values filled in
         (:func:`morai_bridge.ros.package_config.apply_sim_version`); ``version``: that SimVersion;
         ``clock``: the function that stamps a packet without a time of its own (default: the
         receive time, ``rospy.Time.now``; a replay passes the capture's record time)."""
         self.cfg = cfg
         self.version = version or sim_versions.load_version(sim_versions.DEFAULT)
+        #: the map the GPS offsets came from (package_config.apply_map); None: offsets from parameters only
+        self.map_info = map_info
         self.live = live
         self.enabled = enabled_streams(cfg)
         sockets = {}

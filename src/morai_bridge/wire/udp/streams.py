@@ -14,8 +14,8 @@ Everything that handles a stream is found by its name in tables of references, n
 built from a string: its converter in ``CONVERTERS`` of :mod:`morai_bridge.ros.udp_bridge.sim_to_ros`
 (received) or :mod:`morai_bridge.ros.udp_bridge.ros_to_sim` (sent), the receiver's or sender's method in
 their tables (``SimReceiver`` / ``CommandSender``), the emulator's packet builder in
-:data:`morai_bridge.emu.sim_send.BUILDERS` and its command handler in
-:data:`morai_bridge.emu.sim_commands.COMMAND_HANDLERS`.
+:data:`morai_bridge.emu.sim.builders.BUILDERS` and its command handler in
+:data:`morai_bridge.emu.sim.commands.COMMAND_HANDLERS`.
 
 :func:`add` declares rows (this module declares its own with it); the modules that read the table
 read it once, at import, so a row added at run time must be added before they are imported

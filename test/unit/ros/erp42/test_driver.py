@@ -26,7 +26,7 @@ from geometry_msgs.msg import Vector3
 from morai_msgs.msg import CtrlCmd, EgoVehicleStatus, ERP42Info
 
 from morai_bridge.emu.pcu import PcuEmulator
-from morai_bridge.emu.pcu_vehicle import VehicleModel
+from morai_bridge.emu.pcu.vehicle import VehicleModel
 from morai_bridge.link.serial_port import Erp42Link
 from morai_bridge.ros.erp42.driver import Erp42Core, receive_stamp
 from morai_bridge.wire.erp42 import Command, CommandRejected, Feedback, decode_feedback, encode_command

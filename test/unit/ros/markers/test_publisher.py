@@ -10,8 +10,8 @@ ROOT = helpers.ROOT
 
 
 def test_demo_light_file_places_exactly_the_demo_scenarios_lights():
-    from morai_bridge.emu.scenario import load_scenario
-    from morai_bridge.emu.sim_signals import DEFAULT_LIGHTS
+    from morai_bridge.emu.sim.scenario import load_scenario
+    from morai_bridge.emu.sim.signals import DEFAULT_LIGHTS
     from morai_bridge.ros.markers.publisher import read_light_positions
     demo = load_scenario(os.path.join(ROOT, 'config', 'scenarios'), 'demo')
     lights = demo.traffic_lights if demo.traffic_lights is not None else DEFAULT_LIGHTS

@@ -156,7 +156,7 @@ def test_labels_can_be_switched_off():
 
 
 def test_type_constants_match_the_emulator_and_the_codec_docs():
-    from morai_bridge.emu import scenario, sim_signals
+    from morai_bridge.emu.sim import scenario, signals as sim_signals
     assert (mk.OBJ_PEDESTRIAN, mk.OBJ_VEHICLE, mk.OBJ_OBSTACLE) == (
         scenario.OBJ_PEDESTRIAN, scenario.OBJ_VEHICLE, scenario.OBJ_OBSTACLE)
     assert (mk.TL_RED, mk.TL_YELLOW, mk.TL_GREEN, mk.TL_LEFT) == (

@@ -1,5 +1,5 @@
 """The EmuSync codec of the lock-step extension (wire/udp/lockstep.py): sizes, byte layouts, round trips,
-encode and decode errors.  The emulator's sync mode over UDP: emu/test_sim_sync.py."""
+encode and decode errors.  The emulator's sync mode over UDP: emu/sim/test_sync.py."""
 
 import math
 import struct
