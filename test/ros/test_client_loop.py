@@ -56,6 +56,7 @@ HOLD_S = 2.0          # ...and is watched standing this long after the client's 
 SPEED_MARGIN_KMH = 1.0   # top speed <= the client's cap + this
 CTE_P95_M = 0.5          # cross-track error, 95th percentile
 CTE_MAX_M = 0.8          # cross-track error, largest
+GPS_CTE_P95_M = 0.7      # the GPS/IMU client's p95: its position comes at 20 Hz in steps of 0.0001' (0.19 / 0.15 m)
 REST_FROM_END_M = 1.0    # where the ego stands, from the path's last point
 STOP_TO_REST_M = 0.5     # where the ego stands, from where it was when the client commanded its stop
 
@@ -124,7 +125,7 @@ class ClientLoopTest(unittest.TestCase):
                      ('udp_bridge.launch', port_args + ['output:=log']))
 
     def follow(self, name, launch, make_client, path_name, ready=lambda client: True, paths=PATHS, tick=None,
-               extra_s=0.0):
+               extra_s=0.0, cte_p95=CTE_P95_M):
         """Run one client along ``path_name`` (a file of ``paths``) to its stop; measure, print, assert.
         ``tick(client)``: called every control period while it drives; ``extra_s``: time it may stand."""
         path_file = os.path.join(paths, path_name + '.txt')
@@ -187,7 +188,7 @@ class ClientLoopTest(unittest.TestCase):
                                                 f'(driven {driven:.1f} m of {length:.1f})')
         self.assertLessEqual(top_kmh, cap + SPEED_MARGIN_KMH, f'{name}: top speed {top_kmh:.1f} km/h, '
                                                                f'the client\'s cap {cap:.0f} km/h')
-        self.assertLess(percentile(cte, 0.95), CTE_P95_M, f'{name}: cross-track error p95')
+        self.assertLess(percentile(cte, 0.95), cte_p95, f'{name}: cross-track error p95')
         self.assertLess(max(cte), CTE_MAX_M, f'{name}: cross-track error max')
         self.assertGreater(driven, 0.95 * length, f'{name}: drove {driven:.1f} m of {length:.1f}')
         self.assertGreater(collisions.count(), 0, f'{name}: no /CollisionData at all: the check saw nothing')
@@ -279,7 +280,7 @@ class ClientLoopTest(unittest.TestCase):
         try:
             self.follow('GPS/IMU localisation', launch, lambda p: clients.append(make(p)) or clients[-1],
                         os.path.splitext(os.path.basename(path_file))[0], ready=forced_red, paths=RESULTS,
-                        tick=forced_red, extra_s=30.0)
+                        tick=forced_red, extra_s=30.0, cte_p95=GPS_CTE_P95_M)
             client = clients[0]
             self.assertTrue(client.waited_at_red, 'the client never stood at the stop line while the light was red')
             self.assertTrue(released['done'], 'the light was never released')
