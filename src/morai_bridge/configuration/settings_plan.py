@@ -212,7 +212,9 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
                 bridge.setdefault('sim_ip', sim_ip or s.host_ip)
                 listen.append((address_origin(sensors, s), s.dest_ip))
                 notes.append('%s (%s, frame %s): mount %s relative to %s; udp_bridge publishes no TF for it'
-                             % (s.key, kind, s.frame_id or '-', _fmt_pose(s.pose), parent_frame))
+                             % (s.key, kind, s.frame_id or '-', _fmt_pose(s.pose), parent_frame)
+                             + ('; the emulator sends its fix from there with gps_mount_x:=%.3f gps_mount_y:=%.3f '
+                                'gps_mount_z:=%.3f' % s.pose[:3] if kind == 'gps' else ''))
             elif any(s.kind == kind for s in sensors.sensors):
                 bridge[f'{kind}_port'] = 0
                 # where the simulator publishes it now, so that the stream, once switched to UDP, takes its place

@@ -24,7 +24,7 @@ import sys
 from typing import NamedTuple, Tuple
 from xml.sax.saxutils import quoteattr
 
-from morai_bridge.configuration import settings_plan, sim_settings_files, topic_names
+from morai_bridge.configuration import maps, settings_plan, sim_settings_files, topic_names
 from morai_bridge.configuration.params import Param, ParamError, command_line
 from morai_bridge.link import transport
 from morai_bridge.wire.udp import streams
@@ -258,7 +258,7 @@ def check_one_publisher(plan):
                               f'rosConfig.Topic in MORAI SIM, or switch it to UDP')
 
 
-def launch_xml(plan, sources, output='screen', launch='morai.launch', ports=None):
+def launch_xml(plan, sources, output='screen', launch='morai.launch', ports=None, map_name=maps.DEFAULT):
     """The roslaunch XML of a :class:`~morai_bridge.configuration.settings_plan.Plan`; udp_bridge's
     ports and sim_version are args (``roslaunch <launch> <stream>_port:=N``), and with ports below 1024
     so is ``privileged_port_offset`` (``ports``: the :class:`PortOffset`, default :func:`port_offset`'s for
@@ -288,18 +288,22 @@ def launch_xml(plan, sources, output='screen', launch='morai.launch', ports=None
         values = dict(n.params)
         if n.node == 'udp_bridge':
             values['sim_version'] = plan.sim_version or _declared_default('udp_bridge', 'sim_version')
+            values['map'] = map_name
             if ports.low:
                 values[OFFSET_ARG] = ports.offset
         params = checked_params(n.node, values)
         out.append('')
         out.append(_comment([n.source]))
         args = [p.name for p, _ in params
-                if n.node == 'udp_bridge' and (p.name in SIM_PORTS or p.name == 'sim_version')]
+                if n.node == 'udp_bridge' and (p.name in SIM_PORTS or p.name in ('sim_version', 'map'))]
         for p, v in params:
             if p.name == 'sim_version':
                 how = 'implied by the settings' if plan.sim_version else 'not implied by the settings: its default'
                 out.append(f'  <arg name="sim_version" default={quoteattr(_fmt(v))} doc="udp_bridge ~sim_version, '
                            f'{how} (config/sim_versions, docs/versions.md)" />')
+            elif p.name == 'map':
+                out.append(f'  <arg name="map" default={quoteattr(_fmt(v))} doc="udp_bridge ~map: the GPSMessage '
+                           f'offsets (config/maps, an MGeo folder, a MORAI scenario file, or none; docs/ros_api.md)" />')
             elif p.name in args:
                 out.append(f'  <arg name="{p.name}" default={quoteattr(_fmt(v))} doc="udp_bridge ~{p.name} (0: off)" />')
         # clear_params: parameters a previous launch left in the node's namespace (e.g. ~settings) do not apply
@@ -333,6 +337,9 @@ OPTIONS = [
     Param('privileged_port_offset', None, 'the written file\'s privileged_port_offset, added to every port below '
           '1024 (the simulator\'s ports must match); default: %d when this user may not bind such a port here, '
           'else 0 (docs/settings.md, "Ports below 1024")' % OFFSET, kind=int, minimum=0, maximum=64511, metavar='N'),
+    Param('map', maps.DEFAULT, 'udp_bridge\'s map, written as the launch file\'s map argument: a MORAI map name '
+          '(config/maps), an MGeo folder, a MORAI scenario file, or none; gives GPSMessage.eastOffset/northOffset '
+          '(docs/ros_api.md "Maps")', metavar='MAP'),
     Param('out', None, 'write the launch file here instead of stdout', flags=('-o', '--out'), metavar='OUT'),
 ]
 
@@ -370,13 +377,14 @@ def main(argv=None, may_bind=may_bind):
         network = sim_settings_files.load_network(args.network) if args.network else None
         plan = settings_plan.plan(sensors, network, args.parent_frame, args.sim_ip, args.bind_ip,
                                   native_names=args.native_names)
+        map_info = maps.load_map(args.map)
         sources = [args.sensors] + ([args.network] if args.network else [])
         launch = args.out or 'morai.launch'
         ports = port_offset(plan, args.privileged_port_offset, may_bind, launch)
-        text = launch_xml(plan, sources, args.output, launch, ports)
+        text = launch_xml(plan, sources, args.output, launch, ports, args.map)
         if args.out:
             write_atomically(args.out, text)
-    except (sim_settings_files.SettingsError, LaunchError) as e:
+    except (sim_settings_files.SettingsError, LaunchError, maps.MapError) as e:
         sys.stderr.write(f'morai_settings: {e}\n')
         return 2
     except OSError as e:
@@ -387,6 +395,9 @@ def main(argv=None, may_bind=may_bind):
     version = version_line(plan, launch)
     for line in off_lines(plan, launch) + ([version] if version else []) + list(ports.lines):
         sys.stderr.write(f'morai_settings: {line}\n')
+    if any(n.node == 'udp_bridge' for n in plan.nodes):
+        sys.stderr.write(f'morai_settings: map {map_info.describe()}: udp_bridge fills the GPSMessage offsets from it '
+                         f'(roslaunch {launch} map:=... for another; --map to write another)\n')
     if not args.out:
         sys.stdout.write(text)
     return 0

@@ -525,3 +525,27 @@ def test_udp_bridge_settings_overlay():
     cfg = load(udp_bridge.PARAMS, lambda n, d: {'settings': BAQU4}.get(n, d))
     udp_bridge.apply_settings(cfg)
     assert (cfg.gps_port, cfg.imu_port, cfg.ego_status_port) == (0, 0, -1)    # -1: the sim_version's
+
+
+# ----------------------------------------------------------------------------- the map and the GPS mount
+
+def test_the_written_file_gives_udp_bridge_one_map_argument():
+    code, out, err = run_cli(HEVEN, HEVEN_NET)
+    assert code == 0, err
+    root = ET.fromstring(out)
+    arg = {a.get('name'): a.get('default') for a in root.iter('arg')}
+    assert arg['map'] == 'R_KR_PR_K-city_2025'                      # the bridge's default, the competition's
+    bridge = [n for n in root.iter('node') if n.get('type') == 'udp_bridge'][0]
+    assert {p.get('name'): p.get('value') for p in bridge.iter('param')}['map'] == '$(arg map)'
+    assert 'map R_KR_PR_K-city_2025 (origin 302595.000 E, 4124145.000 N' in err
+    code, out, err = run_cli(HEVEN, HEVEN_NET, '--map', 'r_kr_pg_k-city')
+    assert code == 0 and {a.get('name'): a.get('default') for a in ET.fromstring(out).iter('arg')}['map'] == \
+        'r_kr_pg_k-city'
+    code, out, err = run_cli(HEVEN, HEVEN_NET, '--map', 'R_KR_PG_Atlantis')
+    assert (code, out) == (2, '') and 'not a known map name' in err
+
+
+def test_the_gps_mount_of_the_settings_is_carried_to_the_emulator_options():
+    code, out, err = run_cli(HEVEN, HEVEN_NET)
+    gps = [line for line in out.splitlines() if '(gps, frame' in line]
+    assert len(gps) == 1 and 'gps_mount_x:=0.000 gps_mount_y:=0.000 gps_mount_z:=1.200' in gps[0], gps
