@@ -11,7 +11,7 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 
 import helpers
-from morai_bridge.configuration import settings_plan, sim_settings_files
+from morai_bridge.configuration import settings_launch, settings_plan, sim_settings_files
 from settings_files import BAQU4, BAQU4_NET, HEVEN, HEVEN_NET, edited, net_entries, with_destination, write
 
 ROOT = helpers.ROOT
@@ -139,14 +139,14 @@ def test_writer_refuses_a_parameter_the_node_does_not_declare():
     plan = settings_plan.Plan(
         (settings_plan.NodePlan('lidar_bridge', 'lidar_bridge', {'port': 2368, 'rpm': 600}, 'x'),), (), ())
     with pytest.raises(writer.LaunchError, match='lidar_bridge declares no parameter ~rpm'):
-        writer.launch_xml(plan, ['x'])
+        settings_launch.launch_xml(plan, ['x'], writer.node_tables(), writer.port_offset(plan))
 
 
 def test_writer_checks_values_with_the_params_table():
     plan = settings_plan.Plan(
         (settings_plan.NodePlan('lidar_bridge', 'lidar_bridge', {'model': 'HDL64'}, 'x'),), (), ())
     with pytest.raises(writer.LaunchError, match='~model'):
-        writer.launch_xml(plan, ['x'])
+        settings_launch.launch_xml(plan, ['x'], writer.node_tables(), writer.port_offset(plan))
 
 
 def test_generated_launch_passes_roslaunch_check(tmp_path):
@@ -469,8 +469,8 @@ def test_a_sensor_sent_over_ros_gets_one_line_and_one_publisher(tmp_path):
     assert code == 0 and 'GPSList' not in err.replace('GPSList[0] (gps, frame', '')
     params = load_launch(target)
     assert (params['/udp_bridge/gps_port'], params['/udp_bridge/gps_topic']) == (9297, '/gps')
-    assert '/gps' not in writer.published_topics(settings_plan.plan(sim_settings_files.load_sensors(BAQU4),
-                                                                    sim_settings_files.load_network(BAQU4_NET)))
+    assert '/gps' not in settings_launch.published_topics(settings_plan.plan(
+        sim_settings_files.load_sensors(BAQU4), sim_settings_files.load_network(BAQU4_NET)), writer.node_tables())
 
 
 @pytest.mark.parametrize('edit, clash', [
