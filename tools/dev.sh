@@ -6,6 +6,8 @@
 #   bash tools/dev.sh setup    install missing system packages only
 #   bash tools/dev.sh build    setup + catkin build of the workspace (see WS below)
 #   bash tools/dev.sh env      print the lines to source in a shell to use the build
+#   bash tools/dev.sh regen    build, then write every generated file anew (launch files, doc tables,
+#                              docs/codec.md: tools/gen_launch.py all); a test fails while one is stale
 #   bash tools/dev.sh snapshot view.png [demo args]   build, run the demo on a virtual screen with RViz,
 #                              write its picture (tools/rviz_snapshot.py --demo; no display needed)
 #   bash tools/dev.sh install-check   catkin_make install in a fresh workspace, then the demo
@@ -139,6 +141,15 @@ cmd_snapshot() {
   exec "$PY" "$ROOT/tools/rviz_snapshot.py" --demo "$@"
 }
 
+cmd_regen() {
+  cmd_build
+  set +u
+  if noetic; then source /opt/ros/noetic/setup.bash; fi
+  source "$WS/devel/setup.bash"
+  set -u
+  exec "$PY" "$ROOT/tools/gen_launch.py" all
+}
+
 cmd_install_check() {
   # its own fresh workspace and a clean environment: no build of $WS needed
   cmd_setup
@@ -154,5 +165,6 @@ case "${1:-}" in
   test)  shift; cmd_test "$@" ;;
   snapshot) shift; cmd_snapshot "$@" ;;
   install-check) cmd_install_check ;;
-  *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  regen) cmd_regen ;;
+  *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

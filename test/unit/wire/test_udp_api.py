@@ -230,74 +230,11 @@ def test_ground_vehicle_header_version_cannot_confuse_dispatch(version):
 
 # ----------------------------------------------------------------------------- docs/codec.md
 
-CODEC_DOC = SRC.parent / "docs" / "codec.md"
-REFERENCE_START = "### EgoCtrlCmd"
-
-
-def codec_reference() -> str:
-    """The 'Message reference' tables of docs/codec.md, from the layout tables."""
-    out = []
-    for cls in udp.MESSAGE_CLASSES:
-        if cls is udp.NmeaSentence:
-            continue
-        vs = [v for v in udp.VARIANTS if v.cls is cls]
-        cur = next(v for v in vs if v.current)
-        if cur.header is not None:
-            out += [f"### {cls.__name__} — `{cur.header.decode()}`, {cur.direction}, "
-                    f"type `{cur.type_name}`", ""]
-            out.append("Variants (data_length → datagram): " + ", ".join(
-                f"{v.data_length}→{'/'.join(map(str, v.total_lengths))} B"
-                + (" (current)" if v.current else "") for v in vs) + ".")
-        else:
-            out += [f"### {cls.__name__} — binary msg_type {cur.msg_type}, {cur.direction}, "
-                    f"type `{cur.type_name}`", "",
-                    f"{cur.total_lengths[0]} B, no data_length/aux/tail."]
-        out += ["", "| field | wire | unit / meaning | variants |", "|---|---|---|---|"]
-        records = []
-        for name in cls._fields:
-            if name == "data_length":
-                out.append(f"| `data_length` | – | selects the variant; default "
-                           f"{cur.data_length} | – |")
-                continue
-            carrying, item = [], None
-            for v in vs:
-                f = next((f for f in v.fields if f.name == name and f.const is None), None)
-                if f is None and v.records is not None and v.records.attr == name:
-                    f = v.records
-                if f is not None:
-                    carrying.append(v)
-                    item = item or f
-            where = "all" if len(carrying) == len(vs) else \
-                ", ".join(str(v.data_length) for v in carrying)
-            if hasattr(item, "record"):
-                pairs = "pairs of " if item.group > 1 else ""
-                out.append(f"| `{name}` | {item.count}×{item.record_size} B | tuple of {pairs}"
-                           f"`{item.record.__name__}` (occupied slots) | {where} |")
-                records.append((item, [v.records for v in carrying]))
-            else:
-                out.append(f"| `{name}` | {item.code} | {item.unit} | {where} |")
-        for item, blocks in records:
-            out += ["", f"`{item.record.__name__}` ({item.record_size} B):", "",
-                    "| field | wire | unit / meaning |", "|---|---|---|"]
-            for f in item.fields:
-                wire = "/".join(sorted({g.code for b in blocks for g in b.fields
-                                        if g.name == f.name}))
-                out.append(f"| `{f.name}` | {wire} | {f.unit} |")
-        out.append("")
-    return "\n".join(out)
-
-
-def codec_doc_with_reference(text: str) -> str:
-    return text[:text.index(REFERENCE_START)] + codec_reference()
-
-
 def test_codec_doc_message_reference_matches_the_layouts():
-    text = CODEC_DOC.read_text(encoding="utf-8")
-    assert codec_doc_with_reference(text) == text, (
-        "docs/codec.md 'Message reference' is out of date: run "
-        "PYTHONPATH=src /usr/bin/python3 test/unit/wire/test_udp_api.py --write-doc")
-
-
-if __name__ == "__main__" and sys.argv[1:] == ["--write-doc"]:
-    CODEC_DOC.write_text(codec_doc_with_reference(CODEC_DOC.read_text(encoding="utf-8")),
-                         encoding="utf-8")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('gen_launch', SRC.parent / 'tools' / 'gen_launch.py')
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    text = (SRC.parent / "docs" / "codec.md").read_text(encoding="utf-8")
+    assert gen.codec_doc_with_reference(text) == text, (
+        "docs/codec.md 'Message reference' is out of date: run bash tools/dev.sh regen")
