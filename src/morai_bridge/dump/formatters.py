@@ -1,8 +1,8 @@
 """Text of one decoded message: the one-line summary, every field (-v), hex dumps.
 
-One ``_sum_<type>`` function per message type (the ``udp.classify`` /
-``TYPE_NAME`` names), registered in :data:`SUMMARIES`; :func:`summarize` picks
-it and never raises.  Enum values are shown with names from
+A ``_sum_<type>`` function per message type that reads better with one (the ``udp.classify`` /
+``TYPE_NAME`` names), registered in :data:`SUMMARIES`; every other type (a new stream's) gets the
+generic one, its fields as ``name=value``.  :func:`summarize` picks it and never raises.  Enum values are shown with names from
 :mod:`morai_bridge.wire.enums` (see :func:`label`).  No ROS, no I/O.
 """
 
