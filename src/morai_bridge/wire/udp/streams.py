@@ -23,6 +23,11 @@ read it once, at import, so a row added at run time must be added before they ar
 
 ``extension`` streams are our emulator's lock-step extension (:mod:`.lockstep`): the real
 simulator has no such port, so they are used only when explicitly enabled (``emulator_sync``).
+
+The Header rule: a received stream with a topic is published as a message type that has a
+``std_msgs/Header header`` field (its first), in every morai_msgs message set (msg_sets/): the bridge
+stamps it (``stamp``) and sets its frame.  ``test/unit/wire/udp/test_streams.py`` holds every row
+to it against every set's files.
 """
 from typing import Dict, NamedTuple, Tuple
 

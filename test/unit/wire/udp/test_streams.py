@@ -68,3 +68,46 @@ def test_a_streams_wire_name_is_its_name():
     for s in streams.STREAMS:
         names = tuple(c.TYPE_NAME for c in s.classes)
         assert names == WIRE_NAME_EXCEPTIONS.get(s.name, (s.name,)), s.name
+
+
+def _sets():
+    import re
+    from helpers import ROOT
+    text = open(ROOT + '/CMakeLists.txt').read()
+    return re.search(r'set\(MORAI_MSGS_SETS ([^)]*)\)', text).group(1).split()
+
+
+def _effective_msg(set_name, type_name):
+    """The .msg file of ``type_name`` in message set ``set_name``: each set layers over the ones before it;
+    None when the set does not have it (dropped, or never)."""
+    import os
+    from helpers import ROOT
+    sets = _sets()
+    found = None
+    for s in sets[:sets.index(set_name) + 1]:
+        dropped = os.path.join(ROOT, 'msg_sets', s, 'dropped.txt')
+        if os.path.exists(dropped) and type_name in open(dropped).read().split():
+            found = None
+        path = os.path.join(ROOT, 'msg_sets', s, 'msg', type_name + '.msg')
+        if os.path.exists(path):
+            found = path
+    return found
+
+
+def test_the_header_rule_holds_for_every_received_stream_in_every_message_set():
+    """wire/udp/streams.py's Header rule: a received stream's message type has ``Header header`` first."""
+    checked = 0
+    for set_name in _sets():
+        for s in RECEIVED:
+            package, name = s.ros_type.split('/')
+            if package != 'morai_msgs':
+                assert s.ros_type in ('sensor_msgs/Imu',), f'{s.name}: {s.ros_type} is not known to have a Header'
+                continue
+            path = _effective_msg(set_name, name)
+            assert path is not None, f'{s.name}: set {set_name} has no {name}'
+            fields = [line.split('#')[0].split() for line in open(path)]
+            fields = [f for f in fields if len(f) >= 2 and '=' not in f[1]]
+            assert fields[0][:2] in (['Header', 'header'], ['std_msgs/Header', 'header']), \
+                f'{s.name}: {name} of set {set_name} does not start with Header header ({path})'
+            checked += 1
+    assert checked >= 3 * 9
