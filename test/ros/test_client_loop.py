@@ -240,6 +240,9 @@ class ClientLoopTest(unittest.TestCase):
             self.assertLess(math.dist(at[13], (120.0, -8.0)), 0.01)
             self.assertLess(math.dist(at[11], (100.0, 80.0)), 15.0)
             e = ego.wait(timeout=5.0)
+            self.assertLess(math.dist((e.position.x, e.position.y), (30.0, 0.0)), 0.1,
+                            'the ego is not where the scenario file puts it')
+            self.assertAlmostEqual(e.heading, 0.0, delta=0.5)
             east, north = latlon_to_utm(g.latitude, g.longitude, 52)
             start_error = math.dist((east - g.eastOffset, north - g.northOffset), (e.position.x, e.position.y))
             self.assertLess(start_error, 1.0, '/gps converted back to the map frame vs /Ego_topic')
