@@ -5,11 +5,14 @@ kernel's netem is not needed).
 Each :class:`Route` listens on one port and forwards every datagram it receives to one destination,
 through its :class:`Impairment`.  One thread (a supervised :class:`~morai_bridge.link.workers.Worker`)
 reads every listening socket and sends what is due; a datagram held back (delay, jitter, reordering)
-waits in a heap ordered by its release time, so a datagram delayed more than the next one's gap is
-overtaken: that is what reordering means here.
+waits in a heap ordered by its release time.  Jitter keeps a route's order (a datagram never leaves
+before the one that came in before it, as in a queue whose wait varies); only ``reorder`` holds one
+datagram back so that the later ones overtake it: that is what reordering means here.
 
 Per route it counts what came in, what was dropped, reordered (sent after a datagram that came in
-later), duplicated and sent: :meth:`Relay.report`.  Used by ``tools/udp_relay.py`` (between a
+later), duplicated and sent: :meth:`Relay.report`.  ``tap(direction, route name, data)``, when given,
+sees every datagram as it came in (``'in'``, before any impairment) and as it is sent (``'out'``):
+the tests compare what the sender sent with what the receiver made of it.  Used by ``tools/udp_relay.py`` (between a
 simulator and a bridge on two PCs, or the emulator and the bridge on one) and by the tests.
 """
 import heapq
@@ -33,7 +36,7 @@ class Impairment(NamedTuple):
     reorder_ms: tuple = (20.0, 40.0)
     duplicate: float = 0.0         # probability a datagram is sent twice (the copy 0-1 ms later)
     delay_ms: float = 0.0          # every datagram's base delay
-    jitter_ms: float = 0.0         # plus uniformly 0..jitter_ms
+    jitter_ms: float = 0.0         # plus uniformly 0..jitter_ms (keeping the route's order)
 
 
 NONE = Impairment()
@@ -61,8 +64,9 @@ class Relay:
     """Forward and impair the datagrams of ``routes`` (see the module docstring); ``seed`` makes every
     decision repeatable for the same arrival order."""
 
-    def __init__(self, routes, bind_ip='127.0.0.1', seed=0, log=None, on_dead=None):
+    def __init__(self, routes, bind_ip='127.0.0.1', seed=0, log=None, on_dead=None, tap=None):
         self.routes = list(routes)
+        self.tap = tap
         self.rng = random.Random(seed)
         self.counts = {r.name: RouteCounts() for r in self.routes}
         self._sel = selectors.DefaultSelector()
@@ -71,6 +75,7 @@ class Relay:
         self._seq = 0
         self._last_sent_seq = {r.name: -1 for r in self.routes}
         self._in_burst = {r.name: 0 for r in self.routes}
+        self._release = {r.name: 0.0 for r in self.routes}    # release time of the last datagram in order
         self._lock = threading.Lock()
         self.ports = {}
         try:
@@ -125,6 +130,8 @@ class Relay:
         t = now + (imp.delay_ms + (rng.uniform(0.0, imp.jitter_ms) if imp.jitter_ms else 0.0)) / 1000.0
         if imp.reorder and rng.random() < imp.reorder:
             t += rng.uniform(*imp.reorder_ms) / 1000.0
+        else:
+            t = self._release[r.name] = max(t, self._release[r.name])
         out = [t]
         if imp.duplicate and rng.random() < imp.duplicate:
             out.append(t + rng.uniform(0.0, 0.001))
@@ -148,6 +155,8 @@ class Relay:
                 c = self.counts[r.name]
                 c.received += 1
                 c.bytes += len(data)
+                if self.tap is not None:
+                    self.tap('in', r.name, data)
                 with self._lock:
                     times = self._plan(r, now)
                     if not times:
@@ -173,6 +182,8 @@ class Relay:
             try:
                 self._out.sendto(data, dest)
                 c.sent += 1
+                if self.tap is not None:
+                    self.tap('out', name, data)
             except OSError:
                 c.send_errors += 1
 

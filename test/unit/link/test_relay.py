@@ -9,7 +9,7 @@ import pytest
 from morai_bridge.link.relay import NONE, Impairment, Relay, Route
 
 
-def run(impairment, n=400, gap_s=0.001, seed=3):
+def run(impairment, n=400, gap_s=0.001, seed=3, tap=None):
     """Send n numbered datagrams through one route; (numbers received in order of arrival, counters)."""
     sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sink.bind(('127.0.0.1', 0))
@@ -23,7 +23,7 @@ def run(impairment, n=400, gap_s=0.001, seed=3):
                 got.append(struct.unpack('<I', sink.recv(64))[0])
         except socket.timeout:
             pass
-    with Relay([Route('s', 0, sink.getsockname(), impairment)], seed=seed) as relay:
+    with Relay([Route('s', 0, sink.getsockname(), impairment)], seed=seed, tap=tap) as relay:
         reader = threading.Thread(target=read)
         reader.start()
         port = relay.ports['s']
@@ -62,6 +62,19 @@ def test_reordering_is_counted_as_it_arrives():
     overtaken = sum(1 for i, x in enumerate(got) if i and x < max(got[:i]))
     assert sorted(got) == list(range(400))
     assert c['reordered'] == overtaken > 10
+
+
+def test_jitter_keeps_the_order():
+    got, c = run(Impairment(jitter_ms=10.0), n=300, gap_s=0.0005)
+    assert got == list(range(300)) and c['reordered'] == 0
+
+
+def test_the_tap_sees_what_came_in_and_what_went_out():
+    seen = {'in': [], 'out': []}
+    got, c = run(Impairment(loss=0.2, duplicate=0.1), n=200,
+                 tap=lambda direction, name, data: seen[direction].append(struct.unpack('<I', data)[0]))
+    assert seen['in'] == list(range(200))
+    assert seen['out'] == got and len(got) == c['sent']
 
 
 def test_duplicates_arrive_twice():
