@@ -5,7 +5,9 @@ import socket
 import sys
 import threading
 import time
+from xmlrpc.client import ServerProxy
 
+import rosgraph
 import rospy
 
 from morai_bridge.wire.udp import streams
@@ -73,6 +75,7 @@ class Waiter:
         end = time.monotonic() + TIMEOUT
         while self.sub.get_num_connections() < 1 and time.monotonic() < end:
             time.sleep(0.02)
+        publisher_side(topic, end - time.monotonic())
 
     def _cb(self, m):
         with self.cond:
@@ -102,6 +105,28 @@ class Waiter:
                 if left <= 0:
                     return None
                 self.cond.wait(left)
+
+
+def publisher_side(topic, timeout=TIMEOUT):
+    """Wait until every publisher of ``topic`` lists its connection to this node (its getBusInfo), so
+    that the next message it publishes reaches us: the subscriber counts a connection a moment before
+    the publisher adds it.  A bridge publishes a sample once (the newest-sample rule: a resent
+    datagram is a duplicate), so a one-shot check must not send before.  False on timeout."""
+    me = rospy.get_name()
+    topic = rospy.resolve_name(topic)
+    master = rosgraph.Master(me)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            nodes = [n for t, ns in master.getSystemState()[0] if t == topic for n in ns]
+            infos = [ServerProxy(master.lookupNode(n)).getBusInfo(me)[2] for n in nodes]
+        except Exception:        # a node going away between the two calls: ask again
+            infos = []
+        if nodes and infos and all(any(c[1] == me and c[2] == 'o' and c[4] == topic for c in info)
+                                   for info in infos):
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def wait_for_subscribers(topic_pub, n=1, timeout=TIMEOUT):

@@ -40,6 +40,7 @@ from morai_bridge.ros.sensors.sensor_bridge import WARN, SensorBridge, counted, 
 from morai_bridge.ros.sensors.sensor_params import (STAMP_PARAM, mount_params, native_names_param, network_params,
                                             tail_params)
 from morai_bridge.wire import camera
+from morai_bridge.wire.sample_order import DUPLICATE, NEW, NOT_PUBLISHED, NS, REORDERED, RESTART, SampleOrder
 from morai_bridge.wire.sensor_errors import SensorDecodeError
 
 
@@ -48,6 +49,9 @@ PARAMS = network_params(camera.DEFAULT_PORT, 'camera image (MOR) and box (BOX) d
     Param('header', 'v24', 'datagram layout: v24 (24.R1 on: sec/nsec in every MOR and BOX header) or legacy '
           '(before: no stamp; BOX objects of 179 bytes in the world frame)', choices=('v24', 'legacy')),
     Param('check_stamps', True, 'drop a frame whose chunks carry different stamps (v24)'),
+    Param('reorder_window', 1.0, 'v24: a whole frame stamped earlier than the last published one is dropped '
+          '(counted; the same stamp: a duplicate), unless earlier by this much or more: the simulator\'s clock '
+          'started again (docs/reliability.md, "A lossy link") [s]', minimum=0.001),
     Param('max_chunks', 64, 'drop a frame of more chunks than this without its last (EI) chunk',
           minimum=1, maximum=100000),
     STAMP_PARAM,
@@ -195,6 +199,8 @@ class CameraBridge(SensorBridge):
         self.form = camera.HEADER_FORMS[cfg.header]
         self.box_form = camera.BOX_FORMS[cfg.header]
         self.assembler = camera.FrameAssembler(cfg.header, cfg.check_stamps, cfg.max_chunks)
+        self.order = SampleOrder(int(cfg.reorder_window * NS))    # the newest-sample rule on whole frames
+        self.stale = Counter()         # frames not published by it: reordered / duplicates; clock restarts
         self.image_pub = rospy.Publisher(cfg.image_topic, CompressedImage, queue_size=2)
         self.info_pub = rospy.Publisher(cfg.camera_info_topic, CameraInfo, queue_size=2)
         self.box_pub = rospy.Publisher(cfg.boxes_topic, MarkerArray, queue_size=10)
@@ -251,6 +257,13 @@ class CameraBridge(SensorBridge):
 
     def _on_frame(self, frame, t):
         cfg = self.cfg
+        if frame.sec is not None:
+            verdict = self.order.check(frame.sec * NS + frame.nsec)
+            if verdict is not NEW:
+                self.stale[verdict] += 1
+                if verdict in NOT_PUBLISHED:
+                    self._chunk0_rx = None
+                    return
         stamp = self.packet_stamp(frame.sec, frame.nsec, self._chunk0_rx)
         self._chunk0_rx = None
         size = jpeg_size(frame.jpeg)
@@ -350,6 +363,9 @@ class CameraBridge(SensorBridge):
             ('frames dropped', sum(dropped.values())),
         ] + counted('dropped ', dropped) + [
             ('duplicate chunks ignored', a.duplicates),
+            ('whole frames older than the last published (not published)', self.stale[REORDERED]),
+            ('whole frames with the stamp of the last published (not published)', self.stale[DUPLICATE]),
+            ('camera clock restarts (published)', self.stale[RESTART]),
             ('box rate [Hz]', f'{box_rate:.1f}'),
             ('box datagrams published', self.box_packets),
             ('box objects', self.box_objects),

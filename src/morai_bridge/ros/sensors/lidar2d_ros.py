@@ -40,6 +40,10 @@ PARAMS = network_params(lidar2d.DEFAULT_PORT, '2D LiDAR datagrams (UDP port; MOR
     Param('no_hit', 'inf', 'no-hit samples (range_max set): inf (REP-117) or keep the limit value',
           choices=('inf', 'keep')),
     Param('scan_time', 0.0, 'LaserScan.scan_time [s] (not in the datagram; 0 = unknown)', minimum=0.0),
+    Param('duplicate_window', 0.02, 'a datagram byte for byte the one before, arriving within this of it, is '
+          'the link\'s duplicate: not published (counted). The datagram has no time, so a scan overtaken on '
+          'the link cannot be told and is published (docs/reliability.md, "A lossy link") [s]; 0: off',
+          minimum=0.0, maximum=1.0),
     Param('expected_header', '', 'reject datagrams whose 9-byte header differs (any or "" accepts any; Python '
           'escapes such as \\x00 allowed)', unset='any'),
     Param('expected_tail', '', 'reject datagrams whose 2-byte tail differs (any or "" accepts any; e.g. \\r\\n)',
@@ -98,12 +102,19 @@ class Lidar2dBridge(SensorBridge):
             raise ParamError(f'~angle_origin_deg / ~angle_min_deg / ~direction: {e}') from None
         self.pub = rospy.Publisher(cfg.topic, LaserScan, queue_size=2)
         self.scans = 0
+        self.duplicates = 0            # the link's copies (same bytes within ~duplicate_window)
+        self._previous = (None, 0.0)   # the last datagram and its arrival (monotonic)
         self.malformed = Counter()
         self.last_raw = None           # RawScan of the last good datagram (header, tail, ... seen)
         self._rate = RateMeter()
 
     def on_datagram(self, name, data, addr, t):
         stamp = rospy.get_rostime()
+        previous, at = self._previous
+        self._previous = (data, t)
+        if t - at < self.cfg.duplicate_window and data == previous:
+            self.duplicates += 1
+            return
         try:
             scan = lidar2d.decode_scan(data, **self.options)
         except SensorDecodeError as e:
@@ -123,6 +134,7 @@ class Lidar2dBridge(SensorBridge):
         values = [
             ('rate [Hz]', f'{rate:.1f}'),
             ('scans published', self.scans),
+            ('duplicates (the link\'s copies; not published)', self.duplicates),
             ('datagrams received', self.socket.stats.received),
             ('malformed', sum(malformed.values())),
         ] + counted('malformed ', malformed) + [

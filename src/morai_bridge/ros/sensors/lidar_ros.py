@@ -77,6 +77,10 @@ PARAMS = network_params(vel.DEFAULT_PORT, 'Velodyne data packets (UDP port; 0: t
           'decode each revolution at once when it completes)', minimum=0, maximum=100000),
     Param('publish_partial', False, 'also publish revolutions that did not start at the cut (the first one, '
           'forced cuts)'),
+    Param('min_coverage', 0.75, 'publish a revolution only when at least this share of its packets arrived (the '
+          'rest lost or overtaken on the link: a cloud with holes, counted); below it the revolution is dropped (a '
+          'fragment, a burst cut in two). 0: publish whatever arrived, as velodyne_driver does with a real, paced '
+          'sensor; 1: whole revolutions only (docs/reliability.md, "A lossy link")', minimum=0.0, maximum=1.0),
     STAMP_PARAM,
     Param('device_time_max_offset', 1.0, 'stamp_source sim: use the packets\' device time only within this of '
           'the receive time [s], else receive time (counted)', minimum=0.0),
@@ -85,6 +89,9 @@ PARAMS = network_params(vel.DEFAULT_PORT, 'Velodyne data packets (UDP port; 0: t
     native_names_param('lidar3D for velodyne_points'),
 ] + mount_params('velodyne', 'LiDAR (Velodyne convention: x forward, y left, z up)') + tail_params()
 
+
+#: a revolution with less than this share of its packets is a fragment (counted apart from the others dropped)
+FRAGMENT = 0.1
 
 # ----------------------------------------------------------------------------- pure functions
 
@@ -154,6 +161,10 @@ class LidarBridge(SensorBridge):
         self.published = 0
         self.partial_dropped = 0
         self.partial_published = 0
+        self.gaps_dropped = 0          # revolutions under ~min_coverage...
+        self.fragments = 0             # ...of which under FRAGMENT of theirs: a burst's stragglers
+        self.gaps_published = 0        # revolutions with holes, at or above it
+        self.missing_published = 0     # the packets missing from those
         self.device_stamps = 0         # clouds stamped with the device time
         self.receive_stamps = 0        # clouds stamped with the receive time
         self.implausible = 0           # stamp_source sim, device time too far from the receive time
@@ -191,11 +202,18 @@ class LidarBridge(SensorBridge):
         return rospy.Time.from_sec(rev.stamp)
 
     def _on_revolution(self, rev, t, t_last):
-        if not rev.complete:
+        if not (rev.complete or rev.short):
             if not self.cfg.publish_partial:
                 self.partial_dropped += 1
                 return
             self.partial_published += 1
+        if rev.coverage < self.cfg.min_coverage:
+            self.gaps_dropped += 1
+            self.fragments += rev.coverage < FRAGMENT
+            return
+        if rev.missing:
+            self.gaps_published += 1
+            self.missing_published += rev.missing
         stamp = self.stamp_of(rev)
         self.last_points = len(rev.points)
         self.last_packets = rev.packets
@@ -233,6 +251,12 @@ class LidarBridge(SensorBridge):
             ('clouds published', self.published),
             ('partial revolutions dropped', self.partial_dropped),
             ('partial revolutions published', self.partial_published),
+            ('revolutions with lost packets published (coverage >= min_coverage)', self.gaps_published),
+            ('packets missing from the clouds published', self.missing_published),
+            ('revolutions dropped: coverage under min_coverage', self.gaps_dropped - self.fragments),
+            ('fragments dropped (under 10 % of a revolution: stragglers of a burst)', self.fragments),
+            ('duplicate packets (not used)', c['duplicate_packets']),
+            ('late packets, overtaken on the link (not used)', c['late_packets']),
             ('packets', c['packets']),
             ('packets in last revolution', self.last_packets),
             ('points in last revolution', self.last_points),

@@ -36,11 +36,14 @@ class BridgeDiagnostics:
 
         def task(stat):
             now = time.monotonic()
+            counts = dict(st.counts)              # one read: the receive thread goes on counting
             prev = self._rates.get(name)
-            rate = 0.0
+            rate, grew, span = 0.0, dict.fromkeys(counts, 0), 0.0
             if prev is not None and now > prev[1]:
-                rate = (st.received - prev[0]) / (now - prev[1])
-            self._rates[name] = (st.received, now)
+                span = now - prev[1]
+                rate = (st.received - prev[0]) / span
+                grew = {k: v - prev[2].get(k, 0) for k, v in counts.items()}
+            self._rates[name] = (st.received, now, counts)
             age = st.age(now)
             if age is None:
                 level, text = ((OK, 'no event yet') if event else
@@ -60,10 +63,10 @@ class BridgeDiagnostics:
                 text += '; %d decoded despite an unexpected data_length (last: %s)' % (
                     st.data_length_mismatch, st.last_mismatch)
             for c in stream.counters:
-                value = st.counts[c.name]
+                value = grew[c.name] if c.recent else counts[c.name]
                 if value and c.warning:
                     level = max(level, WARN)
-                    text += '; ' + c.warning.format(count=value)
+                    text += '; ' + c.warning.format(count=value) + (' in the last %.1f s' % span if c.recent else '')
             if st.handler_errors:
                 level = ERROR
                 text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
@@ -84,7 +87,9 @@ class BridgeDiagnostics:
             if stream.stamp == streams.PACKET:
                 stat.add('invalid packet stamps', self.rx.bad_stamps)
             for c in stream.counters:
-                stat.add(c.label, st.counts[c.name])
+                stat.add(c.label, counts[c.name])
+                if c.rate:
+                    stat.add('%s [1/s]' % c.name.replace('_', ' '), '%.1f' % (grew[c.name] / span if span else 0.0))
             if name == 'gps':
                 stat.add('map', self.map_text())
                 stat.add('offsets east / north [m]', '%.3f / %.3f' % (self.cfg.gps_east_offset,

@@ -30,6 +30,7 @@ from morai_bridge.link.workers import LatestValue, ThrottledLog
 from morai_bridge.ros.udp_bridge import sim_to_ros
 from morai_bridge.wire.udp import lockstep, nmea, streams
 from morai_bridge.wire import udp
+from morai_bridge.wire.sample_order import DUPLICATE, NS, NEW, NOT_PUBLISHED, SampleOrder
 
 # The receive side's parameters (the udp_bridge node and capture_replay declare them)
 # the version-dependent default ports, for the docs: stream -> [(version, port)]
@@ -55,8 +56,12 @@ OUTPUT_PARAMS = [
     Param('own_ego_radius', 2.0, 'an Object Info slot of type -1 (MORAI\'s "Ego vehicle") with a size farther than '
           'this from our ego status is another ego, published with the vehicles (type -1 kept); nearer, or '
           'before the first ego status, it is our own and left out [m]', minimum=0.0),
-    Param('imu_duplicates', False, 'publish an IMU packet with the same stamp as the one before (the simulator\'s '
-          'catch-up bursts) too; false: counted on /diagnostics, not published'),
+    Param('imu_duplicates', False, 'publish an IMU packet with the same stamp as the last published (the '
+          'simulator\'s catch-up bursts, a link\'s duplicates) too; false: counted on /diagnostics, not published'),
+    Param('reorder_window', 1.0, 'a packet whose time is earlier than the last published one\'s is dropped as '
+          'reordered (the same time: a duplicate), unless it is earlier by this much or more: then the '
+          'simulator\'s clock started again and it is published (docs/reliability.md, "A lossy link") [s]',
+          minimum=0.001),
     Param('publish_odom', False, 'publish nav_msgs/Odometry (SI, ENU)'),
     Param('publish_tf', False, 'broadcast TF frame_id -> child_frame_id'),
     Param('map', maps.DEFAULT, 'the map: a MORAI map name (%s; case-insensitive), an MGeo folder, a MORAI '
@@ -141,7 +146,12 @@ class SimReceiver:
             if cfg.get('publish_clock', False) else None
         self.last_clock = None
         self.gps_alt = None
-        self.gps_samples = nmea.GpsSamples()
+        window_ns = int(cfg.reorder_window * NS)
+        self.gps_samples = nmea.GpsSamples(window_ns // 1000000, self.version.nmea_time,
+                                           self.stats['gps'].counts if 'gps' in self.stats else None)
+        #: the newest-sample rule (wire.sample_order) of each stream stamped from its packets
+        self.orders = {name: SampleOrder(window_ns) for name in self.enabled
+                       if streams.BY_NAME[name].stamp == streams.PACKET}
         self.bad_stamps = 0
         # the parameter, or (left at 0) the version's
         self.status_sign = (cfg.status_steering_sign if cfg.status_steering_sign != FROM_PROFILE
@@ -150,7 +160,6 @@ class SimReceiver:
         self._imu_on_arrival = self.version.imu_seconds == 'local'
         self._imu_duplicates = cfg.imu_duplicates
         self._own_ego_radius = cfg.own_ego_radius
-        self._last_imu_stamp = None
         # traffic-light id -> (status, type, receive stamp) of the last packet with that id
         self.traffic_lights = {}
         # latest ego status: its wire form, and (wire form, what was published) for the sync tick service
@@ -206,19 +215,23 @@ class SimReceiver:
         return True
 
     def _handler(self, s):
-        """(stats, wire class, decode, tolerant decode, stamped, convert, publish) of stream ``s``:
-        what :meth:`_dispatch` does with its datagrams."""
+        """(stats, wire class, decode, tolerant decode, stamped, order, published verdicts, convert,
+        publish) of stream ``s``: what :meth:`_dispatch` does with its datagrams."""
         on_packet = self.methods.get(s.name)
         if on_packet is None:                 # the plain case: the stream's converter and its frame
             on_packet = functools.partial(sim_to_ros.CONVERTERS[s.name], frame_id=self._frame_id)
         stamped = s.stamp == streams.PACKET and not (s.name == 'imu' and self._imu_on_arrival)
+        order = self.orders.get(s.name)
+        # the verdicts of the newest-sample rule not published (IMU duplicates with ~imu_duplicates are)
+        refused = (NOT_PUBLISHED if not (s.name == 'imu' and self._imu_duplicates)
+                   else tuple(v for v in NOT_PUBLISHED if v != DUPLICATE))
         if s.extension:
-            return self.stats[s.name], s.classes[0], lockstep.decode, None, stamped, on_packet, None
-        return (self.stats[s.name], s.classes[0], udp.decode, udp.decode_tolerant, stamped, on_packet,
-                self.pubs[s.name].publish if s.name in self.pubs else None)
+            return self.stats[s.name], s.classes[0], lockstep.decode, None, stamped, order, refused, on_packet, None
+        return (self.stats[s.name], s.classes[0], udp.decode, udp.decode_tolerant, stamped, order, refused,
+                on_packet, self.pubs[s.name].publish if s.name in self.pubs else None)
 
     def _dispatch(self, name, data, addr, t):
-        st, wcls, decode, tolerant, stamped, on_packet, publish = self.handlers[name]
+        st, wcls, decode, tolerant, stamped, order, refused, on_packet, publish = self.handlers[name]
         try:
             w = decode(data)
         except udp.DecodeError as e:
@@ -230,6 +243,12 @@ class SimReceiver:
             st.last_error = f'got {type(w).__name__} on the {name} port'
             rospy.logwarn_throttle(5.0, f'udp_bridge: {st.last_error} (check the simulator port settings)')
             return
+        if order is not None and w.sec is not None:       # the newest-sample rule (a variant without a time: none)
+            verdict = order.check(w.sec * NS + w.nsec)
+            if verdict is not NEW:
+                st.counts[verdict] += 1
+                if verdict in refused:
+                    return
         msg = on_packet(w, self._stamp(w.sec, w.nsec) if stamped else self._now())
         if msg is not None:                   # None: nothing to publish (a duplicate, no position)
             if publish is not None:
@@ -345,13 +364,8 @@ class SimReceiver:
         return g
 
     def _on_imu(self, w, stamp):
-        # a catch-up burst repeats the packet's stamp (its state too, or new sensor noise on some
-        # hosts: the stamp decides, as the heven report advises)
-        packet_stamp = (w.sec, w.nsec)
-        if packet_stamp == self._last_imu_stamp and w.sec is not None and not self._imu_duplicates:
-            self.stats['imu'].counts['duplicates'] += 1
-            return None
-        self._last_imu_stamp = packet_stamp
+        # a catch-up burst repeats the packet's stamp (its state too, or new sensor noise on some hosts:
+        # the stamp decides, as the heven report advises): the newest-sample rule in _dispatch drops it
         if self._imu_on_arrival and w.sec is not None and not 0 <= w.nsec < 1000000000:
             self.bad_stamps += 1          # stamped on arrival (the version's rule), counted all the same
         return sim_to_ros.imu(w, stamp, self._imu_frame_id)

@@ -22,8 +22,12 @@ from typing import NamedTuple, Optional, Sequence, Union
 
 import pynmea2
 
+from ..sample_order import DUPLICATE, NEW, RESTART, REORDERED, SampleOrder
+
 __all__ = ["NmeaError", "NmeaSentence", "GpsSamples", "merge", "parse", "encode", "build", "make_gga",
-           "make_rmc"]
+           "make_rmc", "time_ms"]
+
+DAY_MS = 86400000
 
 
 class NmeaError(ValueError):
@@ -209,12 +213,28 @@ class GpsSamples:
       is complete, an RMC waits for its GGA;
     * a sentence without a time is a sample of its own, given out at once.
 
+    On a lossy, reordering link (the newest-sample rule, :mod:`morai_bridge.wire.sample_order`, on the
+    fix time: :func:`time_ms` in the simulator's ``time_form``, compared the short way round the day):
+    a sentence whose time is earlier than the last sample's is dropped (``reordered``), and so is one
+    whose text is that of a sentence already taken for the same time (``duplicates``: the link sent it
+    twice).  A sentence of the same time with other text is the old rule's (merged, or a new sample
+    when its type is taken); an earlier time by more than ``window_ms`` is the clock starting again
+    (``clock_restarts``, taken).  Counted in ``counts``.
+
     Its stamp is the one passed with the sample's first sentence.  Plain Python, one thread.
     """
 
-    __slots__ = ("_time", "_types", "_sample", "_stamp", "_given", "_misses", "gga", "late", "merged")
+    __slots__ = ("_time", "_types", "_sample", "_stamp", "_given", "_misses", "gga", "late", "merged", "order",
+                 "time_form", "counts", "_raws")
 
-    def __init__(self):
+    def __init__(self, window_ms=1000, time_form="tenths", counts=None):
+        self.order = SampleOrder(window_ms, DAY_MS)
+        self.time_form = time_form
+        #: sentences not taken (reordered, duplicates) and clock restarts; a dict the caller may share
+        self.counts = counts if counts is not None else {}
+        for key in (REORDERED, DUPLICATE, RESTART):
+            self.counts.setdefault(key, 0)
+        self._raws = set()      # the text of the sentences taken for the last time field
         self._time = None       # time field (text) of the open sample; None: no sample open
         self._types = ()        # sentence types in the open sample
         self._sample = None     # its sentences merged
@@ -230,6 +250,16 @@ class GpsSamples:
         sample, then the one this sentence completes)."""
         out = []
         t = sentence.raw.split(",", 2)[1] if sentence.utc_time is not None else None
+        if t is not None:
+            verdict = self.order.check(time_ms(t, self.time_form))
+            if verdict == REORDERED or (verdict == DUPLICATE and sentence.raw in self._raws):
+                self.counts[verdict] += 1
+                return out
+            if verdict != DUPLICATE:
+                self._raws.clear()
+                if verdict == RESTART:
+                    self.counts[RESTART] += 1
+            self._raws.add(sentence.raw)
         if self._time is not None and (t != self._time or sentence.sentence_type in self._types):
             self._close(out)
         if t is None:
@@ -258,6 +288,21 @@ class GpsSamples:
             if self.gga is None or self._misses >= 2:     # one lost GGA does not make an RMC-only sender
                 self.gga = False
         self._time = None
+
+
+def time_ms(field: str, form: str = "tenths") -> int:
+    """Milliseconds of the day of an NMEA time field ``hhmmss[.f]``, its fraction read as ``form``
+    writes it: ``tenths`` (a decimal fraction, the captures' ``223047.5``) or ``milliseconds`` (25.S4:
+    the milliseconds unpadded, ``.4`` = 4 ms).  Raises :class:`NmeaError` for a field that is not one."""
+    whole, _, frac = field.partition(".")
+    if len(whole) != 6 or not whole.isdigit() or (frac and not frac.isdigit()):
+        raise NmeaError(f"NMEA time field {field!r} is not hhmmss[.f]")
+    ms = ((int(whole[:2]) * 60 + int(whole[2:4])) * 60 + int(whole[4:])) * 1000
+    if not frac:
+        return ms
+    if form == "milliseconds":
+        return ms + int(frac)
+    return ms + int(round(int(frac) * 1000 / 10 ** len(frac)))
 
 
 def encode(sentence: NmeaSentence) -> bytes:

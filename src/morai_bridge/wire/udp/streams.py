@@ -24,6 +24,12 @@ read it once, at import, so a row added at run time must be added before they ar
 ``extension`` streams are our emulator's lock-step extension (:mod:`.lockstep`): the real
 simulator has no such port, so they are used only when explicitly enabled (``emulator_sync``).
 
+The newest-sample rule: a received stream stamped from its packets (``stamp=PACKET``: the packet
+carries the time its sample was taken) publishes a sample only when its time is later than the last
+one published (:mod:`morai_bridge.wire.sample_order`); such a stream declares the counters
+:func:`ordered` gives (``reordered``, ``duplicates``, ``clock_restarts``), and test_streams.py holds
+every row to it.  A stream without a time of its own publishes what comes (docs/reliability.md).
+
 The Header rule: a received stream with a topic is published as a message type that has a
 ``std_msgs/Header header`` field (its first), in every morai_msgs message set (msg_sets/): the bridge
 stamps it (``stamp``) and sets its frame.  ``test/unit/wire/udp/test_streams.py`` holds every row
@@ -50,6 +56,8 @@ class Counter(NamedTuple):
     name: str                  # key in StreamStats.counts
     label: str                 # its /diagnostics label
     warning: str = ''          # while it is not 0: the stream's entry WARNs with this text ({count}: the value)
+    recent: bool = False       # True: WARN only while it grows (since the last report), {count}: the growth
+    rate: bool = False         # True: /diagnostics also shows its rate over the last report's window
 
 
 class Stream(NamedTuple):
@@ -82,6 +90,18 @@ class Stream(NamedTuple):
 
 
 EMPTY_SLOTS = Counter('empty_slots', 'empty slots (not published)')
+REORDERED = Counter('reordered', 'reordered: older than the last published (not published)',
+                    '{count} datagrams older than one already published (the link reorders): not published',
+                    recent=True, rate=True)
+DUPLICATES = Counter('duplicates', 'duplicates: the time of the last published (not published)', rate=True)
+CLOCK_RESTARTS = Counter('clock_restarts', 'clock restarts: time went back ~reorder_window or more (published)',
+                         rate=True)
+
+
+def ordered(*own, duplicates=DUPLICATES):
+    """The counters of a stream held to the newest-sample rule (module docstring), after its ``own``."""
+    return own + (REORDERED, duplicates, CLOCK_RESTARTS)
+
 EVENTS = 100          # queue depth of the event topics: every message kept
 
 _HEVEN_NET = 'heven-ad-2026 docs/morai/network-persistence.md'
@@ -112,10 +132,11 @@ def add(*rows: Stream) -> None:
 add(
     # simulator -> user
     Stream('ego_status', 909, SIM_TO_USER, (udp.EgoVehicleStatus,), 'Ego_topic', 'morai_msgs/EgoVehicleStatus',
-           stamp=PACKET, counters=(Counter('zero_position', 'moving at exactly (0, 0)',
+           stamp=PACKET, counters=ordered(Counter('zero_position', 'moving at exactly (0, 0)',
                                           '{count} moving status packets at exactly (0, 0): the 25.S4 competition '
                                           'build sends its competition status (position withheld) on 909 and the '
-                                          'full status on 911: sim_version:=25.S4.MolitComp03'),), sim_row='Ego Vehicle Status',
+                                          'full status on 911: sim_version:=25.S4.MolitComp03')),
+           sim_row='Ego Vehicle Status',
            versioned=True, pubsub=770, pubsub_source=_HEVEN_NET + ' (MoraiInfoPublisher); '
                                                      + _ONLYTI + ' VEHICLE_STATE_PUBSUB_TYPE',
            emu_hz=50.0, emu_hz_doc='Ego Vehicle Status rate'),
@@ -123,12 +144,13 @@ add(
     # zeroed), on the topic its native ROS mode uses; port 0: other builds do not send it
     # (configuration.sim_versions gives its port per version)
     Stream('competition_status', 0, SIM_TO_USER, (udp.EgoVehicleStatus,), 'Competition_topic',
-           'morai_msgs/EgoVehicleStatus', stamp=PACKET, sim_row='Competition vehicle status (competition build)',
+           'morai_msgs/EgoVehicleStatus', stamp=PACKET, counters=ordered(),
+           sim_row='Competition vehicle status (competition build)',
            versioned=True, pubsub=295, pubsub_source=_HEVEN_NET,
            emu_hz=50.0, emu_hz_doc='competition status rate (only sent where the sim_version has a competition '
                                    'status port)'),
     Stream('object_info', 7505, SIM_TO_USER, (udp.ObjectInfo,), 'Object_topic', 'morai_msgs/ObjectStatusList',
-           stamp=PACKET, counters=(EMPTY_SLOTS,), sim_row='Object Info',
+           stamp=PACKET, counters=ordered(EMPTY_SLOTS), sim_row='Object Info',
            pubsub=772, pubsub_source=_ONLYTI + ' OBJECT_INFO_PUBSUB_TYPE; heven file 7605 -> 7505 = their '
                                                'ObjectInfo port',
            emu_hz=50.0, emu_hz_doc='Object Info rate'),
@@ -137,7 +159,7 @@ add(
            pubsub=258, pubsub_source=_ONLYTI + ' TRAFFIC_LIGHT_PUBSUB_TYPE',
            emu_hz=10.0, emu_hz_doc='Get TrafficLight Status rate (one datagram per light)'),
     Stream('collision', 9092, SIM_TO_USER, (udp.CollisionData,), 'CollisionData', 'morai_msgs/CollisionData',
-           queue=EVENTS, stamp=PACKET, counters=(EMPTY_SLOTS,), event=True, sim_row='Collision Data',
+           queue=EVENTS, stamp=PACKET, counters=ordered(EMPTY_SLOTS), event=True, sim_row='Collision Data',
            pubsub=261, pubsub_source='inferred: heven file 9091 -> 9092 = their CollisionData port'),
     Stream('intersection', 9102, SIM_TO_USER, (udp.GetIntersectionStatus,), 'InsnStatus',
            'morai_msgs/IntersectionStatus', sim_row='Get Intersection Status',
@@ -147,14 +169,20 @@ add(
     Stream('sim_status', 10326, SIM_TO_USER, (udp.SimStatus,), 'sim/process/state/msg/MoraiSimProcStatus',
            'morai_msgs/MoraiSimProcStatus', sim_row='Sim Status', emu_hz=10.0, emu_hz_doc='SimStatus rate'),
     Stream('gps', 9091, SIM_TO_USER, (udp.NmeaSentence,), 'gps', 'morai_msgs/GPSMessage',
-           counters=(Counter('no_fix', 'samples without a fix (void, or 0/0 in a blackout)'),
-                     Counter('no_fix_now', 'the last position had no fix (0/1)',
-                             'no fix: the last position was void or 0/0 (a GPS blackout zone), published with '
-                             'NavSatFix status NO_FIX')), sim_row='GPS sensor',
+           # the newest-sample rule on the sentences' fix time (wire.udp.nmea.GpsSamples)
+           counters=ordered(Counter('no_fix', 'samples without a fix (void, or 0/0 in a blackout)'),
+                            Counter('no_fix_now', 'the last position had no fix (0/1)',
+                                    'no fix: the last position was void or 0/0 (a GPS blackout zone), published '
+                                    'with NavSatFix status NO_FIX'),
+                            duplicates=Counter('duplicates', 'duplicates: a sentence taken already (not '
+                                                             'published)', rate=True)), sim_row='GPS sensor',
            versioned=True, emu_hz=10.0, emu_hz_doc='GPS rate ($GPGGA + $GPRMC, one datagram each)'),
     # IMU: stamped on arrival instead where the version's seconds are the host's local time
     Stream('imu', 9110, SIM_TO_USER, (udp.ImuData,), 'imu', 'sensor_msgs/Imu', stamp=PACKET,
-           counters=(Counter('duplicates', 'duplicates (catch-up bursts; not published)'),), sim_row='IMU sensor',
+           counters=ordered(duplicates=Counter('duplicates', 'duplicates: the time of the last published (catch-up '
+                                                         'bursts, the link; published only with ~imu_duplicates)',
+                                               rate=True)),
+           sim_row='IMU sensor',
            emu_hz=50.0, emu_hz_doc='#IMUData$ rate'),
     Stream('sync_state', 9202, SIM_TO_USER, (lockstep.EmuSyncState,), event=True, extension=True),
     # user -> simulator (queue: of the subscriber; a control command older than the next is worthless)

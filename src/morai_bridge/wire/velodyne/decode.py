@@ -192,6 +192,10 @@ class VelodyneDecoder:
 
     # ------------------------------------------------------------------ one datagram
 
+    def discard_last(self) -> None:
+        """The packet :meth:`check` returned last is not used (a duplicate, a late packet): nothing
+        to forget here (:class:`~morai_bridge.wire.velodyne.stream.IncrementalDecoder` keeps packets)."""
+
     def check(self, datagram) -> bytes:
         """The 1206-byte packet of a datagram, validated (length, block flags,
         azimuths < 36000); raises :class:`SensorDecodeError` with ``reason``

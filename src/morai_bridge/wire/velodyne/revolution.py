@@ -34,7 +34,11 @@ class Revolution(NamedTuple):
     dual: decoded as dual return.  predicted: closed at its own last packet
     (predictive or burst cut), not when the next packet passed the cut.  burst:
     the sender was taken to be bursty.  snapshot: decoded with snapshot point
-    times (every time 0).
+    times (every time 0).  missing: packets a whole revolution has and this one has not
+    (lost on the link, or never sent): the packets of 360 deg at this one's azimuth step, less
+    its own.  coverage: its packets over those of a whole revolution (at most 1).  short: a burst
+    that started as one and ended, at the next burst, before covering 360 deg (its last packets lost):
+    not ``complete``, but whole but for its ``missing`` packets.
     """
 
     points: Points
@@ -47,6 +51,9 @@ class Revolution(NamedTuple):
     predicted: bool = False
     burst: bool = False
     snapshot: bool = False
+    missing: int = 0
+    coverage: float = 1.0
+    short: bool = False
 
 
 class RevolutionAssembler:
@@ -92,6 +99,15 @@ class RevolutionAssembler:
     between, or without arrival times, the judgement stands; it starts paced).
     ``'on'`` / ``'off'`` force it.
 
+    On a lossy, reordering, duplicating link (before any of the above, within a run of packets
+    without an arrival gap): a packet whose first-block azimuth steps back from the packet before it
+    by less than 180 deg (or not at all) is not added: a duplicate when that azimuth is the packet
+    before's or one in the open revolution (``duplicate_packets``), else a packet that arrived late,
+    overtaken by those after it (``late_packets``); and so is, bursty, a packet after a burst covered
+    360 deg and before the next pause (a straggler of that burst, ``late_packets``: MORAI's next burst
+    starts where the last one did, so only the pause tells them apart).  A lost packet leaves a hole: each revolution says how many packets it
+    lacks (``missing``, ``coverage``), and the caller decides (the LiDAR bridge's ``~min_coverage``).
+
     A revolution is ``complete`` when it started at a cut (or, bursty, at a burst
     start or right after the previous revolution).  One is also emitted
     (``complete=False``) after ``max_packets`` packets without a cut.  With a
@@ -128,7 +144,9 @@ class RevolutionAssembler:
         self.predicted_cuts = 0        # revolutions closed at their own last packet
         self.late_cuts = 0             # revolutions closed when the next packet passed the cut
         self.mispredicted = 0          # predictive cuts the next packet did not confirm
-        self.burst_restarts = 0        # bursty: open revolutions ended by a new burst (emitted incomplete)
+        self.burst_restarts = 0        # bursty: open revolutions ended by a new burst before covering 360 deg
+        self.duplicate_packets = 0     # not added: the azimuth of a packet already taken
+        self.late_packets = 0          # not added: behind the packet before them (overtaken on the link)
         self.runs_bursty = 0           # runs of 360 deg judged bursty / paced
         self.runs_paced = 0
         self.last_error: Optional[str] = None
@@ -136,6 +154,9 @@ class RevolutionAssembler:
         self.last_return_mode: Optional[int] = None
         self._bursty = burst == "on"
         self._pending: List[bytes] = []
+        self._azimuths = set()                  # first-block azimuths of the pending packets
+        self._cover = 0                         # the last packet's own span (0.01 deg)
+        self._burst_done = False                # bursty: the last packet taken closed a 360-deg burst
         self._stamps: List[Optional[float]] = []
         self._last_az: Optional[int] = None     # reference azimuth of the late cut
         self._hold = False                      # after a predictive cut: _last_az is the cut
@@ -163,6 +184,7 @@ class RevolutionAssembler:
                "forced_cuts": self.forced_cuts, "pending": len(self._pending),
                "predicted_cuts": self.predicted_cuts, "late_cuts": self.late_cuts,
                "mispredicted": self.mispredicted, "burst_restarts": self.burst_restarts,
+               "duplicate_packets": self.duplicate_packets, "late_packets": self.late_packets,
                "runs_bursty": self.runs_bursty, "runs_paced": self.runs_paced,
                "bursty": int(self._bursty)}
         for reason, count in self.bad.items():
@@ -211,6 +233,21 @@ class RevolutionAssembler:
             arrival = stamp
         gap = (arrival is not None and self._prev_arrival is not None
                and arrival - self._prev_arrival > self.burst_gap)
+        if not gap and self._prev_first is not None:
+            # the link's faults: the packet before again, or one behind it (overtaken, or a copy of an
+            # earlier one): a step back of less than 180 deg is no wrap and no cut; and, bursty, any packet
+            # after a burst covered 360 deg and before the next pause (a straggler of that burst: the next
+            # burst starts after a pause, wherever its azimuth; without arrival times there is no pause to see)
+            back = (self._prev_first - first) % AZ_MAX
+            if back < AZ_MAX // 2 or (self._bursty and self._burst_done and arrival is not None):
+                if back == 0 or first in self._azimuths:
+                    self.duplicate_packets += 1
+                else:
+                    self.late_packets += 1
+                self.decoder.discard_last()
+                return None
+        self._cover = cover
+        self._burst_done = False
         forward = None if self._prev_first is None else (first - self._prev_first) % AZ_MAX
         if forward is not None and forward > AZ_MAX // 2:
             forward = 0                             # a backward step covers nothing
@@ -240,8 +277,8 @@ class RevolutionAssembler:
         predicted = False
         if self._bursty:
             if self._pending and gap:
-                self.burst_restarts += 1
-                out = self._emit(complete=False)
+                self.burst_restarts += 1            # short of 360 deg: packets lost (its coverage says)
+                out = self._emit(complete=False)._replace(short=self._started_at_cut)
                 self._started_at_cut = True
             elif gap:
                 self._started_at_cut = True         # a new burst
@@ -252,11 +289,13 @@ class RevolutionAssembler:
             if self._pending and forward is not None:
                 self._rev_cover += forward
             self._pending.append(packet)
+            self._azimuths.add(first)
             self._stamps.append(stamp)
             if out is None and self._rev_cover + cover >= AZ_MAX - step // 2:
                 predicted = True
                 out = self._emit(complete=self._started_at_cut)
                 self._started_at_cut = True
+                self._burst_done = True
             self._last_az, self._hold = first, False
         else:
             if self._last_az is not None and self._crossed(self._last_az, first):
@@ -275,6 +314,7 @@ class RevolutionAssembler:
             if self._pending and forward is not None:
                 self._rev_cover += forward
             self._pending.append(packet)
+            self._azimuths.add(first)
             self._stamps.append(stamp)
             if out is None and not self._hold and self._cut_within(first, (last + step // 2) % AZ_MAX):
                 predicted = True
@@ -302,6 +342,9 @@ class RevolutionAssembler:
         if not packets:
             return None
         self._pending, self._stamps = [], []
+        self._azimuths = set()
+        whole = AZ_MAX / self._cover if self._cover else len(packets)   # packets of 360 deg at this step
+        missing = max(0, int(round(whole - len(packets))))
         have = all(s is not None for s in stamps)
         rec = np.frombuffer(b"".join(packets), dtype=PACKET_DTYPE)
         snapshot = self.snapshot_now()
@@ -312,4 +355,4 @@ class RevolutionAssembler:
         return Revolution(points, len(packets), complete, stamps[0],
                           struct.unpack_from("<I", first, 1200)[0],
                           (first[2] | (first[3] << 8)) / 100.0, self.decoder.is_dual(rec),
-                          False, self._bursty, snapshot)
+                          False, self._bursty, snapshot, missing, min(1.0, len(packets) / whole))

@@ -150,6 +150,17 @@ class IncrementalDecoder:
             self._step(len(seen) - 1)
         return packet
 
+    def discard_last(self):
+        """Forget the packet :meth:`check` took last: the assembler did not add it (a duplicate, a
+        late packet).  Called right after that check, before any :meth:`advance`."""
+        seen = self._seen
+        if seen:
+            seen.pop()
+            if self._steps and len(self._steps) >= len(seen):
+                self._steps.pop()
+            if self._done > len(seen):
+                self._ok = False
+
     def advance(self):
         """Decode, as one piece, the packets of the pending revolution not decoded yet, if there are at least
         ``chunk`` of them.  Call it when the receive loop has nothing to read (:meth:`CloudStream.idle`): every
@@ -325,6 +336,7 @@ class CloudStream:
         return dict(packets=a.packets, revolutions=a.revolutions, bad=a.bad, aux_header=a.aux_header,
                     forced_cuts=a.forced_cuts, bursty=a.bursty, predicted_cuts=a.predicted_cuts,
                     late_cuts=a.late_cuts, mispredicted=a.mispredicted, burst_restarts=a.burst_restarts,
+                    duplicate_packets=a.duplicate_packets, late_packets=a.late_packets,
                     incremental=d.incremental, at_once=d.at_end + d.fallbacks, fallbacks=d.fallbacks,
                     product_id=product, product_model=None if product is None else model_from_product_id(product),
                     return_mode=a.last_return_mode)

@@ -85,12 +85,41 @@ def test_a_sample_whose_gga_is_lost_comes_late_not_never():
     assert (g.gga, g.late) == (True, 1)         # one lost GGA: the next RMC still waits for its GGA
 
 
-def test_a_repeated_sentence_is_a_new_sample():
-    """The simulator never sends one type twice per sample; a sender that repeats a sentence (a test
-    resending until it is heard) gets one message per datagram."""
+def test_a_repeated_sentence_is_a_duplicate_and_an_older_one_reordered():
+    """The link's faults: a sentence sent twice is taken once, one older than the last sample is dropped;
+    both counted.  A sentence of the same time with other text (a moved position) is still a sample."""
     g = nmea.GpsSamples()
     s = gga(at(47, 500))
-    assert [len(g.add(s)) for _ in range(3)] == [1, 1, 1]
+    assert [len(g.add(s)) for _ in range(3)] == [1, 0, 0]
+    assert g.counts['duplicates'] == 2
+    assert g.add(rmc(at(47, 500))) == []               # the RMC of the sample: merged, not a duplicate
+    assert len(g.add(gga(at(47, 700)))) == 1
+    assert g.add(rmc(at(47, 500))) == [] and g.add(gga(at(47, 500))) == []
+    assert g.counts['reordered'] == 2 and g.counts['duplicates'] == 2
+    assert len(g.add(gga(at(47, 700), lat=37.25))) == 1  # same time, other text: a new sample (old rule)
+    # back by a second or more: the clock started again
+    assert len(g.add(gga(at(40, 0)))) == 1 and g.counts['clock_restarts'] == 1
+
+
+def test_25s4_milliseconds_are_ordered_as_milliseconds():
+    """25.S4 writes the milliseconds unpadded (.5 = 5 ms, .40 = 40 ms): read as tenths, 47.40 would come
+    before 47.5 and every sample after it would look reordered."""
+    assert nmea.time_ms('223047.5', 'milliseconds') == nmea.time_ms('223047', 'milliseconds') + 5
+    assert nmea.time_ms('223047.5') == nmea.time_ms('223047') + 500
+    assert nmea.time_ms('000000.05') == 50
+    g = nmea.GpsSamples(time_form='milliseconds')
+    out = [len(g.add(gga(at(47, ms), form='milliseconds'))) for ms in (5, 40, 100, 400, 995)]
+    assert out == [1, 1, 1, 1, 1] and g.counts['reordered'] == 0
+    with pytest.raises(nmea.NmeaError):
+        nmea.time_ms('2230a7.5')
+
+
+def test_midnight_is_not_a_restart():
+    g = nmea.GpsSamples()
+    assert len(g.add(gga(datetime.time(23, 59, 59, 900000)))) == 1
+    assert len(g.add(gga(datetime.time(0, 0, 0, 100000)))) == 1
+    assert g.add(gga(datetime.time(23, 59, 59, 950000))) == []
+    assert g.counts == {'reordered': 1, 'duplicates': 0, 'clock_restarts': 0}
 
 
 def test_a_sentence_without_a_time_is_its_own_sample():

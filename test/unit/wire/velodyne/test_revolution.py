@@ -55,12 +55,13 @@ def test_revolutions_on_cut_angle():
 
 
 def test_small_backward_azimuth_steps_are_not_a_wrap():
+    """A step back by less than 180 deg is a packet overtaken on the link: not a wrap, not added."""
     pkts = [one_packet("HDL32E", [a] * 12, {(0, 0): (5.0, 1)})
-            for a in (10.0, 20.0, 19.9, 30.0, 350.0, 359.0, 1.0, 2.0)]
+            for a in (10.0, 20.0, 19.9, 30.0, 100.0, 200.0, 300.0, 359.0, 1.0, 2.0)]
     asm = RevolutionAssembler(VelodyneDecoder("HDL32E"))
     out = [asm.add(p) for p in pkts]
-    assert [i for i, r in enumerate(out) if r is not None] == [6]
-    assert out[6].packets == 6
+    assert [i for i, r in enumerate(out) if r is not None] == [8]
+    assert out[8].packets == 7 and asm.late_packets == 1
     asm = RevolutionAssembler(VelodyneDecoder("HDL32E"), cut_angle=15.0)
     out = [asm.add(p) for p in pkts]
     assert [i for i, r in enumerate(out) if r is not None] == [1]   # 19.9 after 20 is no crossing
@@ -300,3 +301,31 @@ def test_burst_detection_switches_back_to_paced():
             t += period
             asm.add(pkt, stamp=t, arrival=t)
     assert not asm.bursty and asm.runs_paced >= 1
+
+
+def test_stragglers_of_a_burst_are_not_the_next_revolution():
+    """Issue 50: MORAI's bursts start where the last one did, so a packet of burst 1 overtaken on the link and
+    arriving after burst 1 covered 360 deg looks like burst 2's start by its azimuth.  Before the next pause it is
+    a straggler (not added); after it, alone, a fragment (coverage under 10 %), never a revolution's start."""
+    revs = morai_bursts(4)
+    dec = VelodyneDecoder("VLP16", packet_time="nominal")
+    asm = RevolutionAssembler(dec)
+    out = []
+    for r, packets in enumerate(revs):
+        for p, pkt in enumerate(packets):
+            t = 100.0 + 0.1 * r + 20e-6 * p
+            if (r, p) in ((1, 3), (2, 40)):
+                continue                                  # held back...
+            rev = asm.add(pkt, t, t)
+            if rev is not None:
+                out.append(rev)
+            if (r, p) == (1, 74):                         # ...burst 1's packet 3 arrives 5 ms after the burst
+                rev = asm.add(revs[1][3], t + 0.005, t + 0.005)
+                assert rev is None and asm.late_packets == 1
+            if (r, p) == (2, 74):                         # ...burst 2's packet 40 alone, 30 ms after it
+                assert asm.add(revs[2][40], t + 0.03, t + 0.03) is None
+    starts = [(r.device_time_us, r.packets, round(r.coverage, 2)) for r in out]
+    # burst 2's packet 40 is a one-packet fragment, emitted when burst 3 starts; every revolution once
+    assert [s for s in starts if s[2] >= 0.75] == [(5000, 75, 1.0), (105000, 74, 0.99), (205000, 74, 0.99),
+                                                   (305000, 75, 1.0)]
+    assert [s[1:] for s in starts if s[2] < 0.1] == [(1, 0.01)]

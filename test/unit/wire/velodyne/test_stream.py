@@ -317,3 +317,46 @@ def test_a_revolution_runs_through_four_wire_modules():
     assert len(bodies) >= 2
     assert sorted(seen) == ['wire/velodyne/cloud.py', 'wire/velodyne/decode.py', 'wire/velodyne/revolution.py',
                             'wire/velodyne/stream.py'], sorted(seen)
+
+
+def test_a_link_s_duplicates_late_packets_and_losses_leave_the_cloud_of_the_packets_that_arrived():
+    """Issue 50: bursts through a lossy, reordering, duplicating link.  Every revolution decoded piece by piece is
+    bit-identical to one batch of the packets of it that arrived, once each; duplicates and overtaken packets are
+    not in it; holes are counted (missing, coverage)."""
+    revs = burst_revolutions(5)
+    faulty, arrived = [], []
+    for r, packets in enumerate(revs):
+        got = list(packets)
+        if r == 1:
+            got.insert(11, packets[10])          # a duplicate 1 packet later
+            got.insert(31, packets[5])           # a copy of an earlier one
+        if r == 2:
+            del got[40:43]                       # three lost
+            got.insert(50, got[45])              # one overtaken: sent after the 4 that follow it
+            del got[45]
+        if r == 3:
+            del got[74]                          # its last packet lost: the burst ends short of 360 deg
+        faulty.append(got)
+        seen, keep = -1, []
+        for pkt in got:                          # what should be kept: forward azimuths only
+            az = pkt[2] | (pkt[3] << 8)
+            if az > seen:
+                keep.append(pkt)
+                seen = az
+        arrived.append(keep)
+    dec, cfg = incremental('VLP16', 8, 'auto')
+    asm = vel.RevolutionAssembler(dec)
+    dec.snapshot_hint = asm.snapshot_now
+    got = burst_feed(asm, faulty)
+    assert asm.duplicate_packets == 2 and asm.late_packets == 1
+    by_start = {r.device_time_us: r for r in got}
+    for r, keep in enumerate(arrived):
+        rev = by_start[7000 + 100000 * r]
+        assert rev.packets == len(keep)
+        want = vel.VelodyneDecoder(**dict(cfg, packet_time='snapshot')).decode(keep, packet_time='snapshot')
+        assert vel.pack_cloud(rev.points).data == vel.pack_cloud(want).data
+    assert [(by_start[7000 + 100000 * r].missing, round(by_start[7000 + 100000 * r].coverage, 3))
+            for r in range(4)] == [(0, 1.0), (0, 1.0), (4, 0.947), (1, 0.987)]
+    # the first burst is judged paced (the sender is judged bursty at its end): not complete, as ever
+    assert [by_start[7000 + 100000 * r].complete for r in range(4)] == [False, True, True, False]
+    assert by_start[7000 + 300000].short and sum(r.missing for r in got) >= 5
