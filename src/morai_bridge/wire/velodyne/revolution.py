@@ -95,9 +95,11 @@ class RevolutionAssembler:
     arrival=)`` or, failing that, ``stamp``).  A run is the packets between two
     arrival gaps of more than ``burst_gap``; when a run has covered 360 deg, the
     sender is judged bursty if the run arrived within a quarter of the time the
-    model needs to fire those packets, paced if it took at least half of it (in
-    between, or without arrival times, the judgement stands; it starts paced).
-    ``'on'`` / ``'off'`` force it.
+    model needs to fire those packets, paced if it took at least half of it with no
+    wait between two packets longer than four packet periods (in between, or
+    without arrival times, the judgement stands; it starts paced).  Only a run with
+    at least three quarters of a revolution's packets is judged (a few stragglers
+    whose steps add up to 360 deg are no revolution).  ``'on'`` / ``'off'`` force it.
 
     On a lossy, reordering, duplicating link (before any of the above, within a run of packets
     without an arrival gap): a packet whose first-block azimuth steps back from the packet before it
@@ -166,6 +168,7 @@ class RevolutionAssembler:
         self._run_start: Optional[float] = None
         self._run_cover = 0
         self._run_packets = 0
+        self._run_step = 0.0                    # the longest wait between two packets of the run
         self._started_at_cut = False
 
     @property
@@ -254,19 +257,24 @@ class RevolutionAssembler:
 
         # runs (burst detection): judged once they cover 360 deg
         if self._run_start is None or gap or arrival is None:
-            self._run_start, self._run_cover, self._run_packets = arrival, 0, 0
-        elif forward is not None:
-            self._run_cover += forward
+            self._run_start, self._run_cover, self._run_packets, self._run_step = arrival, 0, 0, 0.0
+        else:
+            if forward is not None:
+                self._run_cover += forward
+            if self._prev_arrival is not None:
+                self._run_step = max(self._run_step, arrival - self._prev_arrival)
         self._run_packets += 1
-        if self._run_cover + cover >= AZ_MAX - step // 2 and self._run_start is not None:
+        if (self._run_cover + cover >= AZ_MAX - step // 2 and self._run_start is not None
+                and 4 * self._run_packets * cover >= 3 * AZ_MAX):   # with 3/4 of its packets, not a few stragglers
             span = arrival - self._run_start
-            nominal = self._run_packets * self._periods[1 if self.decoder.is_dual(
-                np.frombuffer(packet, PACKET_DTYPE)) else 0]
+            period = self._periods[1 if self.decoder.is_dual(np.frombuffer(packet, PACKET_DTYPE)) else 0]
+            nominal = self._run_packets * period
             if span <= 0.25 * nominal:
                 self.runs_bursty += 1
                 if self.burst == "auto":
                     self._bursty = True
-            elif span >= 0.5 * nominal:
+            elif span >= 0.5 * nominal and self._run_step <= 4 * period:
+                # paced: slow AND even (a burst's stragglers, then the next burst, are slow but not even)
                 self.runs_paced += 1
                 if self.burst == "auto" and self._bursty:
                     self._bursty = False
