@@ -271,7 +271,8 @@ def _revolutions(result):
 
 def check_velodyne(data):
     """RevolutionAssembler through its public API (constructor, add, flush): never raises for
-    bytes; every packet the decoder's check accepts is in exactly one revolution; a revolution's
+    bytes; every packet the decoder's check accepts is in exactly one revolution, or counted as a duplicate or
+    a late packet (a step back in azimuth: wire/velodyne/revolution.py); a revolution's
     points are at most 384 per packet, with finite coordinates (keep_zero off)."""
     if len(data) < 2:
         return 'empty'
@@ -300,8 +301,9 @@ def check_velodyne(data):
     except Exception as e:  # noqa: BLE001
         raise _untyped('RevolutionAssembler.flush', e, b'')
     got = sum(r.packets for r in revs)
-    if got != valid:
-        raise AssertionError('%d valid packets, %d in revolutions' % (valid, got))
+    if got + asm.duplicate_packets + asm.late_packets != valid:
+        raise AssertionError('%d valid packets, %d in revolutions, %d duplicates, %d late'
+                             % (valid, got, asm.duplicate_packets, asm.late_packets))
     for r in revs:
         pts = r.points
         if len(pts) > 384 * r.packets:

@@ -10,6 +10,7 @@
 * a port already in use and an unresolvable simulator host: the node exits
   with a message naming the parameter.
 """
+import datetime
 import math
 import os
 import random
@@ -31,6 +32,7 @@ from morai_msgs.msg import (CtrlCmd, GhostMessage, GVDirectCmd, GVStateCmd, Inte
                             SensorPosControl, SetTrafficLight)
 
 from morai_bridge.wire import udp
+from morai_bridge.wire.udp import nmea
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from harness import LAUNCH, RX, TIMEOUT, FakeSim, wait_for_subscribers  # noqa: E402
@@ -56,7 +58,10 @@ def valid_packet(stream, k):
     if stream == 'sim_status':
         return udp.encode(udp.make(udp.SimStatus, platform=2, stage=2, status=1))
     if stream == 'gps':
-        return b'$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47\r\n'
+        # a new fix time each (a repeated sentence is a duplicate, published once: wire/sample_order.py)
+        minute, tenths = divmod(k, 600)
+        return nmea.encode(nmea.make_gga(datetime.time(12, 35 + minute, tenths // 10, (tenths % 10) * 100000),
+                                         48.1173, 11.5167, 545.4))
     if stream == 'imu':
         return udp.encode(udp.make(udp.ImuData, sec=5000 + k, ori_w=1.0))
     if stream == 'sync_state':
@@ -69,7 +74,9 @@ def garbage(rng, good):
     """Malformed datagrams of several kinds, none of which can decode."""
     kind = rng.randrange(4)
     if good[:1] == b'$' and kind:
-        return good.replace(b'*47', b'*4' + bytes([rng.choice(b'01235689')]))   # NMEA: wrong checksum
+        star = good.rindex(b'*')                                      # NMEA: wrong checksum
+        right = good[star + 1:star + 3]
+        return good[:star + 1] + (b'00' if right != b'00' else b'01') + good[star + 3:]
     if kind == 0:
         return bytes([rng.choice(b'ABCxyz\x00\xff')]) + bytes(rng.randrange(256) for _ in range(rng.randint(0, 200)))
     if kind == 1:
