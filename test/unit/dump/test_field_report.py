@@ -29,15 +29,18 @@ FIXTURES = sorted(p for p in (ROOT / "test" / "data" / "field").iterdir() if p.i
 SHIPPED = sim_versions.available(sim_versions.search_dir_default())
 
 
-def free_offset(span=(20000, 31000)):
+def free_offset(lowest=12000, ephemeral=32768):
     """An offset that moves every profile port (and the sensors' and one spare) to a free port below
-    the ephemeral range (no bind to port 0 takes one meanwhile), so that runs on one machine do not clash."""
+    the ephemeral range (no bind to port 0, such as the emulator's listening ports here, takes one meanwhile),
+    so that runs on one machine do not clash.  The highest moved port stays below ``ephemeral`` (Linux's
+    net.ipv4.ip_local_port_range starts there): an offset of 20000-31000 once put the IMU's 9110 on 39119,
+    which an ephemeral bind had taken."""
     import random
     import socket
     base = [*fl.profile_ports(SHIPPED)] + [1232, 2368, 281, 3000]
     rnd = random.Random()
     for _ in range(200):
-        off = rnd.randrange(*span)
+        off = rnd.randrange(lowest, ephemeral - max(base))
         socks = []
         try:
             for p in base:
