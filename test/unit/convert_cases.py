@@ -45,6 +45,11 @@ CASES = [  # (converter name, codec class, variants of the arguments after the p
 ]
 CASES += [(s.name, s.classes[0], [('map',), ('',)]) for s in streams.FROM_SIM
           if not s.extension and s.name not in sim_receive.SimReceiver.METHODS and s.name not in {c[0] for c in CASES}]
+#: converter name -> the converter: the plain streams' (sim_to_ros.CONVERTERS, the receiver calls them as they
+#: are) and the ones the receiver's methods call (sim_to_ros.ego_status, ...)
+FUNCTIONS = dict(sim_to_ros.CONVERTERS, ego_status=sim_to_ros.ego_status, object_info=sim_to_ros.object_info,
+                 collision=sim_to_ros.collision, traffic_light=sim_to_ros.traffic_light,
+                 sim_status=sim_to_ros.sim_status, gps=sim_to_ros.gps, imu=sim_to_ros.imu)
 
 
 def inputs():
@@ -192,7 +197,7 @@ def check_converters(messages, seqs=(0, 1, 4711, 2 ** 32 - 1)):
             for extra in variants:
                 k += 1
                 stamp = (rospy.Time(1, 2), genpy.Time(3, 4), rospy.Time(2 ** 32 - 1, 999999999))[k % 3]
-                got = sim_to_ros.CONVERTERS[name](w, stamp, *extra)
+                got = FUNCTIONS[name](w, stamp, *extra)
                 for m in (got if name == 'gps' else [got]):
                     if m is None:
                         continue

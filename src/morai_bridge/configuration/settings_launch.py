@@ -122,7 +122,7 @@ def published_topics(plan, tables):
         declared = {p.name: p.default for p in _table(tables, n.node)}
         values = dict(declared, **n.params)
         if n.node == 'udp_bridge':
-            params = [f'{st.name}_topic' for st in streams.FROM_SIM if st.topic and values.get(st.param)]
+            params = [st.topic_param for st in streams.FROM_SIM if st.topic and values.get(st.param)]
         else:
             params = [p for p in ('image_topic', 'topic') if p in declared]
         for p in params:

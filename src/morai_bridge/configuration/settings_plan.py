@@ -52,7 +52,7 @@ class NodePlan(NamedTuple):
 
 class StreamOff(NamedTuple):
     """A udp_bridge stream the plan leaves off (port 0), why, and the port that would enable it."""
-    stream: str          # the stream (its port parameter: stream + '_port')
+    stream: str          # the stream (its port parameter: wire.udp.streams.BY_NAME[stream].param)
     why: str             # what the settings say (or do not say) about it
     port: int            # MORAI's default port for it in the simulator version (0: none)
     switch: str = ''     # a row of the files that is not UDP: what to set in it to make it UDP ('' no row)
@@ -231,8 +231,9 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
             if n.stream is not None and n.net_type == COMM_UDP and n.port is not None:
                 by_stream.setdefault(n.stream, n)
         for stream, n in sorted(by_stream.items()):
-            bridge[f'{stream}_port'] = n.port
-            origins[f'{stream}_port'] = f'{network.path}: {n.key}.{_port_key(stream)}'
+            param = wire_streams.BY_NAME[stream].param
+            bridge[param] = n.port
+            origins[param] = f'{network.path}: {n.key}.{_port_key(stream)}'
             if sim_ip is None and n.host_ip:
                 bridge.setdefault('sim_ip', n.host_ip)
             if n.dest_ip:
@@ -249,7 +250,7 @@ def plan(sensors=None, network=None, parent_frame='base_link', sim_ip=None, bind
         if kept:
             notes.append('udp_bridge: streams the network settings leave out, on MORAI\'s default port all '
                          'the same (the simulator uses them there; docs/settings.md): %s'
-                         % ', '.join('%s %d' % (name, bridge[name + '_port']) for name in kept))
+                         % ', '.join('%s %d' % (name, bridge[wire_streams.BY_NAME[name].param]) for name in kept))
         if network is None:
             notes.append('udp_bridge: no network settings given: its vehicle and simulator streams keep '
                          'their default ports')
@@ -344,7 +345,8 @@ def _unconfigured(bridge, sensors, network, taken=None, version=''):
     left off, GPS and IMU included when the sensor file does not send them over UDP; [names] of the streams
     kept at their default port).  Ports are ``version``'s ('' the default version)."""
     off = [_sensor_off(name, sensors, version)
-           for name in wire_streams.SENSOR_STREAMS if sensors is not None and bridge.get(f'{name}_port') == 0]
+           for name in wire_streams.SENSOR_STREAMS
+           if sensors is not None and bridge.get(wire_streams.BY_NAME[name].param) == 0]
     if network is None:
         return off, []
     entries = {}
@@ -353,11 +355,11 @@ def _unconfigured(bridge, sensors, network, taken=None, version=''):
             entries.setdefault(n.stream, n)
     used = {wire_streams.SIM_TO_USER: dict(taken or {})}     # direction -> {port: its user} in the plan
     for st in wire_streams.STREAMS:
-        if bridge.get(f'{st.name}_port'):
-            used.setdefault(st.direction, {})[bridge[f'{st.name}_port']] = st.name
+        if bridge.get(st.param):
+            used.setdefault(st.direction, {})[bridge[st.param]] = st.name
     kept = []
     for st in wire_streams.STREAMS:
-        param = f'{st.name}_port'
+        param = st.param
         if param in bridge:
             continue
         bridge[param] = 0

@@ -20,6 +20,7 @@ from morai_bridge.ros.udp_bridge.info_services import InfoServices
 from morai_bridge.configuration.params import FROM_PROFILE, Param, ParamError
 from morai_bridge.ros.params import init_node, load
 from morai_bridge.ros.package_config import apply_map, apply_sim_version, load_vehicle_profile
+from morai_bridge.wire.udp import streams
 from morai_bridge.ros.udp_bridge.command_sender import CommandSender
 from morai_bridge.ros.udp_bridge.sim_receive import SimReceiver
 from morai_bridge.ros.udp_bridge.sim_services import SimServices
@@ -142,7 +143,7 @@ def main(argv=None):
     rospy.on_shutdown(node.shutdown)
     node.start()
     rospy.loginfo('udp_bridge: receiving from %s on %s (%s), sending to %s', cfg.sim_ip, cfg.bind_ip,
-                  ', '.join('%s:%d' % (n, cfg[n + '_port']) for n in node.rx.enabled), node.tx.host)
+                  ', '.join('%s:%d' % (n, cfg[streams.BY_NAME[n].param]) for n in node.rx.enabled), node.tx.host)
     rospy.loginfo('udp_bridge: simulator version %s (%s): wire steer + %s, status steer + %s, Ego Ctrl Cmd %d B; '
                   'steering_sign %d, status_steering_sign %d, ghost_steering_sign %d', version.name, version.path,
                   version.ctrl_steer_positive, version.status_steer_positive, cfg.ctrl_cmd_bytes, cfg.steering_sign,

@@ -11,6 +11,7 @@ import rospkg
 from morai_bridge.configuration import maps, sim_versions, vehicle_profiles
 from morai_bridge.configuration.params import FROM_MAP, FROM_PROFILE, FROM_VERSION
 from morai_bridge.link.transport import shift_privileged
+from morai_bridge.wire.udp import streams
 
 PACKAGE = 'morai_msgs'
 
@@ -77,7 +78,7 @@ def apply_sim_version(cfg):
     if out.get('ctrl_cmd_bytes') == FROM_PROFILE:
         out['ctrl_cmd_bytes'] = v.ctrl_cmd_bytes
     for stream in sim_versions.VERSIONED_PORTS:
-        key = stream + '_port'
+        key = streams.BY_NAME[stream].param
         if out.get(key) == FROM_VERSION:
             out[key] = v.port(stream)
     offset = out.get('privileged_port_offset', 0)

@@ -145,7 +145,7 @@ class CapturePlayer:
 
     def _hint(self, port, entry):
         count, stream = entry
-        return port_hint(port, count, stream, self.version.name, self.rx_cfg[stream + '_port'],
+        return port_hint(port, count, stream, self.version.name, self.rx_cfg[streams.BY_NAME[stream].param],
                          sim_versions.versions_receiving(stream, port))
 
     def _complete(self, payload):

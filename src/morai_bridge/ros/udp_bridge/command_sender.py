@@ -2,10 +2,11 @@
 
 :class:`CommandSender` subscribes to every enabled command topic of
 :data:`morai_bridge.wire.udp.streams.TO_SIM` (which declares each command's port, topic, message
-type and queue), converts each message with the stream's converter in :data:`.ros_to_sim.CONVERTERS`
-(``converter(m)``: a packet or a list of them), or, for a command that needs the bridge's
-parameters or state, with the sender's method in its table :attr:`CommandSender.METHODS` (``(m)``:
-a list of packets);
+type and queue), converts each message with the sender's method in its table
+:attr:`CommandSender.METHODS` (``(m)``: a list of packets), for a command that needs the bridge's
+parameters or state, or else with the stream's converter in :data:`.ros_to_sim.CONVERTERS`
+(``converter(m)``: a packet or a list of them); every command with a topic is in exactly one of
+the two tables;
 ``ros_to_sim`` refuses NaN, out-of-range and too-long values with a CommandError (nothing is
 sent; what is mapped or clamped instead is counted).  It sends the packets to the simulator's port of
 that stream, holds the command state that travels with control commands (gear, control mode,
@@ -32,7 +33,7 @@ from morai_bridge.wire import enums, udp
 from morai_bridge.wire.udp import streams
 
 PORT_PARAMS = [port_param(s.param, s.port, 'send ' + s.name + ' to the simulator' + s.note) for s in streams.TO_SIM]
-TOPIC_PARAMS = [Param(s.name + '_topic', s.topic, 'subscribed ' + s.ros_type) for s in streams.TO_SIM if s.topic]
+TOPIC_PARAMS = [Param(s.topic_param, s.topic, 'subscribed ' + s.ros_type) for s in streams.TO_SIM if s.topic]
 COMMAND_PARAMS = [
     Param('vehicle_profile', 'morai_sedan', 'vehicle profile: a name in config/vehicles (morai_sedan, erp42) or '
           'the path of a YAML file; gives the maximum steering angle, wheelbase and size'),
@@ -173,7 +174,7 @@ class CommandSender:
         self.methods = {name: method.__get__(self) for name, method in self.METHODS.items()}
         for s in streams.TO_SIM:
             if s.topic and cfg[s.param]:
-                rospy.Subscriber(cfg[s.name + '_topic'], roslib.message.get_message_class(s.ros_type),
+                rospy.Subscriber(cfg[s.topic_param], roslib.message.get_message_class(s.ros_type),
                                  self._make_cb(s), queue_size=s.queue)
 
     @property
@@ -187,7 +188,7 @@ class CommandSender:
 
     def send(self, name, packet, encode=udp.encode):
         """Encode and send one packet on stream ``name``; False (counted, logged) on a send error."""
-        ok = self.sender.send(self.cfg[name + '_port'], encode(packet))
+        ok = self.sender.send(self.cfg[streams.BY_NAME[name].param], encode(packet))
         if ok:
             with self._count_lock:
                 self.tx_counts[name] += 1

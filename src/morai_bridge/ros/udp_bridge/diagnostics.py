@@ -20,7 +20,7 @@ class BridgeDiagnostics:
         self.tx = commands
         self._rates = {}
         for name in receiver.enabled:
-            updater.add('UDP %s (port %d)' % (name, cfg[name + '_port']), self._stream_task(name))
+            updater.add('UDP %s (port %d)' % (name, cfg[streams.BY_NAME[name].param]), self._stream_task(name))
         if commands is not None:
             updater.add('UDP commands', self.commands)
             updater.add('Simulator control state', self.control)
@@ -47,7 +47,7 @@ class BridgeDiagnostics:
             age = st.age(now)
             if age is None:
                 level, text = ((OK, 'no event yet') if event else
-                               (WARN, 'no packet yet on port %d' % self.cfg[name + '_port']))
+                               (WARN, 'no packet yet on port %d' % self.cfg[stream.param]))
             elif age > self.cfg.stale_timeout and not event:
                 level, text = WARN, f'stale: last packet {age:.1f} s ago'
             else:
@@ -71,7 +71,7 @@ class BridgeDiagnostics:
                 level = ERROR
                 text += '; %d datagrams hit a bridge error (see the log)' % st.handler_errors
             stat.summary(level, text)
-            stat.add('port', self.cfg[name + '_port'])
+            stat.add('port', self.cfg[stream.param])
             stat.add('rate [Hz]', f'{rate:.1f}')
             stat.add('received', st.received)
             stat.add('published', st.published)

@@ -283,21 +283,17 @@ def sim_proc_handle(h):
                        'and 0x10 pause can be sent' % h.sim_process_status)
 
 
-#: command stream name (wire.streams.TO_SIM, the lock-step extension aside) -> its converter.  The
-#: sender calls a command's converter as ``(m)`` (a packet or a list of them) unless its own table
-#: of methods (``CommandSender.METHODS``) has the stream; sim_control's packets are the services'.
+#: command stream name -> its converter, for the commands the sender sends as their converter makes them,
+#: called ``(m)`` (a packet or a list of them).  A command that needs the bridge's parameters or state
+#: (ctrl_cmd, set_traffic_light, lamps, ego_ghost, gv_direct) has a method in ``CommandSender.METHODS``
+#: instead, which calls its converter above; sim_control has no topic (its packets are the services').
+#: Every command with a topic is in exactly one of the two tables (test_sim_receive_streams.py).
 CONVERTERS = {
-    'ctrl_cmd': ctrl_cmd,
-    'set_traffic_light': set_traffic_light,
     'set_intersection': set_intersection,
-    'lamps': lamps,
     'scenario_load': scenario_load,
     'save_sensor_data': save_sensor_data,
     'sensor_control': sensor_control,
     'npc_ghost': npc_ghost,
     'multi_ego': multi_ego,
-    'ego_ghost': ego_ghost,
-    'gv_direct': gv_direct,
     'gv_state': gv_state,
-    'sim_control': sim_control,
 }

@@ -3,12 +3,12 @@
 :class:`SimReceiver` owns the receive sockets (one per enabled stream of
 :data:`morai_bridge.wire.udp.streams.FROM_SIM`, which declares each stream's port, topic, message
 type, queue, stamp rule and counters) and runs one path for every datagram (:meth:`_dispatch`):
-decode, stamp (the stream's rule), convert, publish, count.  The converter is the stream's
-in :data:`.sim_to_ros.CONVERTERS` (called ``(w, stamp, frame_id)``), or, for a stream that needs more
-than that, the receiver's method in its table :attr:`SimReceiver.METHODS` (``(w, stamp)``), which
-returns the message to publish
-(None: nothing) and keeps what the services need (the latest ego status and SimStatus, the
-traffic lights).  Everything is counted per stream
+decode, the newest-sample rule, stamp (the stream's rule), convert, publish, count.  Each stream is
+handled by one callable ``(w, stamp)`` -> the message to publish (None: nothing): the receiver's
+method in its table :attr:`SimReceiver.METHODS`, for a stream that needs more than a converter (it
+keeps what the services need: the latest ego status and SimStatus, the traffic lights; counts), or
+else its converter in :data:`.sim_to_ros.CONVERTERS` with the frame bound.  Every received stream is
+in exactly one of the two tables.  Everything is counted per stream
 (:class:`morai_bridge.link.transport.StreamStats`); in replay mode (``live=False``) datagrams come
 from :meth:`feed` instead of sockets.
 """
@@ -40,7 +40,7 @@ PORT_PARAMS = [port_param(s.param, s.port, 'receive ' + s.name + s.note) if s.na
                           'disables it)' % (s.name, ', '.join('%s %d' % (v, p) for v, p in VERSION_PORTS[s.name])),
                           minimum=-1, maximum=65535)
                for s in streams.FROM_SIM]
-TOPIC_PARAMS = [Param(s.name + '_topic', s.topic, 'published ' + s.ros_type) for s in streams.FROM_SIM if s.topic] + [
+TOPIC_PARAMS = [Param(s.topic_param, s.topic, 'published ' + s.ros_type) for s in streams.FROM_SIM if s.topic] + [
     Param('navsat_topic', 'gps/fix', 'published sensor_msgs/NavSatFix (from the GPS stream)'),
     Param('odom_topic', 'odom', 'published nav_msgs/Odometry when publish_odom'),
 ]
@@ -118,7 +118,8 @@ class SimReceiver:
         sockets = {}
         try:
             for name in self.enabled if live else ():
-                sockets[name] = transport.bind_udp(bind_ip, cfg[name + '_port'], f'~{name}_port')
+                sockets[name] = transport.bind_udp(bind_ip, cfg[streams.BY_NAME[name].param],
+                                                   '~' + streams.BY_NAME[name].param)
         except transport.TransportError:
             for s in sockets.values():
                 s.close()
@@ -156,9 +157,8 @@ class SimReceiver:
         # the parameter, or (left at 0) the version's
         self.status_sign = (cfg.status_steering_sign if cfg.status_steering_sign != FROM_PROFILE
                             else sim_versions.bridge_signs(self.version).status_steering_sign)
-        # 25.S4's IMU seconds are the simulator host's local time: stamped on arrival instead
-        self._imu_on_arrival = self.version.imu_seconds == 'local'
-        self._imu_duplicates = cfg.imu_duplicates
+        # 25.S4's IMU seconds are the simulator host's local time: stamped on arrival instead (the row's host_clock)
+        self._imu_on_arrival = not streams.BY_NAME['imu'].stamped_by_packet(self.version)
         self._own_ego_radius = cfg.own_ego_radius
         # traffic-light id -> (status, type, receive stamp) of the last packet with that id
         self.traffic_lights = {}
@@ -169,14 +169,14 @@ class SimReceiver:
         self.sim_status = None
         self.sim_status_at = LatestValue()
         self.last_sim_command = rospy.Time()
-        self.port_to_stream = {cfg[name + '_port']: name for name in self.enabled}
+        self.port_to_stream = {cfg[streams.BY_NAME[name].param]: name for name in self.enabled}
         self.pubs = {}
         self.listeners = {}           # stream name -> callable(wire message), e.g. the sync services
         for name in self.enabled:
             s = streams.BY_NAME[name]
             if s.topic:
                 depth = (s.queue or state_depth) if live else 1000
-                self.pubs[name] = rospy.Publisher(cfg[name + '_topic'], roslib.message.get_message_class(s.ros_type),
+                self.pubs[name] = rospy.Publisher(cfg[s.topic_param], roslib.message.get_message_class(s.ros_type),
                                                   queue_size=depth)
         self.methods = {name: method.__get__(self) for name, method in self.METHODS.items()}
         # stream name -> what _dispatch needs, read from the stream's declaration
@@ -220,11 +220,12 @@ class SimReceiver:
         on_packet = self.methods.get(s.name)
         if on_packet is None:                 # the plain case: the stream's converter and its frame
             on_packet = functools.partial(sim_to_ros.CONVERTERS[s.name], frame_id=self._frame_id)
-        stamped = s.stamp == streams.PACKET and not (s.name == 'imu' and self._imu_on_arrival)
+        stamped = s.stamped_by_packet(self.version)
         order = self.orders.get(s.name)
-        # the verdicts of the newest-sample rule not published (IMU duplicates with ~imu_duplicates are)
-        refused = (NOT_PUBLISHED if not (s.name == 'imu' and self._imu_duplicates)
-                   else tuple(v for v in NOT_PUBLISHED if v != DUPLICATE))
+        # the verdicts of the newest-sample rule not published (duplicates are where the row's parameter says so:
+        # ~imu_duplicates)
+        publish_duplicates = bool(s.duplicates_param and self.cfg[s.duplicates_param])
+        refused = tuple(v for v in NOT_PUBLISHED if v != DUPLICATE) if publish_duplicates else NOT_PUBLISHED
         if s.extension:
             return self.stats[s.name], s.classes[0], lockstep.decode, None, stamped, order, refused, on_packet, None
         return (self.stats[s.name], s.classes[0], udp.decode, udp.decode_tolerant, stamped, order, refused,

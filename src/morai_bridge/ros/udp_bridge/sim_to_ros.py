@@ -338,18 +338,11 @@ def message_set_problems():
     return problems
 
 
-#: stream name (wire.streams.FROM_SIM, the lock-step extension aside) -> its converter.  The receiver
-#: calls a stream's converter as ``(w, stamp, frame_id)`` unless its own table of methods
-#: (``SimReceiver.METHODS``) has the stream; the tests hold that the keys are the stream names.
+#: stream name -> its converter, for the received streams the receiver publishes as their converter makes
+#: them, called ``(w, stamp, frame_id)``.  A stream that needs more (the receiver's state, counters, two
+#: messages) has a method in ``SimReceiver.METHODS`` instead, which calls the converters above itself;
+#: every received stream is in exactly one of the two tables (test_sim_receive_streams.py).
 CONVERTERS = {
-    'ego_status': ego_status,
-    'competition_status': ego_status,
-    'object_info': object_info,
-    'traffic_light': traffic_light,
-    'collision': collision,
     'intersection': intersection,
     'vehicle_collision': vehicle_collision,
-    'sim_status': sim_status,
-    'gps': gps,
-    'imu': imu,
 }

@@ -78,10 +78,25 @@ class Stream(NamedTuple):
     pubsub_source: str = ''    # the evidence of that PUBSUB_TYPE (docs/settings.md)
     emu_hz: float = 0.0        # the emulator's default rate (option <name>_hz); 0: no rate option (events)
     emu_hz_doc: str = ''       # that option's one line of documentation
+    host_clock: str = ''       # received, stamp=PACKET: the SimVersion field that is 'local' where the packet's time
+                               # is the simulator host's local clock (stamped on arrival there; the time still
+                               # orders the samples)
+    duplicates_param: str = '' # received: the bridge parameter that publishes its duplicates too (the newest-sample
+                               # rule's DUPLICATE verdict); '' none
 
     @property
     def param(self):
+        """Its port parameter (the bridge's and the emulator's)."""
         return self.name + '_port'
+
+    @property
+    def topic_param(self):
+        """Its topic parameter (the bridge's)."""
+        return self.name + '_topic'
+
+    def stamped_by_packet(self, version):
+        """Whether the bridge stamps this stream's messages with the packet's time under SimVersion ``version``."""
+        return self.stamp == PACKET and not (self.host_clock and getattr(version, self.host_clock) == 'local')
 
     @property
     def note(self):
@@ -177,8 +192,9 @@ add(
                             duplicates=Counter('duplicates', 'duplicates: a sentence taken already (not '
                                                              'published)', rate=True)), sim_row='GPS sensor',
            versioned=True, emu_hz=10.0, emu_hz_doc='GPS rate ($GPGGA + $GPRMC, one datagram each)'),
-    # IMU: stamped on arrival instead where the version's seconds are the host's local time
-    Stream('imu', 9110, SIM_TO_USER, (udp.ImuData,), 'imu', 'sensor_msgs/Imu', stamp=PACKET,
+    # IMU: stamped on arrival instead where the version's seconds are the host's local time (25.S4)
+    Stream('imu', 9110, SIM_TO_USER, (udp.ImuData,), 'imu', 'sensor_msgs/Imu', stamp=PACKET, host_clock='imu_seconds',
+           duplicates_param='imu_duplicates',
            counters=ordered(duplicates=Counter('duplicates', 'duplicates: the time of the last published (catch-up '
                                                          'bursts, the link; published only with ~imu_duplicates)',
                                                rate=True)),

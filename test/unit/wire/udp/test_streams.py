@@ -111,3 +111,38 @@ def test_the_header_rule_holds_for_every_received_stream_in_every_message_set():
                 f'{s.name}: {name} of set {set_name} does not start with Header header ({path})'
             checked += 1
     assert checked >= 3 * 9
+
+
+def test_the_newest_sample_rule_s_counters_are_declared_by_every_timed_stream():
+    """wire/sample_order.py: every received stream stamped from its packets (and GPS, by its fix time) declares
+    reordered, duplicates and clock_restarts, with their rates on /diagnostics."""
+    for s in streams.FROM_SIM:
+        names = {c.name: c for c in s.counters}
+        if s.stamp == streams.PACKET or s.name == 'gps':
+            for n in ('reordered', 'duplicates', 'clock_restarts'):
+                assert n in names and names[n].rate, (s.name, n)
+        else:
+            assert 'reordered' not in names, s.name
+
+
+def test_per_stream_facts_are_row_fields_not_names_built_from_strings():
+    """Issue 49 item 2: a stream's port and topic parameters are its row's (param, topic_param), and the IMU's
+    arrival stamp under a version whose IMU seconds are the host's clock is its row's host_clock; the UDP bridge
+    spells none of them from a stream's name."""
+    import os
+    import re
+    from morai_bridge.configuration import sim_versions
+    from helpers import ROOT
+    imu = streams.BY_NAME['imu']
+    assert (imu.param, imu.topic_param) == ('imu_port', 'imu_topic')
+    versions = {v: sim_versions.load_version(v) for v in ('24.R2', '25.S4')}
+    assert [imu.stamped_by_packet(versions[v]) for v in ('24.R2', '25.S4')] == [True, False]
+    assert streams.BY_NAME['ego_status'].stamped_by_packet(versions['25.S4'])
+    assert not streams.BY_NAME['traffic_light'].stamped_by_packet(versions['24.R2'])
+    built = re.compile(r"""\+ ?['"]_(port|topic)['"]|\}_(port|topic)['"]|== ?'imu'""")
+    for rel in ('ros/udp_bridge', 'ros/recordings', 'nodes/udp_bridge.py', 'ros/package_config.py'):
+        path = os.path.join(ROOT, 'src', 'morai_bridge', rel)
+        files = [os.path.join(path, f) for f in os.listdir(path) if f.endswith('.py')] if os.path.isdir(path) else [path]
+        for f in files:
+            for i, line in enumerate(open(f), 1):
+                assert not built.search(line), f'{f}:{i}: {line.strip()}'
