@@ -111,6 +111,45 @@ def docs_with_ports(text):
     return text
 
 
+#: the per-stream tables of the docs, written from the rows' doc columns (wire/udp/streams.Stream.doc, emu_doc):
+#: marker -> (document, header, the rows' direction, with a topic only, the column)
+STREAM_TABLES = {
+    'streams:published': (os.path.join('docs', 'ros_api.md'),
+                          '| topic (default) | type | from packet | rate | notes |', 'sim->user', True, 'doc'),
+    'streams:subscribed': (os.path.join('docs', 'ros_api.md'),
+                           '| topic (default) | type | to packet | notes |', 'user->sim', True, 'doc'),
+    'streams:emulator-listening': (os.path.join('docs', 'emulator.md'),
+                                   '| listening (name) | default | accepts |', 'user->sim', False, 'emu_doc'),
+    'streams:emulator-sending': (os.path.join('docs', 'emulator.md'),
+                                 '| stream (name) | default port | sent | packet |', 'sim->user', False, 'emu_doc'),
+}
+
+
+def stream_table(marker):
+    """The table of ``marker`` (:data:`STREAM_TABLES`), one row per stream in the order of the rows."""
+    from morai_bridge.wire.udp import streams
+    _, header, direction, topics, column = STREAM_TABLES[marker]
+    width = header.count('|') - 1
+    rows = [header, '|' + '---|' * width]
+    for st in streams.STREAMS:
+        if st.direction != direction or (topics and not st.topic):
+            continue
+        cells = getattr(st, column)
+        first = ['`%s`' % st.topic, st.ros_type] if topics else ['`%s`' % st.name]
+        if len(first) + len(cells) != width:
+            raise ValueError('stream %r: its %s has %d columns, the table %s needs %d'
+                             % (st.name, column, len(cells), marker, width - len(first)))
+        rows.append('| ' + ' | '.join(first + list(cells)) + ' |')
+    return '\n'.join(rows)
+
+
+def docs_with_stream_tables(text):
+    for marker in STREAM_TABLES:
+        if '<!-- %s -->' % marker in text:
+            text = between(text, marker, stream_table(marker))
+    return text
+
+
 def launch_args_table(launch='demo'):
     """Markdown: the arguments a user may give ``launch/<launch>.launch`` (those with a default; an arg
     with a fixed ``value`` is internal), with the default and the doc text, in the file's order."""
@@ -216,7 +255,8 @@ def _rewrite(path, change):
 
 def regenerate_all():
     """Every generated file: each generated node's launch file and docs/ros_api.md table, the port tables,
-    README.md's demo arguments and docs/codec.md's message reference.  Returns the paths written."""
+    README.md's demo arguments, docs/codec.md's message reference and the per-stream tables of
+    docs/ros_api.md and docs/emulator.md.  Returns the paths written."""
     docs = os.path.join(ROOT, 'docs', 'ros_api.md')
     written = []
     for node in generated_nodes():
@@ -228,7 +268,9 @@ def regenerate_all():
         _rewrite(os.path.join(ROOT, name), docs_with_ports)
     _rewrite(os.path.join(ROOT, 'README.md'), docs_with_demo_args)
     _rewrite(os.path.join(ROOT, 'docs', 'codec.md'), codec_doc_with_reference)
-    return written + ['docs/ros_api.md'] + list(PORT_DOCS) + ['docs/codec.md']
+    for name in sorted({t[0] for t in STREAM_TABLES.values()}):
+        _rewrite(os.path.join(ROOT, name), docs_with_stream_tables)
+    return written + ['docs/ros_api.md'] + list(PORT_DOCS) + ['docs/codec.md', 'docs/emulator.md']
 
 
 #: the command line (configuration.params)

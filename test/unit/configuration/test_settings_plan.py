@@ -14,6 +14,7 @@ import pytest
 import helpers
 from morai_bridge.configuration import settings_plan as sp
 from morai_bridge.configuration import sim_settings_files as files
+from morai_bridge.wire.udp import streams
 from settings_files import BAQU4, BAQU4_NET, HEVEN, HEVEN_NET, doc, edited, net_entries, with_destination, write
 
 ROOT = helpers.ROOT
@@ -48,14 +49,14 @@ def test_heven_one_node_per_udp_sensor_with_the_files_ports():
     # streams the file has no entry for: the ones a 25.S4 team uses on MORAI's default ports although its saved
     # file (this one) lists none of them (heven protocol-coverage.md) keep those ports; the others are off and
     # reported with the argument that enables them; our emulator's lock-step ports are off and not reported
+    # (derived from the rows, so that a new stream needs no edit here; spot-checked by value below)
     others = {k: v for k, v in bridge.items() if k not in configured}
-    assert others == {'traffic_light_port': 7502, 'intersection_port': 9102, 'vehicle_collision_port': 9108,
-                      'set_intersection_port': 9132, 'lamps_port': 9097, 'scenario_load_port': 9099,
-                      'save_sensor_data_port': 9105, 'sensor_control_port': 9103, 'npc_ghost_port': 9101,
-                      'sim_status_port': 0, 'gv_direct_port': 0, 'gv_state_port': 0, 'sim_control_port': 0,
-                      'sync_state_port': 0, 'sync_port': 0}
-    assert [(o.stream, o.port) for o in plan.streams_off] == [('sim_status', 10326), ('gv_direct', 9111),
-                                                              ('gv_state', 9112), ('sim_control', 10508)]
+    assert others == {st.param: st.port if st.name in sp.UNLISTED_KEPT else 0
+                      for st in streams.STREAMS if st.param not in configured}
+    assert (others['traffic_light_port'], others['npc_ghost_port'], others['sim_status_port']) == (7502, 9101, 0)
+    assert [(o.stream, o.port) for o in plan.streams_off] == [
+        (st.name, st.port) for st in streams.STREAMS if others.get(st.param) == 0 and not st.extension]
+    assert [o.stream for o in plan.streams_off][:2] == ['sim_status', 'gv_direct']
     assert {o.why for o in plan.streams_off} == {f'not in {HEVEN_NET}'}
     # 295 (competition status, 1908 -> 1909): udp_bridge's competition_status port (/Competition_topic)
     for pubsub in (266, 267, 780):

@@ -11,8 +11,12 @@ the stream reaches:
   on a real loopback UDP socket to the port given by that option;
 * the bridge's receive path: ``SimReceiver.feed`` of that datagram decodes it and publishes what the
   converter made (rospy's Publisher replaced by a recorder: no ROS master);
-* the generated launch files (``tools/gen_launch.launch_text`` of udp_bridge and sim_emulator) and
-  the docs' port table (``ports_table``).
+* the generated launch files (``tools/gen_launch.launch_text`` of udp_bridge and sim_emulator), the
+  docs' port table (``ports_table``) and the per-stream tables of docs/ros_api.md and docs/emulator.md
+  (``stream_table``: the row's ``doc`` and ``emu_doc``);
+* the suite's per-stream checks (the stamp rule, the newest-sample rule's counters, the Header rule in every
+  message set, one table per direction, the plain converter's type and the converter cases), run on the
+  rows with the made-up one among them: its type is morai_msgs/IntersectionStatus, which has the Header.
 """
 import json
 import os
@@ -50,16 +54,24 @@ morai_bridge.wire.udp = UDP_PACKAGE
 from morai_bridge.wire import udp
 from morai_bridge.wire.udp import streams
 assert udp.PROTOCOL and MadeUp in udp.MESSAGE_CLASSES
-streams.add(streams.Stream('made_up', 9555, streams.SIM_TO_USER, (MadeUp,), 'made_up_topic', 'std_msgs/Float64',
-                           stamp=streams.PACKET, sim_row='Made Up', emu_hz=25.0, emu_hz_doc='Made Up rate'))
+# a message type with a Header first in every message set (the Header rule), and, stamped from its packets,
+# the newest-sample rule's counters
+streams.add(streams.Stream('made_up', 9555, streams.SIM_TO_USER, (MadeUp,), 'made_up_topic',
+                           'morai_msgs/IntersectionStatus', stamp=streams.PACKET, counters=streams.ordered(),
+                           sim_row='Made Up', emu_hz=25.0, emu_hz_doc='Made Up rate',
+                           doc=('`#MadeUp$` (33 B)', 'as sent', 'intersection_index = value x 2'),
+                           emu_doc=('9555', '25 Hz', '`#MadeUp$` 12 → 33 B')))
 
 # 3. its converter
-from std_msgs.msg import Float64
+from morai_msgs.msg import IntersectionStatus
 from morai_bridge.ros.udp_bridge import sim_to_ros
 
 
 def made_up(w, stamp, frame_id):
-    return Float64(w.value * 2.0)
+    m = IntersectionStatus()
+    m.header.stamp, m.header.frame_id = stamp, frame_id
+    m.intersection_index = int(w.value * 2.0)
+    return m
 
 
 sim_to_ros.CONVERTERS['made_up'] = made_up
@@ -69,7 +81,7 @@ from morai_bridge.emu.sim import builders
 
 
 def build_made_up(step):
-    return (udp.make(MadeUp, sec=step.sec, nsec=step.nsec, value=1.25),)
+    return (udp.make(MadeUp, sec=step.sec, nsec=step.nsec, value=2.0),)
 
 
 builders.BUILDERS['made_up'] = build_made_up
@@ -101,7 +113,7 @@ class Recorder:
         self.topic = topic
 
     def publish(self, m):
-        published.append((self.topic, m.data))
+        published.append((self.topic, m.intersection_index))
 
 
 rospy.Publisher = Recorder
@@ -121,6 +133,36 @@ out['udp_bridge_launch'] = [line for line in gen_launch.launch_text('udp_bridge'
 out['sim_emulator_launch'] = [line for line in gen_launch.launch_text('sim_emulator').splitlines()
                               if 'made_up' in line]
 out['ports_table'] = [line for line in gen_launch.ports_table().splitlines() if 'made_up' in line]
+out['doc_tables'] = [line for marker in sorted(gen_launch.STREAM_TABLES)
+                     for line in gen_launch.stream_table(marker).splitlines() if 'made_up' in line]
+
+# the suite's per-stream checks, run with the made-up row among the streams (the docs' tables aside: those say
+# `bash tools/dev.sh regen` is due)
+import importlib.util
+import os
+
+
+def checks(rel, names):
+    spec = importlib.util.spec_from_file_location(os.path.basename(rel)[:-3], os.path.join(sys.argv[2], rel))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name in names:
+        getattr(module, name)()
+    return names
+
+
+sys.path.insert(0, sys.argv[2])                      # test/unit: helpers, convert_cases
+ran = checks('wire/udp/test_streams.py', ['test_stamp_rule_follows_the_wire',
+                                          'test_the_newest_sample_rule_s_counters_are_declared_by_every_timed_stream',
+                                          'test_the_header_rule_holds_for_every_received_stream_in_every_message_set',
+                                          'test_a_streams_wire_name_is_its_name'])
+ran += checks('ros/udp_bridge/test_sim_receive_streams.py', [
+    'test_every_topic_has_a_message_type_of_the_built_workspace', 'test_every_received_stream_has_a_converter_or_a_receiver_method',
+    'test_each_stream_is_in_exactly_one_table_of_its_direction', 'test_plain_converters_make_the_declared_type',
+    'test_topic_and_queue_parameters_come_from_the_rows'])
+import convert_cases
+out['converter_cases'] = convert_cases.check_converters([udp.make(MadeUp, sec=1, nsec=2, value=3.0)]).get('made_up')
+out['checks'] = ran
 print(json.dumps(out))
 '''
 
@@ -131,19 +173,26 @@ def test_a_made_up_stream_reaches_the_emulator_the_bridge_the_launch_files_and_t
     import rospy  # noqa: F401
     import std_msgs.msg  # noqa: F401
     tools = os.path.join(helpers.ROOT, 'tools')
-    run = subprocess.run([sys.executable, '-c', CHILD, tools], capture_output=True, text=True, timeout=120)
+    run = subprocess.run([sys.executable, '-c', CHILD, tools, os.path.join(helpers.ROOT, 'test', 'unit')],
+                         capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout.strip().splitlines()[-1])
     assert out['defaults'] == [9555, 25.0, 'Made Up rate']
     assert out['dst_ports'] == ['made_up']
-    assert out['decoded'] == ['MadeUp', 1.25]
+    assert out['decoded'] == ['MadeUp', 2.0]
     assert bytes.fromhex(out['datagram']).startswith(b'#MadeUp$')
     assert out['bridge_defaults'] == [9555, 'made_up_topic']
     assert out['fed'] is True
-    assert out['published'] == [['made_up_topic', 2.5]] and out['counted'] == 1
+    assert out['published'] == [['made_up_topic', 4]] and out['counted'] == 1
     assert any('name="made_up_port" default="9555"' in line for line in out['udp_bridge_launch'])
     assert any('name="made_up_topic" default="made_up_topic"' in line for line in out['udp_bridge_launch'])
     assert any('name="made_up_port" default="9555"' in line for line in out['sim_emulator_launch'])
     assert any('name="made_up_hz" default="25.0"' in line for line in out['sim_emulator_launch'])
     assert len(out['ports_table']) == 1 and out['ports_table'][0].startswith('| Made Up | network settings |')
     assert '`made_up_port:=`' in out['ports_table'][0]
+    # the per-stream tables of docs/ros_api.md and docs/emulator.md: its row's doc columns
+    assert out['doc_tables'] == ['| `made_up` | 9555 | 25 Hz | `#MadeUp$` 12 → 33 B |',
+                                 '| `made_up_topic` | morai_msgs/IntersectionStatus | `#MadeUp$` (33 B) | as sent | '
+                                 'intersection_index = value x 2 |']
+    # the suite's per-stream checks hold for it (a converter case came from the row, no edit of convert_cases.py)
+    assert len(out['checks']) == 9 and out['converter_cases'] == 2

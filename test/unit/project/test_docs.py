@@ -43,6 +43,21 @@ def test_port_table_matches_the_profiles(doc):
     assert gen.docs_with_ports(text) == text, '%s: the port table is out of date: run bash tools/dev.sh regen' % doc
 
 
+@pytest.mark.parametrize('marker', sorted(gen.STREAM_TABLES))
+def test_per_stream_doc_tables_are_the_rows(marker):
+    """Issue 49: the per-stream tables of docs/ros_api.md (topics) and docs/emulator.md (ports) are written from the
+    rows' doc columns (wire/udp/streams.Stream.doc, emu_doc), one row per stream of the direction."""
+    doc = gen.STREAM_TABLES[marker][0]
+    text = open(os.path.join(ROOT, doc)).read()
+    assert '<!-- %s -->' % marker in text, f'{doc} holds no <!-- {marker} --> table'
+    assert gen.docs_with_stream_tables(text) == text, f'{doc}: {marker} is out of date: run bash tools/dev.sh regen'
+    table = gen.stream_table(marker)
+    from morai_bridge.wire.udp import streams
+    direction, topics = gen.STREAM_TABLES[marker][2:4]
+    assert len(table.splitlines()) == 2 + sum(1 for st in streams.STREAMS if st.direction == direction
+                                              and (st.topic or not topics))
+
+
 def test_readme_demo_argument_table_is_the_launch_files():
     """README's table of demo.launch's arguments is generated from launch/demo.launch (issue 43)."""
     text = open(os.path.join(ROOT, 'README.md')).read()

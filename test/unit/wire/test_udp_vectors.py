@@ -112,8 +112,10 @@ def test_reencode_is_byte_exact(vector):
 def test_vectors_cover_every_message_with_a_spec_vector():
     covered = {v["message"] for v in VECTORS}
     # IMU and NMEA are outside the spec's vectors; they are tested elsewhere.
-    spec_classes = {c.__name__ for c in udp.MESSAGE_CLASSES} - {"ImuData", "NmeaSentence"}
-    assert covered == spec_classes
+    # the spec's 20 messages (all of MORAI's but IMU and NMEA) each have vectors; a stream added here has none,
+    # so the classes are not pinned: the vectors' are classes of the codec
+    assert covered <= {c.__name__ for c in udp.MESSAGE_CLASSES} - {"ImuData", "NmeaSentence"}
+    assert len(covered) == 20
     assert len(VECTORS) == 61
 
 
@@ -121,8 +123,10 @@ def test_every_vector_variant_is_supported():
     seen = {(v["message"], v["data_length"]) for v in VECTORS}
     supported = {(i.cls.__name__, i.data_length) for i in udp.VARIANTS}
     assert seen <= supported
-    # Variants without a vector: legacy multi-ego (tested below) and IMU.
-    assert supported - seen == {("MultiEgoSetting", 920), ("ImuData", 88), ("ImuData", 80)}
+    # Variants of the spec's classes without a vector: legacy multi-ego (tested below); IMU has none at all.
+    covered = {m for m, _ in seen}
+    assert {v for v in supported - seen if v[0] in covered} == {("MultiEgoSetting", 920)}
+    assert {("ImuData", 88), ("ImuData", 80)} <= supported - seen
 
 
 def test_legacy_status_without_tail_decodes_like_the_tailed_one():
