@@ -149,8 +149,18 @@ class ClosedLoopTest(unittest.TestCase):
         b = self.ego.msg
         self.assertEqual((a.position.x, a.position.y), (b.position.x, b.position.y))
         self.assertEqual(a.header.stamp, b.header.stamp)
+        # the simulator repeats the frozen time while paused: nothing is published (the newest-sample rule),
+        # and /diagnostics says why the topic is silent rather than a bare rate
+        self.assertIsNotNone(self.stream_diag('ego_status', lambda d: d[1].startswith('paused:')),
+                             f"ego_status's diagnostics never said paused: {self.stream_diag('ego_status')!r}")
+        d = self.stream_diag('ego_status')
+        self.assertEqual(d[0], 0, d)
+        self.assertEqual(float(d[2]['published rate [Hz]']), 0.0, d)
+        self.assertGreater(float(d[2]['rate [Hz]']), 0.0, d)
         self.assertTrue(proc(MoraiSimProcHandle(sim_process_status=0x01)).response.result)
         self.assertIsNotNone(st.wait(lambda m: m.current_status == 0x01))
+        self.assertIsNotNone(self.stream_diag('ego_status', lambda d: d[1].endswith(' Hz')),
+                             f"ego_status's diagnostics stayed paused: {self.stream_diag('ego_status')!r}")
         self.drive(1.0, velocity=15.0)
         self.assertNotEqual(self.ego.msg.position.x, b.position.x)
         self.drive(3.0, velocity=0.0)
@@ -198,6 +208,19 @@ class ClosedLoopTest(unittest.TestCase):
             me.publish(setting(2))
             time.sleep(0.3)
         self.assertEqual(self.last_ctrl_mode(), 2)
+
+    def stream_diag(self, name, pred=None, timeout=T):
+        """(level, message, values) of the bridge's /diagnostics entry of stream ``name``; with ``pred``, the
+        first that satisfies it within ``timeout`` (None if none did)."""
+        prefix = 'udp_bridge: UDP %s (port' % name
+        end = time.monotonic() + timeout
+        while True:
+            d = next((v for k, v in list(self.diag.items()) if k.startswith(prefix)), None)
+            if pred is None or (d is not None and pred(d)):
+                return d
+            if time.monotonic() > end:
+                return None
+            time.sleep(0.1)
 
     def last_ctrl_mode(self):
         """The control mode the simulator reports, as the bridge's diagnostics show it

@@ -5,7 +5,7 @@ import time
 from morai_bridge.link.workers import ERROR, OK, WARN
 from morai_bridge.ros.udp_bridge.command_sender import ZERO_AS_NAMES
 from morai_bridge.wire.udp import streams
-from morai_bridge.wire.enums import CtrlMode, Gear, name_of
+from morai_bridge.wire.enums import CtrlMode, Gear, Platform, SimState, name_of
 
 #: a ctrl command within this many seconds counts as 'commanding' [s]
 ACTIVE_S = 2.0
@@ -29,6 +29,13 @@ class BridgeDiagnostics:
         m = self.rx.map_info
         return m.describe() if m is not None else 'offsets from ~gps_east_offset / ~gps_north_offset'
 
+    def sim_paused(self):
+        """Whether the simulator's last SimStatus said paused (None: no SimStatus yet)."""
+        w = self.rx.sim_status
+        if w is None:
+            return None
+        return w.platform == Platform.SIMULATOR and (w.status & 0x0FFF) == SimState.PAUSE
+
     def _stream_task(self, name):
         st = self.rx.stats[name]
         stream = streams.BY_NAME[name]
@@ -38,18 +45,28 @@ class BridgeDiagnostics:
             now = time.monotonic()
             counts = dict(st.counts)              # one read: the receive thread goes on counting
             prev = self._rates.get(name)
-            rate, grew, span = 0.0, dict.fromkeys(counts, 0), 0.0
+            rate, grew, span, published = 0.0, dict.fromkeys(counts, 0), 0.0, None
             if prev is not None and now > prev[1]:
                 span = now - prev[1]
                 rate = (st.received - prev[0]) / span
                 grew = {k: v - prev[2].get(k, 0) for k, v in counts.items()}
-            self._rates[name] = (st.received, now, counts)
+                published = st.published - prev[3]
+            self._rates[name] = (st.received, now, counts, st.published)
             age = st.age(now)
             if age is None:
                 level, text = ((OK, 'no event yet') if event else
                                (WARN, 'no packet yet on port %d' % self.cfg[stream.param]))
             elif age > self.cfg.stale_timeout and not event:
                 level, text = WARN, f'stale: last packet {age:.1f} s ago'
+            elif rate > 0 and published == 0 and grew.get('duplicates'):
+                # every datagram of the window repeats the time of the last published: the simulator's clock
+                # stands still (paused, as its SimStatus says, or a frozen simulator); nothing is published
+                if self.sim_paused():
+                    level, text = OK, (f'paused: {rate:.1f} Hz received, each with the time of the last '
+                                       'published, so none published (the newest-sample rule)')
+                else:
+                    level, text = WARN, (f"{rate:.1f} Hz received, none published: each repeats the time of "
+                                         "the last published (the simulator's clock stands still)")
             else:
                 level, text = OK, f'{rate:.1f} Hz'
             if st.decode_errors or st.wrong_type:
@@ -73,6 +90,7 @@ class BridgeDiagnostics:
             stat.summary(level, text)
             stat.add('port', self.cfg[stream.param])
             stat.add('rate [Hz]', f'{rate:.1f}')
+            stat.add('published rate [Hz]', '' if published is None else f'{published / span:.1f}')
             stat.add('received', st.received)
             stat.add('published', st.published)
             stat.add('decode errors', st.decode_errors)
