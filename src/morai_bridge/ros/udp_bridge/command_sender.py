@@ -146,6 +146,8 @@ class CommandSender:
         self.sender = transport.UdpSender(bind_ip if bind_ip != '' else '0.0.0.0',
                                           sim_ip if sim_ip not in ('', '0.0.0.0') else '127.0.0.1')
         self.names = [s.name for s in streams.TO_SIM]
+        #: stream name -> the port its packets go to (read once: send runs per packet)
+        self.ports = {s.name: cfg[s.param] for s in streams.TO_SIM}
         self.tx_counts = {n: 0 for n in self.names}
         self.tx_refused = {n: 0 for n in self.names}
         # the counters are written by subscriber, service and watchdog threads: one lock keeps them exact
@@ -188,7 +190,7 @@ class CommandSender:
 
     def send(self, name, packet, encode=udp.encode):
         """Encode and send one packet on stream ``name``; False (counted, logged) on a send error."""
-        ok = self.sender.send(self.cfg[streams.BY_NAME[name].param], encode(packet))
+        ok = self.sender.send(self.ports[name], encode(packet))
         if ok:
             with self._count_lock:
                 self.tx_counts[name] += 1
