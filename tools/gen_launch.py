@@ -143,10 +143,57 @@ def stream_table(marker):
     return '\n'.join(rows)
 
 
+#: docs/emulator.md's table of the options each stream has (its port, its rate), from emu/sim/config's table
+EMULATOR_STREAM_OPTIONS = 'streams:emulator-options'
+
+
+def emulator_stream_options():
+    """The emulator's per-stream options (``<name>_port`` of every stream, ``<name>_hz`` of those with a rate),
+    default and doc as ``emu/sim/config`` declares them from the rows, in its order."""
+    from morai_bridge.emu.sim.config import FIELD_DOCS, LISTEN_PORTS, SEND_PORTS, SimConfig
+    fields = {f for f, _, _ in LISTEN_PORTS.values()} | {f for f, _, _ in SEND_PORTS.values()}
+    fields |= {rate for _, _, rate in SEND_PORTS.values() if rate}
+    defaults = SimConfig()
+    rows = ['| option | default | meaning |', '|---|---|---|']
+    for f in SimConfig._fields:
+        if f in fields:
+            rows.append('| `%s` | `%r` | %s |' % (f, getattr(defaults, f), FIELD_DOCS[f].replace('|', '\\|')))
+    return '\n'.join(rows)
+
+
+#: docs/ros_api.md's "Native ROS mode's names" for the udp_bridge's topics (the sensor bridges' follow by hand)
+NATIVE_NAMES = 'streams:native'
+
+
+def native_names_table():
+    """One row per received stream with a topic: native ROS mode's name is the bridge's (``/<topic>``), the same
+    with ``native_names``, its type, and its row's ``native_rate``."""
+    from morai_bridge.wire.udp import streams
+    rows = ['| native ROS mode | this package\'s default | with `native_names` | type | rate |', '|---|---|---|---|---|']
+    for st in streams.FROM_SIM:
+        if not st.topic:
+            continue
+        if not st.native_rate:
+            raise ValueError('stream %r: its row has no native_rate (docs/ros_api.md, "Native ROS mode\'s names")'
+                             % st.name)
+        rows.append('| `/%s` | `/%s` | same | %s | %s |' % (st.topic, st.topic, st.ros_type, st.native_rate))
+    return '\n'.join(rows)
+
+
+#: the other generated tables of the docs: marker -> (document, what writes it)
+OTHER_TABLES = {
+    EMULATOR_STREAM_OPTIONS: (os.path.join('docs', 'emulator.md'), emulator_stream_options),
+    NATIVE_NAMES: (os.path.join('docs', 'ros_api.md'), native_names_table),
+}
+
+
 def docs_with_stream_tables(text):
     for marker in STREAM_TABLES:
         if '<!-- %s -->' % marker in text:
             text = between(text, marker, stream_table(marker))
+    for marker, (_, table) in OTHER_TABLES.items():
+        if '<!-- %s -->' % marker in text:
+            text = between(text, marker, table())
     return text
 
 
@@ -256,7 +303,7 @@ def _rewrite(path, change):
 def regenerate_all():
     """Every generated file: each generated node's launch file and docs/ros_api.md table, the port tables,
     README.md's demo arguments, docs/codec.md's message reference and the per-stream tables of
-    docs/ros_api.md and docs/emulator.md.  Returns the paths written."""
+    docs/ros_api.md and docs/emulator.md (its per-stream options too).  Returns the paths written."""
     docs = os.path.join(ROOT, 'docs', 'ros_api.md')
     written = []
     for node in generated_nodes():

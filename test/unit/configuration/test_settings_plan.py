@@ -56,7 +56,7 @@ def test_heven_one_node_per_udp_sensor_with_the_files_ports():
     assert (others['traffic_light_port'], others['npc_ghost_port'], others['sim_status_port']) == (7502, 9101, 0)
     assert [(o.stream, o.port) for o in plan.streams_off] == [
         (st.name, st.port) for st in streams.STREAMS if others.get(st.param) == 0 and not st.extension]
-    assert [o.stream for o in plan.streams_off][:2] == ['sim_status', 'gv_direct']
+    assert {'sim_status', 'gv_direct'} <= {o.stream for o in plan.streams_off}   # spot check, not the order
     assert {o.why for o in plan.streams_off} == {f'not in {HEVEN_NET}'}
     # 295 (competition status, 1908 -> 1909): udp_bridge's competition_status port (/Competition_topic)
     for pubsub in (266, 267, 780):

@@ -60,7 +60,8 @@ streams.add(streams.Stream('made_up', 9555, streams.SIM_TO_USER, (MadeUp,), 'mad
                            'morai_msgs/IntersectionStatus', stamp=streams.PACKET, counters=streams.ordered(),
                            sim_row='Made Up', emu_hz=25.0, emu_hz_doc='Made Up rate',
                            doc=('`#MadeUp$` (33 B)', 'as sent', 'intersection_index = value x 2'),
-                           emu_doc=('9555', '25 Hz', '`#MadeUp$` 12 → 33 B')))
+                           emu_doc=('9555', '25 Hz', '`#MadeUp$` 12 → 33 B'),
+                           native_rate='not in native ROS mode (made up)'))
 
 # 3. its converter
 from morai_msgs.msg import IntersectionStatus
@@ -135,6 +136,8 @@ out['sim_emulator_launch'] = [line for line in gen_launch.launch_text('sim_emula
 out['ports_table'] = [line for line in gen_launch.ports_table().splitlines() if 'made_up' in line]
 out['doc_tables'] = [line for marker in sorted(gen_launch.STREAM_TABLES)
                      for line in gen_launch.stream_table(marker).splitlines() if 'made_up' in line]
+out['other_tables'] = [line for _, table in gen_launch.OTHER_TABLES.values()
+                       for line in table().splitlines() if 'made_up' in line]
 
 # the suite's per-stream checks, run with the made-up row among the streams (the docs' tables aside: those say
 # `bash tools/dev.sh regen` is due)
@@ -194,5 +197,10 @@ def test_a_made_up_stream_reaches_the_emulator_the_bridge_the_launch_files_and_t
     assert out['doc_tables'] == ['| `made_up` | 9555 | 25 Hz | `#MadeUp$` 12 → 33 B |',
                                  '| `made_up_topic` | morai_msgs/IntersectionStatus | `#MadeUp$` (33 B) | as sent | '
                                  'intersection_index = value x 2 |']
+    # docs/emulator.md's per-stream options and docs/ros_api.md's native names: from the row too
+    assert out['other_tables'] == ["| `made_up_port` | `9555` | destination port of the made up stream (0 disabled) |",
+                                   '| `made_up_hz` | `25.0` | Made Up rate |',
+                                   '| `/made_up_topic` | `/made_up_topic` | same | morai_msgs/IntersectionStatus | '
+                                   'not in native ROS mode (made up) |']
     # the suite's per-stream checks hold for it (a converter case came from the row, no edit of convert_cases.py)
     assert len(out['checks']) == 9 and out['converter_cases'] == 2

@@ -58,6 +58,23 @@ def test_per_stream_doc_tables_are_the_rows(marker):
                                               and (st.topic or not topics))
 
 
+@pytest.mark.parametrize('marker', sorted(gen.OTHER_TABLES))
+def test_other_per_stream_doc_tables_are_the_rows(marker):
+    """Issue 49: docs/emulator.md's per-stream options (port, rate) and the UDP bridge's part of docs/ros_api.md's
+    native names table are written from the rows (emu/sim/config's table, Stream.native_rate)."""
+    doc, table = gen.OTHER_TABLES[marker]
+    text = open(os.path.join(ROOT, doc)).read()
+    assert '<!-- %s -->' % marker in text, f'{doc} holds no <!-- {marker} --> table'
+    assert gen.docs_with_stream_tables(text) == text, f'{doc}: {marker} is out of date: run bash tools/dev.sh regen'
+    from morai_bridge.wire.udp import streams
+    body = table()
+    for st in streams.STREAMS:
+        if marker == gen.EMULATOR_STREAM_OPTIONS:
+            assert '| `%s` |' % st.param in body, st.name
+        elif st.direction == streams.SIM_TO_USER and st.topic:
+            assert '| `/%s` | `/%s` | same |' % (st.topic, st.topic) in body, st.name
+
+
 def test_readme_demo_argument_table_is_the_launch_files():
     """README's table of demo.launch's arguments is generated from launch/demo.launch (issue 43)."""
     text = open(os.path.join(ROOT, 'README.md')).read()

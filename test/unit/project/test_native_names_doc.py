@@ -19,9 +19,11 @@ def rows():
         text = f.read()
     block = text[text.index('<!-- native_names -->'):text.index('<!-- /native_names -->')]
     out = []
-    for line in block.splitlines()[3:]:
+    for line in block.splitlines():     # two tables: the UDP bridge's (generated), the others'
+        if not line.startswith('|'):
+            continue
         cells = [c.strip() for c in line.strip().strip('|').split('|')]
-        if len(cells) == 5:
+        if len(cells) == 5 and cells[0] != 'native ROS mode' and set(cells[0]) != {'-'}:
             out.append(cells)
     return out
 

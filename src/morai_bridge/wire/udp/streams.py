@@ -88,6 +88,9 @@ class Stream(NamedTuple):
     # after the name (received: default port, sent, packet; sent: default port, accepts)
     doc: Tuple[str, ...] = ()
     emu_doc: Tuple[str, ...] = ()
+    # received, with a topic: how often MORAI's native ROS mode publishes it (docs/ros_api.md, "Native ROS mode's
+    # names": the bridge publishes under native mode's name; a stream native mode lacks says so here)
+    native_rate: str = ''
 
     @property
     def param(self):
@@ -160,6 +163,8 @@ add(
            versioned=True, pubsub=770, pubsub_source=_HEVEN_NET + ' (MoraiInfoPublisher); '
                                                      + _ONLYTI + ' VEHICLE_STATE_PUBSUB_TYPE',
            emu_hz=50.0, emu_hz_doc='Ego Vehicle Status rate',
+           native_rate="as sent: the network settings' `frameRate` (50 Hz in both public saved files; up to 120 Hz); "
+                       'emulator 50 Hz',
            doc=('`#MoraiInfo$` (121/123, 161, 181, 229, 245 B)',
                 'as sent (sim: up to 120 Hz)',
                 'stamp = packet sec/nsec (`~stamp_source`); velocity m/s and acceleration m/s² along the '
@@ -179,6 +184,7 @@ add(
            versioned=True, pubsub=295, pubsub_source=_HEVEN_NET,
            emu_hz=50.0, emu_hz_doc='competition status rate (only sent where the sim_version has a competition '
                                    'status port)',
+           native_rate='as sent (25.S4.MolitComp03 only: 50 Hz)',
            doc=('`#MoraiInfo$` 181 B on `~competition_status_port` (only `sim_version` 25.S4.MolitComp03: 909)',
                 'as sent (50 Hz)',
                 "the competition build's status: position and acceleration are 0 on the wire (withheld by the "
@@ -192,6 +198,7 @@ add(
            pubsub=772, pubsub_source=_ONLYTI + ' OBJECT_INFO_PUBSUB_TYPE; heven file 7605 -> 7505 = their '
                                                'ObjectInfo port',
            emu_hz=50.0, emu_hz_doc='Object Info rate',
+           native_rate='as sent (50 Hz in the 2024 capture); emulator 50 Hz',
            doc=('`#MoraiObjInfo$` (2152, 2160 B)',
                 'as sent',
                 'split by type; other ego vehicles (type −1, MORAI\'s "Ego vehicle", with a size and farther '
@@ -205,6 +212,7 @@ add(
            'morai_msgs/GetTrafficLightStatus', sim_row='Get Traffic Light',
            pubsub=258, pubsub_source=_ONLYTI + ' TRAFFIC_LIGHT_PUBSUB_TYPE',
            emu_hz=10.0, emu_hz_doc='Get TrafficLight Status rate (one datagram per light)',
+           native_rate='as sent, one message per light (50 Hz in the 2024 capture); emulator 10 Hz per light',
            doc=('`#TrafficLight$` (48 B)',
                 'as sent',
                 'stamp = receive time in ROS time (no time on the wire): the wall clock, or `/clock` under '
@@ -215,6 +223,7 @@ add(
     Stream('collision', 9092, SIM_TO_USER, (udp.CollisionData,), 'CollisionData', 'morai_msgs/CollisionData',
            queue=EVENTS, stamp=PACKET, counters=ordered(EMPTY_SLOTS), event=True, sim_row='Collision Data',
            pubsub=261, pubsub_source='inferred: heven file 9091 -> 9092 = their CollisionData port',
+           native_rate='as sent, periodically (40–55 Hz in the captures); emulator with every ego status',
            doc=('`#CollisionData$` (173, 181 B)',
                 'as sent (the simulator sends it periodically, 40–55 Hz)',
                 'one message per packet; empty slots (all zero, or obj_type −1 as 25.S4 fills them, the first '
@@ -228,6 +237,7 @@ add(
     Stream('intersection', 9102, SIM_TO_USER, (udp.GetIntersectionStatus,), 'InsnStatus',
            'morai_msgs/IntersectionStatus', sim_row='Get Intersection Status',
            emu_hz=10.0, emu_hz_doc='Get Intersection Status rate (one datagram per intersection)',
+           native_rate='as sent, one per intersection (50 Hz in the 2024 capture); emulator 10 Hz',
            doc=('`#IntStatus$` (37 B)',
                 'as sent',
                 'stamp = receive time'),
@@ -236,6 +246,7 @@ add(
                     '`#IntStatus$` 8 → 37 B')),
     Stream('vehicle_collision', 9108, SIM_TO_USER, (udp.NpcVehicleCollision,), 'VehicleCollisionData',
            'morai_msgs/VehicleCollisionData', queue=EVENTS, event=True, sim_row='NPC Vehicle Collision',
+           native_rate='while NPC vehicles collide',
            doc=('`#VehicleCollision$` (1156 B)',
                 'as sent',
                 'one VehicleCollision per occupied pair; queue 100'),
@@ -244,6 +255,7 @@ add(
                     '`#VehicleCollision$` 1156 B')),
     Stream('sim_status', 10326, SIM_TO_USER, (udp.SimStatus,), 'sim/process/state/msg/MoraiSimProcStatus',
            'morai_msgs/MoraiSimProcStatus', sim_row='Sim Status', emu_hz=10.0, emu_hz_doc='SimStatus rate',
+           native_rate='as sent; emulator 10 Hz',
            doc=('`#SimStatus$` (145 B)',
                 'as sent',
                 'current_status 0x01 playing / 0x10 paused'),
@@ -259,6 +271,8 @@ add(
                             duplicates=Counter('duplicates', 'duplicates: a sentence taken already (not '
                                                              'published)', rate=True)), sim_row='GPS sensor',
            versioned=True, emu_hz=10.0, emu_hz_doc='GPS rate ($GPGGA + $GPRMC, one datagram each)',
+           native_rate="one per GPS sample, the sensor's `sensorPeriod` (0.05 s = 20 Hz and 0.2 s = 5 Hz in the public "
+                       'saved settings; 5 Hz in the 2024 capture); emulator 10 Hz',
            doc=('NMEA `$GPGGA` / `$GPRMC` text, one sentence per datagram',
                 "**one per GPS sample**, as native ROS mode: the GPS sensor's rate (its `sensorPeriod`: 20 Hz "
                 'and 5 Hz in the public saved settings, 5 Hz in the 2024 capture; the emulator 10 Hz), not the '
@@ -283,6 +297,8 @@ add(
                                                rate=True)),
            sim_row='IMU sensor',
            emu_hz=50.0, emu_hz_doc='#IMUData$ rate',
+           native_rate="one per packet stamp, the sensor's `sensorPeriod` (0.02 s = 50 Hz in both public saved files); "
+                       'emulator 50 Hz',
            doc=('`#IMUData$` (115 B; 107 B without time)',
                 'as sent, one message per packet stamp',
                 'frame `~imu_frame_id`; stamped on arrival for the 107-byte form and with `sim_version` 25.S4 '
