@@ -52,6 +52,15 @@ FUNCTIONS = dict(sim_to_ros.CONVERTERS, ego_status=sim_to_ros.ego_status, object
                  sim_status=sim_to_ros.sim_status, gps=sim_to_ros.gps, imu=sim_to_ros.imu)
 
 
+def _pick(rng, messages):
+    """One of ``messages``: first a message class, each as likely (a stream with one sample is drawn as often as
+    one with many variants and vectors, so every converter gets its share), then one of that class."""
+    by_class = {}
+    for m in messages:
+        by_class.setdefault(type(m), []).append(m)
+    return rng.choice(by_class[rng.choice(sorted(by_class, key=lambda c: c.__name__))])
+
+
 def inputs():
     out = [m for _, m in udp_samples.per_variant()] + list(udp_samples.per_stream().values())
     for v in helpers.load_vectors('udp')['vectors']:
@@ -65,7 +74,7 @@ def inputs():
         return rng.choice([0.0, -0.0, 1.5, -2.25, float('nan'), float('inf'), rng.uniform(-1e6, 1e6)])
     base = list(out)
     for _ in range(300):
-        m = rng.choice(base)
+        m = _pick(rng, base)
         if hasattr(m, '_replace') and not isinstance(m, udp.NmeaSentence):
             m = m._replace(**{k: f() for k in m._fields if isinstance(getattr(m, k), float)})
         if isinstance(m, udp.ObjectInfo):
@@ -111,7 +120,7 @@ def wire_inputs(seed=11, count=600):
         return r._replace(**kw)
     out = []
     for _ in range(count):
-        m = fields(rng.choice(nmea if rng.random() < 0.1 else base), floats_only=rng.random() < 0.5)
+        m = fields(rng.choice(nmea) if rng.random() < 0.1 else _pick(rng, base), floats_only=rng.random() < 0.5)
         if isinstance(m, udp.ObjectInfo):
             t = rng.choice([None, -1, 0, 1, 2, 3])
             m = m._replace(objects=tuple(obj(udp.ObjectRecord, t) for _ in range(rng.choice([0, 1, 2, 5, 20]))))
