@@ -67,7 +67,11 @@ def valid_packet(stream, k):
     if stream == 'sync_state':
         from morai_bridge.wire.udp import lockstep
         return lockstep.encode(lockstep.EmuSyncState(frame=k))
-    raise ValueError(stream)
+    # any other stream: its codec sample (wire/udp/samples), with a new time each where it carries one (the
+    # newest-sample rule publishes a repeated time once), so a stream added later needs no case here
+    from morai_bridge.wire.udp import samples
+    m = samples.per_stream()[stream]
+    return udp.encode(m._replace(sec=5000 + k) if 'sec' in m._fields else m)
 
 
 def garbage(rng, good):

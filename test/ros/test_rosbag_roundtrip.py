@@ -24,6 +24,7 @@ import rostest
 from morai_msgs.msg import CtrlCmd, EgoVehicleStatus
 
 from morai_bridge.ros import msg_set
+from morai_bridge.wire.udp import streams
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from harness import free_ports  # noqa: E402
@@ -42,8 +43,7 @@ class RosbagRoundTrip(unittest.TestCase):
         names = ['ego_status', 'object_info', 'collision', 'ctrl_cmd', 'scenario_load']
         ports = dict(zip(names, free_ports(len(names))))
         common = ['%s_port:=%d' % kv for kv in ports.items()]
-        off = [f'{n}_port:=0' for n in ('traffic_light', 'intersection', 'vehicle_collision', 'sim_status', 'gps',
-                                          'imu', 'sync_state', 'sync', 'sim_control')]
+        off = [f'{s.param}:=0' for s in streams.STREAMS if s.name not in names]   # every other stream (rows)
         uuid = roslaunch.rlutil.get_or_generate_uuid(None, False)
         roslaunch.configure_logging(uuid)
         launch = roslaunch.parent.ROSLaunchParent(uuid, [
