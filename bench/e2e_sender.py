@@ -56,7 +56,8 @@ def main():
     for i, n in enumerate(names):
         data, off = grams[n]
         buf, addr, period = bytearray(data), ("127.0.0.1", int(ports[n])), 1.0 / rates[n]
-        plan += [(k * period + period * i / len(names), i, n, buf, off, addr)
+        plan += [(k * period + period * i / len(names), i, n,
+                  bytearray(e2e_streams.gps_datagram(k)) if n == "gps" else buf, off, addr)
                  for k in range(int(round(a.seconds * rates[n])))]
     plan.sort(key=lambda p: p[:2])
     sent = {n: 0 for n in names}

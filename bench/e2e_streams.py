@@ -7,6 +7,7 @@ of its sec/nsec pair so a sender can write its own wall-clock time there.
 Used by bench/e2e_sender.py (sends them) and bench/rospy_floor.py (builds the
 same ROS messages once from them and republishes those).
 """
+import datetime
 import struct
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from morai_bridge.wire import udp  # noqa: E402
-from morai_bridge.wire.udp import samples as udp_samples
+from morai_bridge.wire.udp import nmea, samples as udp_samples
 
 TIME = struct.Struct("<ii")
 _MARK = udp_samples.MARK   # sentinel sec/nsec used to find the offset
@@ -54,6 +55,19 @@ def datagrams():
         out[name] = (data, off)
     assert len(out["ego_status"][0]) == 229 and len(out["object_info"][0]) == 2160
     return out
+
+
+#: the GPS sentences' fix times step by this (the time field's resolution, hhmmss.s)
+GPS_STEP = datetime.timedelta(milliseconds=100)
+
+
+def gps_datagram(k):
+    """The k-th GPS datagram of a run: the sample's GGA, its fix time one step later each.  A sentence repeated
+    with the same fix time is a copy to the bridge (the newest-sample rule, wire/sample_order.py: published once),
+    so a sender that repeated one sentence would measure nothing but the first."""
+    m = sample_messages()["gps"]
+    t = datetime.datetime(2026, 1, 1, 0, 0, 0) + k * GPS_STEP
+    return nmea.encode(nmea.make_gga(t.time(), m.latitude, m.longitude, m.altitude))
 
 
 def with_time(data, off, sec, nsec):

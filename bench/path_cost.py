@@ -185,6 +185,8 @@ def main():
         for k in range(a.rounds + 60):               # 60 warm-up rounds
             cb = cf = 0.0
             for name, buf, off, baddr, faddr in plan:
+                if name == "gps":                    # a new fix time each round (a repeat is a copy)
+                    buf = e2e_streams.gps_datagram(k)
                 if off is not None:
                     t = wall()
                     sec = int(t)
