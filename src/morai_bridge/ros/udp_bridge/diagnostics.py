@@ -4,8 +4,9 @@ import time
 
 from morai_bridge.link.workers import ERROR, OK, WARN
 from morai_bridge.ros.udp_bridge.command_sender import ZERO_AS_NAMES
+from morai_bridge.ros.udp_bridge.sim_to_ros import sim_proc_state
 from morai_bridge.wire.udp import streams
-from morai_bridge.wire.enums import CtrlMode, Gear, Platform, SimState, name_of
+from morai_bridge.wire.enums import CtrlMode, Gear, SimProc, name_of
 
 #: a ctrl command within this many seconds counts as 'commanding' [s]
 ACTIVE_S = 2.0
@@ -34,7 +35,7 @@ class BridgeDiagnostics:
         w = self.rx.sim_status
         if w is None:
             return None
-        return w.platform == Platform.SIMULATOR and (w.status & 0x0FFF) == SimState.PAUSE
+        return sim_proc_state(w.platform, w.status) == SimProc.PAUSE   # as /sim/process/state/... says it
 
     def _stream_task(self, name):
         st = self.rx.stats[name]
